@@ -1,0 +1,59 @@
+/** One claim of the principal, as it appears in X-PLATFORM-CLIENT-PRINCIPAL. */
+export interface Claim {
+  readonly typ: string;
+  readonly val: string;
+}
+
+/** Provider tokens that may be exposed to the app as X-PLATFORM-TOKEN-* headers. */
+export interface IdentityTokens {
+  readonly accessToken?: string;
+  readonly idToken?: string;
+  readonly expiresOn?: string;
+  readonly refreshToken?: string;
+}
+
+/** Who the caller is: everything the identity headers are built from. */
+export interface Identity {
+  /** Provider alias: the -IDP header and the <PROVIDER> of token headers. */
+  readonly provider: string;
+  /** The -ID header (e.g. the `sub` claim). */
+  readonly userId: string;
+  /** The -NAME header. */
+  readonly userName: string;
+  /** principal.auth_typ */
+  readonly authType: string;
+  /** principal.name_typ: the claim type that names the user. */
+  readonly nameType: string;
+  /** principal.role_typ: the claim type that carries roles. */
+  readonly roleType: string;
+  readonly claims: ReadonlyArray<Claim>;
+  readonly tokens?: IdentityTokens;
+}
+
+export interface NormalizeOptions {
+  /** Header prefix, default `X-PLATFORM-`. Emitted upper-case, `_`/`.` as `-`. */
+  readonly prefix?: string;
+  /** Emit X-<prefix>TOKEN-* headers for the identity's tokens (default true). */
+  readonly exposeTokens?: boolean;
+}
+
+/**
+ * What a host must do to a request's headers. Names and values are byte
+ * strings (one character per byte, as Node's http layer writes them), so
+ * non-ASCII identity text travels as UTF-8 bytes.
+ */
+export interface NormalizedHeaders {
+  readonly remove: string[];
+  readonly set: Array<[name: string, value: string]>;
+}
+
+export const DEFAULT_HEADER_PREFIX = 'X-PLATFORM-';
+
+/** Thrown when an identity value holds CR, LF or NUL: it would split a header. */
+export class HeaderValueError extends Error {
+  readonly code = 'ERR_GH_FORBIDDEN_CHARACTER';
+  constructor() {
+    super('Identity header value contains CR, LF or NUL.');
+    this.name = 'HeaderValueError';
+  }
+}

@@ -1,0 +1,68 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+
+import Koa from 'koa';
+
+import { createLogger, type Logger } from '../logging.js';
+import { selectCore, type CoreSelection } from '../native/index.js';
+import { createKoaMiddleware } from '../webhook/koa-middleware.js';
+import { WebhookReceiver } from '../webhook/receiver.js';
+import type { WebhookReceiverOptions } from '../webhook/config.js';
+import { JSON_CONTENT_TYPE } from '../webhook/response.js';
+
+export interface ServeOptions {
+  host?: string;
+  port?: number;
+  webhook?: WebhookReceiverOptions;
+  logger?: Logger;
+  /** Core selection; default from GATEHOUSE_NATIVE. */
+  core?: CoreSelection;
+}
+
+export interface RunningServer {
+  readonly server: Server;
+  readonly url: string;
+  readonly receiver: WebhookReceiver;
+  close(): Promise<void>;
+}
+
+/** The Koa application: the webhook receiver, and JSON 404s for everything else (for now). */
+export function createApp(receiver: WebhookReceiver): Koa {
+  const app = new Koa();
+  app.use(createKoaMiddleware(receiver));
+  app.use(async (ctx) => {
+    ctx.status = 404;
+    ctx.type = JSON_CONTENT_TYPE;
+    ctx.body = JSON.stringify({ error: 'Not found.' });
+  });
+  app.silent = true; // errors are logged by the receiver
+  return app;
+}
+
+export async function startServer(options: ServeOptions = {}): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger();
+  const selection = options.core ?? selectCore();
+  if (selection.fallbackReason === undefined) logger.info({ core: 'native' }, 'core: C++ addon active');
+  else logger.warn({ core: 'fallback', reason: selection.fallbackReason }, 'core: TypeScript fallback active');
+
+  const receiver = new WebhookReceiver({ logger, core: selection.core, ...options.webhook });
+  if (receiver.config.secrets.length === 0) {
+    logger.warn({ variable: receiver.config.secretVariable }, 'webhook secret not set: deliveries will be answered 500');
+  }
+  const server = createServer(createApp(receiver).callback());
+  server.listen(options.port ?? 8080, options.host ?? '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    server,
+    url: `http://${host}:${address.port}`,
+    receiver,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

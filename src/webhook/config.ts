@@ -1,0 +1,103 @@
+import type { Logger } from '../logging.js';
+import type { GatehouseCore } from '../native/types.js';
+
+export const DEFAULT_WEBHOOK_PATH = '/api/forge/webhook';
+export const DEFAULT_SECRET_VARIABLE = 'FORGE_WEBHOOK_SECRET';
+export const DEFAULT_PREVIOUS_SECRETS_VARIABLE = 'FORGE_WEBHOOK_PREVIOUS_SECRETS';
+/** The largest payload a forge sends. */
+export const DEFAULT_BODY_LIMIT_BYTES = 25 * 1024 * 1024;
+export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
+export const DEFAULT_DELIVERY_WINDOW_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_MAX_DELIVERIES = 10_000;
+
+export interface WebhookReceiverOptions {
+  /** Signing secret. Default: the environment variable named by `secretVariable`. */
+  secret?: string;
+  /** Secrets still accepted during rotation. Default: FORGE_WEBHOOK_PREVIOUS_SECRETS. */
+  previousSecrets?: readonly string[];
+  /** Variable the secret is read from, and named in the 500 error. */
+  secretVariable?: string;
+  /** Path served by the adapters. */
+  path?: string;
+  /** Largest accepted body in bytes; larger deliveries get 413. */
+  bodyLimitBytes?: number;
+  /** A client that sends no body bytes for this long gets 408. */
+  bodyTimeoutMs?: number;
+  /** How long a delivery id is remembered for de-duplication. */
+  deliveryWindowMs?: number;
+  /** At most this many delivery ids are remembered (oldest forgotten first). */
+  maxDeliveries?: number;
+  /** Environment read for the defaults above (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  /** Core implementation (default: the addon, else the fallback). */
+  core?: GatehouseCore;
+  /** Clock, for tests of the de-duplication window. */
+  now?: () => number;
+}
+
+export interface WebhookConfig {
+  readonly secrets: readonly string[];
+  readonly secretVariable: string;
+  readonly path: string;
+  readonly bodyLimitBytes: number;
+  readonly bodyTimeoutMs: number;
+  readonly deliveryWindowMs: number;
+  readonly maxDeliveries: number;
+}
+
+export class WebhookConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WebhookConfigError';
+  }
+}
+
+/**
+ * FORGE_WEBHOOK_PREVIOUS_SECRETS: one secret, or several as a JSON array of
+ * strings (a value starting with `[`). Empty means none.
+ */
+export function parsePreviousSecrets(raw: string | undefined, variable = DEFAULT_PREVIOUS_SECRETS_VARIABLE): string[] {
+  if (raw === undefined || raw === '') return [];
+  if (!raw.trimStart().startsWith('[')) return [raw];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new WebhookConfigError(`${variable} starts with "[" but is not a JSON array of strings`);
+  }
+  if (!Array.isArray(parsed) || !parsed.every((s) => typeof s === 'string')) {
+    throw new WebhookConfigError(`${variable} must be a JSON array of strings`);
+  }
+  return parsed.filter((s) => s !== '');
+}
+
+function positiveInteger(value: number | string | undefined, name: string, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isSafeInteger(n) || n <= 0) {
+    throw new WebhookConfigError(`${name} must be a positive integer (got ${JSON.stringify(value)})`);
+  }
+  return n;
+}
+
+/** Options win over the environment; the environment wins over defaults. */
+export function resolveWebhookConfig(options: WebhookReceiverOptions = {}): WebhookConfig {
+  const env = options.env ?? process.env;
+  const secretVariable = options.secretVariable ?? DEFAULT_SECRET_VARIABLE;
+  const current = options.secret ?? env[secretVariable] ?? '';
+  const previous = options.previousSecrets ?? parsePreviousSecrets(env[DEFAULT_PREVIOUS_SECRETS_VARIABLE]);
+  const path = options.path ?? DEFAULT_WEBHOOK_PATH;
+  if (!path.startsWith('/')) throw new WebhookConfigError(`webhook path must start with "/" (got ${JSON.stringify(path)})`);
+  return {
+    // Without the current secret the receiver is unconfigured (500), even if
+    // previous secrets are set: rotation keeps old ones, it never replaces the new one.
+    secrets: current === '' ? [] : [current, ...previous.filter((s) => s !== '')],
+    secretVariable,
+    path,
+    bodyLimitBytes: positiveInteger(options.bodyLimitBytes ?? env.GATEHOUSE_WEBHOOK_BODY_LIMIT, 'GATEHOUSE_WEBHOOK_BODY_LIMIT', DEFAULT_BODY_LIMIT_BYTES),
+    bodyTimeoutMs: positiveInteger(options.bodyTimeoutMs ?? env.GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS, 'GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS', DEFAULT_BODY_TIMEOUT_MS),
+    deliveryWindowMs: positiveInteger(options.deliveryWindowMs ?? env.GATEHOUSE_WEBHOOK_DELIVERY_WINDOW_MS, 'GATEHOUSE_WEBHOOK_DELIVERY_WINDOW_MS', DEFAULT_DELIVERY_WINDOW_MS),
+    maxDeliveries: positiveInteger(options.maxDeliveries ?? env.GATEHOUSE_WEBHOOK_MAX_DELIVERIES, 'GATEHOUSE_WEBHOOK_MAX_DELIVERIES', DEFAULT_MAX_DELIVERIES),
+  };
+}
