@@ -1,0 +1,110 @@
+// The `gatehouse` command, run as a user runs it (a child process).
+import { spawn, spawnSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { expect } from 'chai';
+
+import { deliver, SECRET } from '../support/http.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CLI = ['--import', 'tsx', path.join(root, 'src', 'cli.ts')];
+
+function run(args: string[], options: { input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}) {
+  const env = { ...process.env, FORGE_WEBHOOK_SECRET: '', GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '', ...options.env };
+  const result = spawnSync(process.execPath, [...CLI, ...args], { cwd: root, input: options.input, env, encoding: 'utf8' });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Starts `gatehouse serve` and resolves once it prints its URL. */
+function serve(env: NodeJS.ProcessEnv): Promise<{ url: string; output: () => string; stop: () => Promise<number | null> }> {
+  const child = spawn(process.execPath, [...CLI, 'serve', '--port', '0'], { cwd: root, env: { ...process.env, ...env } });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      const match = /gatehouse listening on (http:\/\/\S+)/.exec(output);
+      if (match) {
+        resolve({
+          url: match[1]!,
+          output: () => output,
+          stop: () => new Promise((done) => {
+            child.once('exit', (code) => done(code));
+            child.kill('SIGTERM');
+          }),
+        });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${output}`)));
+  });
+}
+
+describe('gatehouse CLI', () => {
+  it('sign prints the public vector for Hello, World!', () => {
+    const result = run(['sign', '--secret', SECRET], { input: 'Hello, World!' });
+    expect(result.status).to.equal(0);
+    expect(result.stdout).to.equal('sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17\n');
+  });
+
+  it('sign reads the secret from FORGE_WEBHOOK_SECRET and signs bytes exactly (BOM, invalid UTF-8)', () => {
+    const body = Buffer.from([0xef, 0xbb, 0xbf, 0x7b, 0xff, 0x7d]);
+    const result = run(['sign'], { input: body, env: { FORGE_WEBHOOK_SECRET: 'k' } });
+    expect(result.stdout.trim()).to.equal(`sha256=${createHmac('sha256', 'k').update(body).digest('hex')}`);
+  });
+
+  it('sign without a secret fails with usage, exit 2', () => {
+    const result = run(['sign'], { input: 'x' });
+    expect(result.status).to.equal(2);
+    expect(result.stderr).to.match(/no secret: pass --secret or set FORGE_WEBHOOK_SECRET/);
+  });
+
+  it('unknown commands and options fail with usage, exit 2', () => {
+    expect(run(['frobnicate']).status).to.equal(2);
+    const bad = run(['sign', '--secrett', 'x'], { input: '' });
+    expect(bad.status).to.equal(2);
+    expect(bad.stderr).to.match(/Usage:/);
+    expect(run(['serve', '--port', '99999']).status).to.equal(2);
+  });
+
+  it('serve prints its URL, logs the active core, and receives deliveries', async () => {
+    const server = await serve({ FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '' });
+    try {
+      const reply = await deliver(server.url, 'push', '{"commits":[]}');
+      expect(reply.status).to.equal(200);
+      expect(server.output()).to.contain('"core":"native"');
+      expect(server.output()).to.contain(`webhook receiver: POST ${server.url}/api/forge/webhook`);
+      expect(server.output()).not.to.contain(SECRET);
+    } finally {
+      expect(await server.stop()).to.equal(0);
+    }
+  });
+
+  it('GATEHOUSE_NATIVE=off runs the TypeScript fallback and says so', async () => {
+    const server = await serve({ FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_NATIVE: 'off' });
+    try {
+      expect((await deliver(server.url, 'push', '{}')).status).to.equal(200);
+      expect(server.output()).to.match(/"core":"fallback".*TypeScript fallback active/);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('GATEHOUSE_NATIVE=require with no loadable addon is a startup error', () => {
+    const result = run(['serve', '--port', '0'], { env: { GATEHOUSE_NATIVE: 'require', GATEHOUSE_NATIVE_ADDON: '/nonexistent/addon.node' } });
+    expect(result.status).to.equal(1);
+    expect(result.stderr).to.match(/GATEHOUSE_NATIVE=require but the native addon cannot load: native addon not found/);
+  });
+
+  it('a missing addon in auto mode falls back with a warning', async () => {
+    const server = await serve({ FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '/nonexistent/addon.node' });
+    try {
+      expect((await deliver(server.url, 'push', '{}')).status).to.equal(200);
+      expect(server.output()).to.match(/"core":"fallback","reason":"native addon not found/);
+    } finally {
+      await server.stop();
+    }
+  });
+});
