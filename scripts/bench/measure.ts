@@ -1,0 +1,52 @@
+import { performance } from 'node:perf_hooks';
+
+export interface Candidate {
+  readonly name: string;
+  readonly run: () => unknown;
+  /** `run` returns a promise that must be awaited. */
+  readonly async?: boolean;
+}
+
+/**
+ * Rates (ops/s) of several candidates measured in interleaved slices, so
+ * that drift in machine speed (shared hosts, frequency changes) falls on all
+ * of them alike and their ratios stay meaningful.
+ */
+export async function interleavedRates(candidates: readonly Candidate[], totalMs: number, sliceMs = 50): Promise<number[]> {
+  const iterations = candidates.map(() => 0);
+  const elapsed = candidates.map(() => 0);
+  for (const candidate of candidates) {
+    // Warm-up: let the JIT settle before anything counts.
+    const until = performance.now() + Math.min(200, totalMs / 10);
+    while (performance.now() < until) candidate.async ? await candidate.run() : candidate.run();
+  }
+  const deadline = performance.now() + totalMs;
+  while (performance.now() < deadline) {
+    for (const [i, candidate] of candidates.entries()) {
+      const start = performance.now();
+      let now = start;
+      let n = 0;
+      do {
+        if (candidate.async) await candidate.run();
+        else candidate.run();
+        n++;
+        now = performance.now();
+      } while (now - start < sliceMs);
+      iterations[i]! += n;
+      elapsed[i]! += now - start;
+    }
+  }
+  return iterations.map((n, i) => (n * 1000) / elapsed[i]!);
+}
+
+export function formatRate(opsPerSecond: number): string {
+  if (opsPerSecond >= 1e6) return `${(opsPerSecond / 1e6).toFixed(2)} M/s`;
+  if (opsPerSecond >= 1e3) return `${(opsPerSecond / 1e3).toFixed(1)} k/s`;
+  return `${opsPerSecond.toFixed(1)} /s`;
+}
+
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}

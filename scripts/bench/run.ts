@@ -1,0 +1,14 @@
+// npm run bench [-- --quick]: every benchmark, ratios against baselines measured in this run.
+import os from 'node:os';
+
+import { benchDeliveries, benchMemory } from './deliveries.js';
+import { benchVerify } from './verify.js';
+
+const quick = process.argv.includes('--quick');
+console.log(`gatehouse benchmarks — node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${new Date().toISOString()}${quick ? ' (quick)' : ''}\n`);
+console.log('## Signature verification (ops/s; ratio vs node:crypto)\n');
+console.log(await benchVerify(quick));
+console.log('\n## End-to-end deliveries\n');
+console.log(await benchDeliveries(quick));
+console.log('\n## Memory\n');
+console.log(await benchMemory());
