@@ -6,7 +6,10 @@ export type { Logger } from 'pino';
  * Structured JSON logs on stdout. Level from GATEHOUSE_LOG_LEVEL (default
  * info; `silent` turns logging off). Callers never pass secrets, tokens or
  * request bodies to a logger.
+ *
+ * Writes are asynchronous (a log line never blocks a request on the
+ * terminal or pipe); pino flushes what is pending when the process exits.
  */
 export function createLogger(level: string = process.env.GATEHOUSE_LOG_LEVEL ?? 'info'): Logger {
-  return pino({ name: 'gatehouse', level, base: { service: 'gatehouse' } });
+  return pino({ name: 'gatehouse', level, base: { service: 'gatehouse' } }, pino.destination({ dest: 1, sync: false }));
 }

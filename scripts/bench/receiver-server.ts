@@ -8,9 +8,9 @@ import type { AddressInfo } from 'node:net';
 
 import { Webhooks, createNodeMiddleware } from '@octokit/webhooks';
 
-import { startServer } from '../../src/sidecar/server.js';
-import { createNodeHandler } from '../../src/webhook/node-handler.js';
-import { WebhookReceiver } from '../../src/webhook/receiver.js';
+// The compiled package (dist/), as users run it: not the tsx-transformed sources.
+const distIndex = new URL('../../dist/index.js', import.meta.url).href;
+const { startServer, createNodeHandler, WebhookReceiver } = (await import(distIndex)) as typeof import('../../src/index.js');
 
 const [kind, secret] = process.argv.slice(2) as [string, string];
 

@@ -21,7 +21,8 @@ export interface BodyLimits {
  * Reads the raw body bytes exactly as sent. Never reads past `limitBytes`:
  * an oversized declared length fails before a byte is read, and an undeclared
  * (chunked) body fails as soon as it crosses the limit. With a declared length
- * the bytes land in one buffer of that size, so a 25 MiB body costs 25 MiB.
+ * the bytes land in one buffer of that size, so a 25 MiB body costs 25 MiB;
+ * a body that arrives in a single chunk is not copied at all.
  */
 export function readRawBody(stream: Readable, limits: BodyLimits): Promise<Buffer> {
   let declared: number | undefined;
@@ -32,14 +33,26 @@ export function readRawBody(stream: Readable, limits: BodyLimits): Promise<Buffe
   }
 
   return new Promise<Buffer>((resolve, reject) => {
-    const whole = declared === undefined ? undefined : Buffer.allocUnsafe(declared);
-    const chunks: Buffer[] = [];
+    const limit = declared ?? limits.limitBytes;
+    // A body that arrives in one chunk is used as is; a longer one is gathered
+    // into a single buffer of the declared size (or concatenated at the end
+    // when the size is unknown).
+    let first: Buffer | undefined;
+    let whole: Buffer | undefined;
+    let chunks: Buffer[] | undefined;
     let received = 0;
     let settled = false;
-    let timer: NodeJS.Timeout | undefined;
+    let lastActivity = Date.now();
+    // One timer for the whole read, re-armed lazily: cheaper than a timer per chunk.
+    const onIdleCheck = (): void => {
+      const idle = Date.now() - lastActivity;
+      if (idle >= limits.timeoutMs) fail('timeout');
+      else timer = setTimeout(onIdleCheck, limits.timeoutMs - idle);
+    };
+    let timer: NodeJS.Timeout = setTimeout(onIdleCheck, limits.timeoutMs);
 
     const cleanup = (): void => {
-      if (timer !== undefined) clearTimeout(timer);
+      clearTimeout(timer);
       stream.off('data', onData);
       stream.off('end', onEnd);
       stream.off('error', onError);
@@ -52,19 +65,24 @@ export function readRawBody(stream: Readable, limits: BodyLimits): Promise<Buffe
       stream.pause(); // read no further
       reject(new BodyReadError(failure));
     };
-    const armTimer = (): void => {
-      if (timer !== undefined) clearTimeout(timer);
-      timer = setTimeout(() => fail('timeout'), limits.timeoutMs);
-    };
     const onData = (chunk: Buffer): void => {
-      if (received + chunk.length > (declared ?? limits.limitBytes)) {
+      if (received + chunk.length > limit) {
         fail(declared === undefined ? 'too-large' : 'bad-length');
         return;
       }
-      if (whole !== undefined) chunk.copy(whole, received);
-      else chunks.push(chunk);
+      lastActivity = Date.now();
+      if (first === undefined) {
+        first = chunk;
+      } else if (declared !== undefined) {
+        if (whole === undefined) {
+          whole = Buffer.allocUnsafe(declared);
+          first.copy(whole, 0);
+        }
+        chunk.copy(whole, received);
+      } else {
+        (chunks ??= [first]).push(chunk);
+      }
       received += chunk.length;
-      armTimer();
     };
     const onEnd = (): void => {
       if (settled) return;
@@ -74,7 +92,9 @@ export function readRawBody(stream: Readable, limits: BodyLimits): Promise<Buffe
       }
       settled = true;
       cleanup();
-      resolve(whole ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)));
+      if (whole !== undefined) resolve(whole);
+      else if (chunks !== undefined) resolve(Buffer.concat(chunks, received));
+      else resolve(first ?? Buffer.alloc(0));
     };
     const onError = (): void => fail('aborted');
     const onClose = (): void => fail('aborted');
@@ -83,6 +103,5 @@ export function readRawBody(stream: Readable, limits: BodyLimits): Promise<Buffe
     stream.on('end', onEnd);
     stream.on('error', onError);
     stream.on('close', onClose);
-    armTimer();
   });
 }

@@ -13,7 +13,8 @@ const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 function mediaType(contentType: string | undefined): string {
-  return (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  if (contentType === undefined || contentType === 'application/json') return contentType ?? '';
+  return contentType.split(';', 1)[0]!.trim().toLowerCase();
 }
 
 function describe(value: unknown): string {
