@@ -1,6 +1,5 @@
 import type { Middleware } from 'koa';
 
-import { errorResponse } from './response.js';
 import type { WebhookReceiver } from './receiver.js';
 import { closeAfterResponse, runAfterResponse } from './send.js';
 
@@ -11,12 +10,7 @@ import { closeAfterResponse, runAfterResponse } from './send.js';
 export function createKoaMiddleware(receiver: WebhookReceiver): Middleware {
   return async (ctx, next) => {
     if (ctx.path !== receiver.config.path) return next();
-    const response = await receiver
-      .handle({ method: ctx.method, headers: ctx.req.headers, body: ctx.req })
-      .catch((error: unknown) => {
-        receiver.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'webhook receiver failed');
-        return errorResponse(500, 'Internal error while processing the delivery.');
-      });
+    const response = await receiver.handle({ method: ctx.method, headers: ctx.req.headers, body: ctx.req });
     if (response.closeConnection) closeAfterResponse(ctx.req, ctx.res);
     runAfterResponse(ctx.res, response);
     ctx.status = response.status;

@@ -24,12 +24,8 @@ export function createNodeHandler(receiver: WebhookReceiver): NodeHandler {
       res.writeHead(notFound.status, notFound.headers).end(notFound.body);
       return;
     }
-    receiver
+    void receiver
       .handle({ method: req.method ?? '', headers: req.headers, body: req })
-      .catch((error: unknown) => {
-        receiver.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'webhook receiver failed');
-        return errorResponse(500, 'Internal error while processing the delivery.');
-      })
       .then((response) => {
         if (res.headersSent || res.destroyed) return;
         if (response.closeConnection) closeAfterResponse(req, res);

@@ -9,6 +9,7 @@ import type { SignatureVerifier } from '../native/types.js';
 import { BodyReadError, readRawBody } from './body.js';
 import { resolveWebhookConfig, type WebhookConfig, type WebhookReceiverOptions } from './config.js';
 import { DeliveryLog, MAX_DELIVERY_ID_LENGTH } from './deliveries.js';
+import { describeError } from './errors.js';
 import { dispatch, type EventSummary } from './handlers/index.js';
 import { decodePayload, PayloadError, type JsonObject } from './payload.js';
 import { errorResponse, jsonResponse, type WebhookResponse } from './response.js';
@@ -78,7 +79,17 @@ export class WebhookReceiver {
     return this.#subscribers.add(event, subscriber);
   }
 
+  /** Answers one request. Never rejects: an unexpected failure is logged and answered 500. */
   async handle(request: WebhookRequest): Promise<WebhookResponse> {
+    try {
+      return await this.#handle(request);
+    } catch (error) {
+      this.logger.error({ err: describeError(error) }, 'webhook receiver failed');
+      return errorResponse(500, MESSAGES.internal);
+    }
+  }
+
+  async #handle(request: WebhookRequest): Promise<WebhookResponse> {
     const started = performance.now();
     const deliveryId = header(request.headers, 'x-forge-delivery') ?? '';
     const event = header(request.headers, 'x-forge-event') ?? '';
@@ -151,7 +162,8 @@ export class WebhookReceiver {
       if (deliveryId === '' || deliveryId.length > MAX_DELIVERY_ID_LENGTH) {
         return [jsonResponse(200, dispatch(event, payload), { afterResponse: notify })];
       }
-      const digest = createHash('sha256').update(body).digest('base64');
+      // The event is part of what "the same delivery" means, with the exact bytes.
+      const digest = `${event}\n${createHash('sha256').update(body).digest('base64')}`;
       const outcome = await this.#deliveries.run(deliveryId, digest, () => dispatch(event, payload));
       switch (outcome.kind) {
         case 'first':
@@ -162,7 +174,7 @@ export class WebhookReceiver {
           return [errorResponse(409, MESSAGES.conflict), 'delivery id reused'];
       }
     } catch (error) {
-      this.logger.error({ err: error instanceof Error ? { name: error.name, message: error.message } : String(error) }, 'webhook handler threw');
+      this.logger.error({ err: describeError(error) }, 'webhook handler threw');
       return [errorResponse(500, MESSAGES.internal), 'handler error'];
     }
   }

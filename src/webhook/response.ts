@@ -23,6 +23,7 @@ export function jsonResponse(
       'Content-Type': JSON_CONTENT_TYPE,
       'Content-Length': String(body.length),
       'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
       ...(extra.closeConnection ? { Connection: 'close' } : {}),
       ...extra.headers,
     },

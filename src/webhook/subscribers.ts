@@ -1,5 +1,6 @@
 import type { Logger } from '../logging.js';
 import type { JsonObject } from './payload.js';
+import { describeError } from './errors.js';
 
 export interface Delivery {
   /** X-Forge-Delivery, or '' when absent. */
@@ -49,7 +50,7 @@ export class Subscribers {
           .then(() => subscriber(delivery))
           .catch((error: unknown) => {
             this.logger.error(
-              { deliveryId: delivery.id, event: delivery.event, err: error instanceof Error ? { name: error.name, message: error.message } : String(error) },
+              { deliveryId: delivery.id, event: delivery.event, err: describeError(error) },
               'webhook subscriber failed',
             );
           });

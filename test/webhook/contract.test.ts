@@ -29,6 +29,8 @@ describe('webhook contract (SPEC §7.1)', () => {
     const reply = await deliver(server.url, 'push', PUSH);
     expect(reply.status).to.equal(200);
     expect(reply.headers['content-type']).to.equal(JSON_TYPE);
+    expect(reply.headers['x-content-type-options']).to.equal('nosniff');
+    expect(reply.headers['cache-control']).to.equal('no-store');
     expect(reply.json).to.deep.equal({
       event: 'push',
       repository: 'octo/hello',
@@ -247,6 +249,33 @@ describe('secret rotation', () => {
     try {
       const reply = await request(server.url, { headers: { 'x-forge-signature-256': sign(PUSH, 'old, with a comma'), 'content-type': 'application/json' }, body: PUSH });
       expect(reply.status).to.equal(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('fail closed', () => {
+  it('an unexpected failure inside verification is a JSON 500, logged, and the server keeps serving', async () => {
+    const { fallbackCore } = await import('../../src/native/index.js');
+    let calls = 0;
+    const core = {
+      ...fallbackCore,
+      createVerifier: () => ({
+        verify: () => {
+          calls++;
+          if (calls === 1) throw new Error('verifier exploded');
+          return true;
+        },
+      }),
+    };
+    const server = await startReceiver({ secret: SECRET, core });
+    try {
+      const first = await deliver(server.url, 'push', PUSH);
+      expect(first.status).to.equal(500);
+      expect(first.headers['content-type']).to.equal(JSON_TYPE);
+      expect(first.json).to.deep.equal({ error: 'Internal error while processing the delivery.' });
+      expect((await deliver(server.url, 'push', PUSH)).status).to.equal(200);
     } finally {
       await server.close();
     }

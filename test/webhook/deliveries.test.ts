@@ -89,6 +89,16 @@ describe('idempotent deliveries (X-Forge-Delivery)', () => {
     }
   });
 
+  it('the same id and body under another event is a 409, not a replay', async () => {
+    const server = await startReceiver({ secret: SECRET });
+    try {
+      expect((await deliver(server.url, 'push', PUSH, { 'x-forge-delivery': 'ev' })).status).to.equal(200);
+      expect((await deliver(server.url, 'issues', PUSH, { 'x-forge-delivery': 'ev' })).status).to.equal(409);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('an unsigned or invalid redelivery is still refused (dedupe never skips verification)', async () => {
     const server = await startReceiver({ secret: SECRET });
     try {
