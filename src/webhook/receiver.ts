@@ -157,17 +157,18 @@ export class WebhookReceiver {
   }
 
   async #dispatch(deliveryId: string, event: string, body: Buffer, payload: JsonObject): Promise<[WebhookResponse, string?, Record<string, unknown>?]> {
-    const notify = () => this.#subscribers.notify({ id: deliveryId, event, payload });
+    // No listener at all when nobody subscribed: nothing to run after the response.
+    const notify = this.#subscribers.has(event) ? () => this.#subscribers.notify({ id: deliveryId, event, payload }) : undefined;
     try {
       if (deliveryId === '' || deliveryId.length > MAX_DELIVERY_ID_LENGTH) {
-        return [jsonResponse(200, dispatch(event, payload), { afterResponse: notify })];
+        return [jsonResponse(200, dispatch(event, payload), notify ? { afterResponse: notify } : {})];
       }
       // The event is part of what "the same delivery" means, with the exact bytes.
       const digest = `${event}\n${createHash('sha256').update(body).digest('base64')}`;
       const outcome = await this.#deliveries.run(deliveryId, digest, () => dispatch(event, payload));
       switch (outcome.kind) {
         case 'first':
-          return [jsonResponse(200, outcome.value, { afterResponse: notify })];
+          return [jsonResponse(200, outcome.value, notify ? { afterResponse: notify } : {})];
         case 'duplicate':
           return [jsonResponse(200, outcome.value), undefined, { duplicate: true }];
         case 'conflict':
