@@ -1,7 +1,7 @@
 // The public API of gatehouse.
 export * from './webhook/index.js';
 export { signatureHeader } from './webhook/sign.js';
-export { startServer, createApp, type ServeOptions, type RunningServer } from './sidecar/server.js';
+export { startServer, createApp, createRequestListener, type ServeOptions, type RunningServer } from './sidecar/server.js';
 export { selectCore, defaultCore, fallbackCore, loadAddonCore, nativeModeFromEnv, type NativeMode, type CoreSelection } from './native/index.js';
 export type { GatehouseCore, Secret, SignatureHeader, SignatureVerifier } from './native/types.js';
 export {

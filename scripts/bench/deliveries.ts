@@ -19,7 +19,7 @@ interface Started {
   port: number;
 }
 
-function startReceiver(kind: 'gatehouse' | 'gatehouse-node' | 'octokit'): Promise<Started> {
+function startReceiver(kind: string): Promise<Started> {
   const child = fork(path.join(here, 'receiver-server.ts'), [kind, SECRET], {
     execArgv: ['--import', 'tsx', '--expose-gc'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -91,8 +91,9 @@ function memory(started: Started): Promise<{ rssBefore: number; maxRss: number }
 
 const RECEIVERS = [
   ['octokit', '@octokit/webhooks createNodeMiddleware (baseline)'],
+  ['gatehouse', 'gatehouse server (gatehouse serve)'],
   ['gatehouse-node', 'gatehouse createNodeHandler'],
-  ['gatehouse', 'gatehouse server (Koa)'],
+  ['gatehouse-koa', 'gatehouse createKoaMiddleware in Koa'],
 ] as const;
 
 function median(values: number[]): number {

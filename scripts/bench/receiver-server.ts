@@ -1,16 +1,18 @@
 // A webhook receiver in its own process, for the load benchmarks:
-//   gatehouse:      the gatehouse server (Koa, logging on, output discarded)
-//   gatehouse-node: the receiver's node:http handler (logging on)
+//   gatehouse:      the gatehouse server (`gatehouse serve`; logging on, output discarded)
+//   gatehouse-node: the receiver's node:http handler on a bare server (logging on)
+//   gatehouse-koa:  the receiver's Koa middleware in a Koa app (logging on)
 //   octokit:   @octokit/webhooks createNodeMiddleware on node:http
 // Reports its port (and, on request, its memory) to the parent over IPC.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { Webhooks, createNodeMiddleware } from '@octokit/webhooks';
+import Koa from 'koa';
 
 // The compiled package (dist/), as users run it: not the tsx-transformed sources.
 const distIndex = new URL('../../dist/index.js', import.meta.url).href;
-const { startServer, createNodeHandler, WebhookReceiver } = (await import(distIndex)) as typeof import('../../src/index.js');
+const { startServer, createNodeHandler, createKoaMiddleware, WebhookReceiver } = (await import(distIndex)) as typeof import('../../src/index.js');
 
 const [kind, secret] = process.argv.slice(2) as [string, string];
 
@@ -22,6 +24,15 @@ async function listen(): Promise<number> {
   if (kind === 'gatehouse-node') {
     const receiver = new WebhookReceiver({ secret });
     const server = http.createServer(createNodeHandler(receiver));
+    server.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    return (server.address() as AddressInfo).port;
+  }
+  if (kind === 'gatehouse-koa') {
+    const receiver = new WebhookReceiver({ secret });
+    const app = new Koa();
+    app.use(createKoaMiddleware(receiver));
+    const server = http.createServer(app.callback());
     server.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     return (server.address() as AddressInfo).port;

@@ -1,12 +1,12 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
 import Koa from 'koa';
 
 import { createLogger, type Logger } from '../logging.js';
 import { selectCore, type CoreSelection } from '../native/index.js';
-import { createKoaMiddleware } from '../webhook/koa-middleware.js';
+import { createNodeHandler } from '../webhook/node-handler.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { JSON_CONTENT_TYPE } from '../webhook/response.js';
@@ -27,17 +27,27 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The Koa application: the webhook receiver, and JSON 404s for everything else (for now). */
-export function createApp(receiver: WebhookReceiver): Koa {
+/** The Koa application: JSON 404s for everything but the webhook path (for now). */
+export function createApp(): Koa {
   const app = new Koa();
-  app.use(createKoaMiddleware(receiver));
   app.use(async (ctx) => {
     ctx.status = 404;
     ctx.type = JSON_CONTENT_TYPE;
     ctx.body = JSON.stringify({ error: 'Not found.' });
   });
-  app.silent = true; // errors are logged by the receiver
+  app.silent = true;
   return app;
+}
+
+/**
+ * The server's request listener. Webhook deliveries go straight to the
+ * receiver's node:http handler: they are anonymous and need none of the
+ * application stack, so they skip Koa's per-request work.
+ */
+export function createRequestListener(receiver: WebhookReceiver, app: Koa = createApp()): (req: IncomingMessage, res: ServerResponse) => void {
+  const webhook = createNodeHandler(receiver);
+  const rest = app.callback();
+  return (req, res) => webhook(req, res, () => void rest(req, res));
 }
 
 export async function startServer(options: ServeOptions = {}): Promise<RunningServer> {
@@ -50,7 +60,7 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
   if (receiver.config.secrets.length === 0) {
     logger.warn({ variable: receiver.config.secretVariable }, 'webhook secret not set: deliveries will be answered 500');
   }
-  const server = createServer(createApp(receiver).callback());
+  const server = createServer(createRequestListener(receiver));
   server.listen(options.port ?? 8080, options.host ?? '127.0.0.1');
   await once(server, 'listening');
   const address = server.address() as AddressInfo;
