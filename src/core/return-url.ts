@@ -1,0 +1,85 @@
+// Validation of post-login / post-logout return URLs: never an open redirect.
+
+export type ReturnUrlVerdict = { readonly ok: true; readonly location: string } | { readonly ok: false; readonly reason: string };
+
+/** Longest return URL accepted. */
+export const MAX_RETURN_URL_LENGTH = 2048;
+/** How many layers of percent-encoding are looked through for hidden tricks. */
+const DECODE_LAYERS = 3;
+/** Parameters through which a return URL could carry another one (a redirect chain). */
+const REDIRECT_PARAMETERS = /(^|[?&])(post_login_redirect_ur[il]|post_logout_redirect_ur[il]|redirect_uri|return_?url|returnto|next)=/i;
+/** Host-local base used to resolve relative paths; never emitted. */
+const LOCAL_BASE = 'https://gatehouse.invalid';
+
+function decodeLayers(value: string): string[] {
+  const layers = [value];
+  let current = value;
+  for (let i = 0; i < DECODE_LAYERS; i++) {
+    let next: string;
+    try {
+      next = decodeURIComponent(current);
+    } catch {
+      break; // malformed escapes stay as they are; the raw layer is still checked
+    }
+    if (next === current) break;
+    layers.push(next);
+    current = next;
+  }
+  return layers;
+}
+
+/**
+ * Browsers drop tab, CR and LF anywhere in a URL and treat `\` as `/`;
+ * any of them (or another control character), in any decoding layer, is refused.
+ */
+function hasSmuggling(layer: string): boolean {
+  return /[\u0000-\u001f\u007f\\]/.test(layer);
+}
+
+function isRelativePath(layer: string): boolean {
+  return layer.startsWith('/') && !layer.startsWith('//');
+}
+
+/**
+ * Accepts a same-origin relative path (`/path?query#fragment`), or an
+ * absolute http(s) URL whose origin exactly equals one of `allowedExternal`
+ * (origins or URLs; only their origins count). Everything else is refused:
+ * scheme-relative `//host`, `/\host`, encoded backslashes, control characters,
+ * `https:host`, credentials (`http://allowed@evil`), other schemes, and
+ * return URLs that carry a return URL themselves.
+ */
+export function validateReturnUrl(raw: string, allowedExternal: readonly string[] = []): ReturnUrlVerdict {
+  if (raw.length === 0) return { ok: false, reason: 'empty' };
+  if (raw.length > MAX_RETURN_URL_LENGTH) return { ok: false, reason: 'too long' };
+  const layers = decodeLayers(raw);
+  if (layers.some(hasSmuggling)) return { ok: false, reason: 'control character or backslash' };
+  if (layers.some((layer) => REDIRECT_PARAMETERS.test(layer))) return { ok: false, reason: 'nested redirect' };
+
+  if (raw.startsWith('/')) {
+    // Every decoding layer must still be a path on this origin.
+    if (!layers.every(isRelativePath)) return { ok: false, reason: 'scheme-relative' };
+    const resolved = new URL(raw, LOCAL_BASE);
+    if (resolved.origin !== LOCAL_BASE) return { ok: false, reason: 'leaves the origin' };
+    return { ok: true, location: `${resolved.pathname}${resolved.search}${resolved.hash}` };
+  }
+
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { ok: false, reason: 'neither a path nor an absolute URL' };
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { ok: false, reason: 'scheme not allowed' };
+  // `https:evil` parses as https://evil/; a real absolute URL spells out `//`.
+  if (!/^https?:\/\//i.test(raw)) return { ok: false, reason: 'malformed absolute URL' };
+  if (url.username !== '' || url.password !== '') return { ok: false, reason: 'credentials in URL' };
+  const allowed = allowedExternal.some((entry) => {
+    try {
+      return new URL(entry).origin === url.origin;
+    } catch {
+      return false;
+    }
+  });
+  if (!allowed) return { ok: false, reason: 'external origin not allowed' };
+  return { ok: true, location: url.href };
+}

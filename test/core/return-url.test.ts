@@ -1,0 +1,82 @@
+import { expect } from 'chai';
+
+import { validateReturnUrl } from '../../src/core/return-url.js';
+
+const ALLOWED = ['https://app.example.com', 'https://partner.example.org:8443/some/path'];
+
+describe('return URL validation (no open redirects)', () => {
+  const accepted: Array<[string, string]> = [
+    ['/', '/'],
+    ['/dashboard', '/dashboard'],
+    ['/search?q=a%20b&x=1#top', '/search?q=a%20b&x=1#top'],
+    ['/a/./b/../c', '/a/c'],
+    ['/unicode/é', '/unicode/%C3%A9'],
+    ['https://app.example.com/after', 'https://app.example.com/after'],
+    ['https://APP.example.com:443/x', 'https://app.example.com/x'],
+    ['https://partner.example.org:8443/', 'https://partner.example.org:8443/'],
+  ];
+  for (const [raw, location] of accepted) {
+    it(`accepts ${JSON.stringify(raw)}`, () => {
+      expect(validateReturnUrl(raw, ALLOWED)).to.deep.equal({ ok: true, location });
+    });
+  }
+
+  const refused = [
+    '//evil.example',
+    '///evil.example',
+    '/\\evil.example',
+    '\\\\evil.example',
+    '/%5Cevil.example',
+    '/%5cevil.example',
+    '/%255Cevil.example',
+    '/%2F/evil.example',
+    '/%252F%252Fevil.example',
+    '/%09/evil.example',
+    '/\t/evil.example',
+    '/\n/evil.example',
+    '/%0D%0ASet-Cookie:x=y',
+    '/%00',
+    'https:evil.example',
+    'https:/evil.example',
+    'http://app.example.com@evil.example',
+    'https://app.example.com:pw@evil.example/',
+    'https://user@app.example.com/',
+    'javascript:alert(1)',
+    'JavaScript:alert(1)',
+    ' javascript:alert(1)',
+    'data:text/html,<script>alert(1)</script>',
+    'vbscript:msgbox',
+    'https://evil.example',
+    'https://app.example.com.evil.example/',
+    'http://app.example.com/',
+    'https://app.example.com:444/',
+    'https://partner.example.org/',
+    'evil.example',
+    'dashboard',
+    '',
+    '/.auth/login/aad?post_login_redirect_uri=https://evil.example',
+    '/next?post_login_redirect_url=%2F%2Fevil.example',
+    '/x?redirect_uri=https%3A%2F%2Fevil.example',
+    '/x?returnUrl=//evil.example',
+    `/${'a'.repeat(3000)}`,
+  ];
+  for (const raw of refused) {
+    it(`refuses ${JSON.stringify(raw.length > 60 ? `${raw.slice(0, 60)}…` : raw)}`, () => {
+      const verdict = validateReturnUrl(raw, ALLOWED);
+      expect(verdict.ok, JSON.stringify(verdict)).to.equal(false);
+    });
+  }
+
+  it('with no allow-list, only same-origin paths pass', () => {
+    expect(validateReturnUrl('https://app.example.com/x').ok).to.equal(false);
+    expect(validateReturnUrl('/x').ok).to.equal(true);
+  });
+
+  it('a malformed allow-list entry matches nothing', () => {
+    expect(validateReturnUrl('https://app.example.com/', ['not a url']).ok).to.equal(false);
+  });
+
+  it('malformed percent-escapes do not throw', () => {
+    expect(validateReturnUrl('/%E0%A4%A', ALLOWED)).to.deep.equal({ ok: true, location: '/%E0%A4%A' });
+  });
+});
