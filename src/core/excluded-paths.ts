@@ -1,0 +1,65 @@
+// globalValidation.excludedPaths: paths served without authentication.
+//
+// A request is anonymous-allowed only when its path is in canonical form and
+// matches a rule. Anything a server or proxy might interpret differently
+// (dot segments, empty segments, encoded slashes or dots, backslashes,
+// `;` parameters, control characters) is never excluded, so no spelling of
+// a protected path can slip through an excluded prefix: it stays protected.
+
+export interface ExcludedPathRule {
+  /** The configured text, for logs. */
+  readonly source: string;
+  readonly path: string;
+  /** Trailing `/*`: the path itself and everything below it. */
+  readonly prefix: boolean;
+}
+
+export class ExcludedPathError extends Error {}
+
+// Encoded '/', '\', '.', '%' and ';' change how a path splits into segments.
+const ENCODED_STRUCTURE = /%(2f|5c|2e|25|3b|00)/i;
+
+/** Parses configured rules: absolute paths, optionally ending in `/*`. */
+export function parseExcludedPaths(rules: readonly string[]): ExcludedPathRule[] {
+  return rules.map((source) => {
+    const prefix = source.endsWith('/*');
+    const path = prefix ? source.slice(0, -2) || '/' : source;
+    if (!path.startsWith('/') || path.includes('*') || canonicalPath(path) !== path) {
+      throw new ExcludedPathError(`excluded path ${JSON.stringify(source)} must be a canonical absolute path, optionally ending in "/*"`);
+    }
+    return { source, path, prefix };
+  });
+}
+
+/**
+ * The decoded path when `rawPath` (no query, no fragment) is canonical,
+ * else null. Percent-escapes of ordinary characters are decoded.
+ */
+export function canonicalPath(rawPath: string): string | null {
+  if (!rawPath.startsWith('/') || ENCODED_STRUCTURE.test(rawPath)) return null;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch {
+    return null;
+  }
+  if (/[\u0000-\u001f\u007f\\;?#]/.test(decoded)) return null;
+  const segments = decoded.split('/').slice(1);
+  // An empty segment is only allowed as the final one (a trailing slash).
+  if (segments.some((segment, i) => segment === '.' || segment === '..' || (segment === '' && i !== segments.length - 1))) {
+    return null;
+  }
+  return decoded;
+}
+
+/** The rule that exempts this request path, or undefined (the path is protected). */
+export function matchExcludedPath(rules: readonly ExcludedPathRule[], rawPath: string): ExcludedPathRule | undefined {
+  if (rules.length === 0) return undefined;
+  const path = canonicalPath(rawPath);
+  if (path === null) return undefined;
+  return rules.find((rule) => {
+    if (!rule.prefix) return path === rule.path;
+    if (rule.path === '/') return true;
+    return path === rule.path || path.startsWith(`${rule.path}/`);
+  });
+}

@@ -1,0 +1,72 @@
+import { expect } from 'chai';
+
+import { canonicalPath, ExcludedPathError, matchExcludedPath, parseExcludedPaths } from '../../src/core/excluded-paths.js';
+
+describe('excluded paths', () => {
+  const rules = parseExcludedPaths(['/health', '/public/*', '/.well-known/acme-challenge/*']);
+  const match = (path: string) => matchExcludedPath(rules, path)?.source;
+
+  const excluded: Array<[string, string]> = [
+    ['/health', '/health'],
+    ['/public', '/public/*'],
+    ['/public/', '/public/*'],
+    ['/public/app.js', '/public/*'],
+    ['/public/img/logo%20big.png', '/public/*'],
+    ['/p%75blic/app.js', '/public/*'],
+    ['/.well-known/acme-challenge/token', '/.well-known/acme-challenge/*'],
+  ];
+  for (const [path, rule] of excluded) {
+    it(`exempts ${path}`, () => expect(match(path)).to.equal(rule));
+  }
+
+  // Every one of these names (or could be read as) a protected path: it must stay protected.
+  const bypasses = [
+    '/public/../admin',
+    '/public/%2e%2e/admin',
+    '/public/%2E%2E/admin',
+    '/public/.%2e/admin',
+    '/public/%252e%252e/admin',
+    '/public/..%2fadmin',
+    '/public%2f..%2fadmin',
+    '/public/..\\admin',
+    '/public/%5c..%5cadmin',
+    '/public/./../admin',
+    '//public/../admin',
+    '/public//../admin',
+    '/public;/../admin',
+    '/public/..;/admin',
+    '/public%3b/admin',
+    '/publicity',
+    '/public-data',
+    '/PUBLIC/app.js',
+    '/Health',
+    '/health/',
+    '/health/extra',
+    '/health%00',
+    '/health%0a',
+    '/admin',
+    '/',
+    'public/app.js',
+    '/public/%',
+  ];
+  for (const path of bypasses) {
+    it(`protects ${JSON.stringify(path)}`, () => expect(match(path)).to.equal(undefined));
+  }
+
+  it('never looks at the query or fragment (callers pass the path only)', () => {
+    expect(match('/admin?x=/public/a')).to.equal(undefined);
+    expect(canonicalPath('/health?x')).to.equal(null);
+  });
+
+  it('`/*` alone exempts every canonical path', () => {
+    const all = parseExcludedPaths(['/*']);
+    expect(matchExcludedPath(all, '/anything/here')?.source).to.equal('/*');
+    expect(matchExcludedPath(all, '/a/../b')).to.equal(undefined);
+  });
+
+  it('refuses rules that are not canonical absolute paths', () => {
+    for (const bad of ['health', '/a/../b', '/a*', '/a/*/b', '/a//b', '/a%2fb', '/a;b']) {
+      expect(() => parseExcludedPaths([bad]), bad).to.throw(ExcludedPathError);
+    }
+  });
+});
