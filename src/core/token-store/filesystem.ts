@@ -1,0 +1,217 @@
+// The default token store: one encrypted file per session.
+//
+// - File names are an HMAC of the session id: the directory never reveals ids.
+// - Contents are AES-256-GCM with the file name and expiry as associated
+//   data, so a file copied over another session's, or an edited expiry, fails
+//   to decrypt and counts as absent.
+// - Keys are derived per app scope: one directory can serve several apps and
+//   none can read another's records.
+// - Writes are atomic: temp file, fsync, rename, then fsync of the directory.
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { constants, promises as fs } from 'node:fs';
+import path from 'node:path';
+
+import type { Logger } from '../../logging.js';
+import { deriveKey, EncryptionKeyError, parseEncryptionKey } from '../crypto/keys.js';
+import type { TokenStore } from './token-store.js';
+
+const FORMAT = 1;
+const RECORD_SUFFIX = '.session';
+const TEMP_SUFFIX = '.tmp';
+/** Temp files older than this are leftovers of a crashed write. */
+const STALE_TEMP_MS = 60_000;
+export const KEY_FILE_NAME = '.gatehouse-encryption-key';
+
+export interface FileSystemTokenStoreOptions {
+  /** Base directory (tokenStore.fileSystem.directory). */
+  readonly directory: string;
+  /** App scope: records of one app are invisible to another. */
+  readonly app: string;
+  /** 32-byte master key; without it a key file (mode 0600) in `directory` is used or created. */
+  readonly masterKey?: Buffer;
+  readonly logger?: Logger;
+  readonly now?: () => number;
+}
+
+interface RecordFile {
+  readonly format: number;
+  readonly expiresAt: number;
+  readonly iv: string;
+  readonly tag: string;
+  readonly data: string;
+}
+
+function isErrno(error: unknown, code: string): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === code;
+}
+
+/** The key file's key, created (exclusively, 0600) when missing. */
+export async function loadOrCreateKeyFile(directory: string): Promise<Buffer> {
+  await fs.mkdir(directory, { recursive: true, mode: 0o700 });
+  const file = path.join(directory, KEY_FILE_NAME);
+  try {
+    await fs.writeFile(file, `${randomBytes(32).toString('hex')}\n`, { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    if (!isErrno(error, 'EEXIST')) throw error; // another instance created it first: use theirs
+  }
+  const stat = await fs.stat(file);
+  if (process.platform !== 'win32' && (stat.mode & 0o077) !== 0) {
+    throw new EncryptionKeyError(`${file} is readable by group or others; chmod 600 it`);
+  }
+  return parseEncryptionKey(await fs.readFile(file, 'utf8'), file);
+}
+
+export class FileSystemTokenStore<T> implements TokenStore<T> {
+  readonly #directory: string;
+  readonly #logger: Logger | undefined;
+  readonly #now: () => number;
+  #keys: Promise<{ data: Buffer; names: Buffer }> | undefined;
+
+  constructor(private readonly options: FileSystemTokenStoreOptions) {
+    // Scope by a digest of the app name: any app name makes a safe directory name.
+    const scope = createHash('sha256').update(options.app).digest('hex').slice(0, 32);
+    this.#directory = path.join(options.directory, `app-${scope}`);
+    this.#logger = options.logger;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Where this app's records are kept. */
+  get directory(): string {
+    return this.#directory;
+  }
+
+  #loadKeys(): Promise<{ data: Buffer; names: Buffer }> {
+    this.#keys ??= (async () => {
+      const master = this.options.masterKey ?? (await loadOrCreateKeyFile(this.options.directory));
+      await fs.mkdir(this.#directory, { recursive: true, mode: 0o700 });
+      return { data: deriveKey(master, 'token-store', this.options.app), names: deriveKey(master, 'token-store-names', this.options.app) };
+    })();
+    return this.#keys;
+  }
+
+  #fileName(namesKey: Buffer, id: string): string {
+    return `${createHmac('sha256', namesKey).update(id).digest('hex')}${RECORD_SUFFIX}`;
+  }
+
+  static #aad(fileName: string, expiresAt: number): Buffer {
+    return Buffer.from(`gatehouse-token-store:${FORMAT}:${fileName}:${expiresAt}`);
+  }
+
+  async get(id: string): Promise<T | undefined> {
+    const keys = await this.#loadKeys();
+    const fileName = this.#fileName(keys.names, id);
+    let text: string;
+    try {
+      text = await fs.readFile(path.join(this.#directory, fileName), 'utf8');
+    } catch (error) {
+      if (isErrno(error, 'ENOENT')) return undefined;
+      throw error;
+    }
+    const record = this.#parse(text);
+    if (record === undefined) {
+      this.#logger?.warn({ file: fileName, reason: 'unparseable' }, 'token store record ignored');
+      return undefined;
+    }
+    if (record.expiresAt <= this.#now()) return undefined;
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', keys.data, Buffer.from(record.iv, 'base64'));
+      decipher.setAAD(FileSystemTokenStore.#aad(fileName, record.expiresAt));
+      decipher.setAuthTag(Buffer.from(record.tag, 'base64'));
+      const plain = Buffer.concat([decipher.update(Buffer.from(record.data, 'base64')), decipher.final()]);
+      return JSON.parse(plain.toString('utf8')) as T;
+    } catch {
+      this.#logger?.warn({ file: fileName, reason: 'does not decrypt' }, 'token store record ignored');
+      return undefined;
+    }
+  }
+
+  #parse(text: string): RecordFile | undefined {
+    try {
+      const value = JSON.parse(text) as Partial<RecordFile>;
+      if (
+        value.format === FORMAT &&
+        typeof value.expiresAt === 'number' &&
+        typeof value.iv === 'string' &&
+        typeof value.tag === 'string' &&
+        typeof value.data === 'string'
+      ) {
+        return value as RecordFile;
+      }
+    } catch {
+      // fall through: unparseable
+    }
+    return undefined;
+  }
+
+  async put(id: string, record: T, expiresAt: number): Promise<void> {
+    const keys = await this.#loadKeys();
+    const fileName = this.#fileName(keys.names, id);
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', keys.data, iv);
+    cipher.setAAD(FileSystemTokenStore.#aad(fileName, expiresAt));
+    const data = Buffer.concat([cipher.update(JSON.stringify(record), 'utf8'), cipher.final()]);
+    const file: RecordFile = { format: FORMAT, expiresAt, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') };
+    await this.#writeAtomically(fileName, JSON.stringify(file));
+  }
+
+  async #writeAtomically(fileName: string, contents: string): Promise<void> {
+    const target = path.join(this.#directory, fileName);
+    const temp = path.join(this.#directory, `.${fileName}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+    const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    try {
+      await handle.writeFile(contents, 'utf8');
+      await handle.sync();
+    } catch (error) {
+      await handle.close();
+      await fs.rm(temp, { force: true });
+      throw error;
+    }
+    await handle.close();
+    await fs.rename(temp, target);
+    await this.#syncDirectory();
+  }
+
+  /** Makes the rename durable. Not every platform can open a directory; there it is skipped. */
+  async #syncDirectory(): Promise<void> {
+    if (process.platform === 'win32') return;
+    const dir = await fs.open(this.#directory, constants.O_RDONLY);
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
+  }
+
+  async delete(id: string): Promise<void> {
+    const keys = await this.#loadKeys();
+    await fs.rm(path.join(this.#directory, this.#fileName(keys.names, id)), { force: true });
+  }
+
+  async sweep(): Promise<number> {
+    await this.#loadKeys();
+    const now = this.#now();
+    let removed = 0;
+    for (const name of await fs.readdir(this.#directory)) {
+      const file = path.join(this.#directory, name);
+      try {
+        if (name.endsWith(TEMP_SUFFIX)) {
+          const stat = await fs.stat(file);
+          if (now - stat.mtimeMs > STALE_TEMP_MS) {
+            await fs.rm(file, { force: true });
+            removed++;
+          }
+          continue;
+        }
+        if (!name.endsWith(RECORD_SUFFIX)) continue;
+        const record = this.#parse(await fs.readFile(file, 'utf8'));
+        if (record === undefined || record.expiresAt <= now) {
+          await fs.rm(file, { force: true });
+          removed++;
+        }
+      } catch (error) {
+        if (!isErrno(error, 'ENOENT')) throw error; // removed concurrently: fine
+      }
+    }
+    return removed;
+  }
+}

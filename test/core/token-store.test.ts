@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+
+import { expect } from 'chai';
+import { pino } from 'pino';
+
+import { FileSystemTokenStore, KEY_FILE_NAME } from '../../src/core/token-store/filesystem.js';
+import { MemoryTokenStore } from '../../src/core/token-store/memory.js';
+import { tokenStoreConformance } from './token-store-conformance.js';
+
+async function tempDir(): Promise<string> {
+  return fs.mkdtemp(path.join(os.tmpdir(), 'gatehouse-store-'));
+}
+
+function clock() {
+  let now = 1_800_000_000_000;
+  return { now: () => now, advance: (ms: number) => void (now += ms) };
+}
+
+tokenStoreConformance('MemoryTokenStore', async () => {
+  const c = clock();
+  return { store: new MemoryTokenStore(c.now), ...c };
+});
+
+tokenStoreConformance('FileSystemTokenStore', async () => {
+  const c = clock();
+  const directory = await tempDir();
+  return {
+    store: new FileSystemTokenStore({ directory, app: 'conformance', masterKey: randomBytes(32), now: c.now }),
+    ...c,
+    cleanup: () => fs.rm(directory, { recursive: true, force: true }),
+  };
+});
+
+describe('FileSystemTokenStore on disk', () => {
+  let directory: string;
+  let logs: string;
+  const logger = () => pino({ level: 'warn' }, new Writable({ write: (chunk, _e, done) => ((logs += chunk.toString()), done()) }));
+  const later = Date.now() + 3_600_000;
+
+  beforeEach(async () => {
+    directory = await tempDir();
+    logs = '';
+  });
+  afterEach(() => fs.rm(directory, { recursive: true, force: true }));
+
+  async function recordFiles(store: FileSystemTokenStore<unknown>): Promise<string[]> {
+    return (await fs.readdir(store.directory)).filter((f) => f.endsWith('.session'));
+  }
+
+  it('one file per session, named by neither id nor content, holding no plaintext, mode 0600', async () => {
+    const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) });
+    const id = 'session-id-marker';
+    await store.put(id, { accessToken: 'token-plaintext-marker' }, later);
+    await store.put('other', { accessToken: 'x' }, later);
+    const files = await recordFiles(store);
+    expect(files).to.have.length(2);
+    for (const f of files) {
+      expect(f).to.match(/^[0-9a-f]{64}\.session$/);
+      const text = await fs.readFile(path.join(store.directory, f), 'utf8');
+      expect(text).not.to.contain('token-plaintext-marker');
+      expect(text).not.to.contain(id);
+      if (process.platform !== 'win32') expect((await fs.stat(path.join(store.directory, f))).mode & 0o777).to.equal(0o600);
+    }
+    expect((await fs.readdir(store.directory)).filter((f) => f.endsWith('.tmp'))).to.deep.equal([]);
+  });
+
+  it('a tampered file is absent and logged, never a crash', async () => {
+    const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), logger: logger() });
+    await store.put('s', { v: 1 }, later);
+    const [file] = await recordFiles(store);
+    const full = path.join(store.directory, file!);
+    const record = JSON.parse(await fs.readFile(full, 'utf8'));
+    const data = Buffer.from(record.data, 'base64');
+    data[0]! ^= 1;
+    await fs.writeFile(full, JSON.stringify({ ...record, data: data.toString('base64') }));
+    expect(await store.get('s')).to.equal(undefined);
+    expect(logs).to.contain('does not decrypt');
+    await fs.writeFile(full, 'not json at all');
+    expect(await store.get('s')).to.equal(undefined);
+    expect(logs).to.contain('unparseable');
+  });
+
+  it('an extended expiry does not decrypt (expiry is authenticated)', async () => {
+    let now = 1_000;
+    const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), now: () => now });
+    await store.put('s', { v: 1 }, 2_000);
+    const [file] = await recordFiles(store);
+    const full = path.join(store.directory, file!);
+    const record = JSON.parse(await fs.readFile(full, 'utf8'));
+    await fs.writeFile(full, JSON.stringify({ ...record, expiresAt: 9_999_999 }));
+    now = 3_000;
+    expect(await store.get('s')).to.equal(undefined);
+  });
+
+  it("a file copied over another session's is absent (file name is associated data)", async () => {
+    const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) });
+    await store.put('victim', { who: 'victim' }, later);
+    const victimFile = (await recordFiles(store))[0]!;
+    await store.put('attacker', { who: 'attacker' }, later);
+    const attackerFile = (await recordFiles(store)).find((f) => f !== victimFile)!;
+    await fs.copyFile(path.join(store.directory, attackerFile), path.join(store.directory, victimFile));
+    expect(await store.get('victim')).to.equal(undefined);
+  });
+
+  it('apps sharing a directory and key cannot read each other', async () => {
+    const key = randomBytes(32);
+    const a = new FileSystemTokenStore({ directory, app: 'app-a', masterKey: key });
+    const b = new FileSystemTokenStore({ directory, app: 'app-b', masterKey: key });
+    await a.put('same-id', { app: 'a' }, later);
+    expect(await b.get('same-id')).to.equal(undefined);
+    expect(a.directory).not.to.equal(b.directory);
+    // Even a file planted under b's name for that id does not open.
+    await b.put('same-id', { app: 'b' }, later);
+    const [aFile] = await recordFiles(a);
+    const [bFile] = await recordFiles(b);
+    await fs.copyFile(path.join(a.directory, aFile!), path.join(b.directory, bFile!));
+    expect(await b.get('same-id')).to.equal(undefined);
+  });
+
+  it('another key reads nothing', async () => {
+    await new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) }).put('s', { v: 1 }, later);
+    expect(await new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) }).get('s')).to.equal(undefined);
+  });
+
+  it('without a key, generates a 0600 key file once and reuses it (also across instances)', async () => {
+    const first = new FileSystemTokenStore({ directory, app: 'app' });
+    await first.put('s', { v: 1 }, later);
+    const keyFile = path.join(directory, KEY_FILE_NAME);
+    expect((await fs.readFile(keyFile, 'utf8')).trim()).to.match(/^[0-9a-f]{64}$/);
+    if (process.platform !== 'win32') expect((await fs.stat(keyFile)).mode & 0o777).to.equal(0o600);
+    expect(await new FileSystemTokenStore({ directory, app: 'app' }).get('s')).to.deep.equal({ v: 1 });
+  });
+
+  it('refuses a key file others can read', async function () {
+    if (process.platform === 'win32') this.skip();
+    await fs.writeFile(path.join(directory, KEY_FILE_NAME), `${randomBytes(32).toString('hex')}\n`, { mode: 0o644 });
+    await fs.chmod(path.join(directory, KEY_FILE_NAME), 0o644);
+    const store = new FileSystemTokenStore({ directory, app: 'app' });
+    await store.get('s').then(
+      () => expect.fail('should refuse'),
+      (error: Error) => expect(error.message).to.match(/readable by group or others/),
+    );
+  });
+
+  it('sweep also clears unreadable records and stale temp files', async () => {
+    let now = Date.now();
+    const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), now: () => now });
+    await store.put('live', { v: 1 }, now + 3_600_000);
+    await fs.writeFile(path.join(store.directory, `${'0'.repeat(64)}.session`), 'garbage');
+    const stale = path.join(store.directory, '.x.abc.tmp');
+    await fs.writeFile(stale, 'partial');
+    now += 120_000;
+    expect(await store.sweep()).to.equal(2);
+    expect(await store.get('live')).to.deep.equal({ v: 1 });
+  });
+});
