@@ -1,0 +1,83 @@
+// The authentication session and token lifecycle of SPEC §3.1, written once,
+// as data. The auth layer drives sessions through `transition`; nothing else
+// decides which state follows which.
+
+export const SESSION_STATES = [
+  'Unauthenticated',
+  'Challenged',
+  'AuthenticatedSession',
+  'AccessTokenValid',
+  'AccessTokenExpiring',
+  'Refreshed',
+  'ReauthRequired',
+  'SignedOut',
+] as const;
+export type SessionState = (typeof SESSION_STATES)[number];
+
+export type LifecycleTrigger =
+  | 'start'
+  | 'protectedRequest'
+  | 'callbackSucceeded'
+  | 'sessionChecked'
+  | 'timePasses'
+  | 'refreshSucceeded'
+  | 'automatic'
+  | 'refreshFailed'
+  | 'nextRequest'
+  | 'logout'
+  | 'sessionInvalidated';
+
+/** What the layer does when a transition is taken. */
+export type LifecycleEffect =
+  | 'none'
+  | 'redirectToProvider'
+  | 'storeTokensAndSetCookie'
+  | 'forwardWithIdentity'
+  | 'refreshTokens'
+  | 'deleteSession';
+
+export interface Transition {
+  readonly from: SessionState | null; // null: the initial pseudo-state
+  readonly trigger: LifecycleTrigger;
+  readonly condition: string;
+  readonly to: SessionState;
+  readonly effect: LifecycleEffect;
+}
+
+/** Why a session must sign in again (SPEC §3.1, "other triggers"). */
+export type ReauthReason =
+  | 'cookie-expired'
+  | 'cookie-invalid'
+  | 'record-missing'
+  | 'record-of-another-app'
+  | 'provider-revoked'
+  | 'refresh-unavailable'
+  | 'configuration-changed'
+  | 'callback-host-mismatch';
+
+export const LIFECYCLE: readonly Transition[] = [
+  { from: null, trigger: 'start', condition: '', to: 'Unauthenticated', effect: 'none' },
+  { from: 'Unauthenticated', trigger: 'protectedRequest', condition: '', to: 'Challenged', effect: 'redirectToProvider' },
+  { from: 'Challenged', trigger: 'callbackSucceeded', condition: 'sign-in and consent succeed; callback carries an authorization code', to: 'AuthenticatedSession', effect: 'storeTokensAndSetCookie' },
+  { from: 'AuthenticatedSession', trigger: 'sessionChecked', condition: 'session cookie and token store both valid', to: 'AccessTokenValid', effect: 'forwardWithIdentity' },
+  { from: 'AccessTokenValid', trigger: 'timePasses', condition: 'access token nears or passes expiry', to: 'AccessTokenExpiring', effect: 'refreshTokens' },
+  { from: 'AccessTokenExpiring', trigger: 'refreshSucceeded', condition: '/.auth/refresh or implicit refresh succeeds', to: 'Refreshed', effect: 'none' },
+  { from: 'Refreshed', trigger: 'automatic', condition: '', to: 'AccessTokenValid', effect: 'forwardWithIdentity' },
+  { from: 'AccessTokenExpiring', trigger: 'refreshFailed', condition: 'no refresh token, refresh unavailable or refused', to: 'ReauthRequired', effect: 'deleteSession' },
+  { from: 'ReauthRequired', trigger: 'nextRequest', condition: '', to: 'Challenged', effect: 'redirectToProvider' },
+  { from: 'AuthenticatedSession', trigger: 'logout', condition: '/.auth/logout or provider logout', to: 'SignedOut', effect: 'deleteSession' },
+  { from: 'SignedOut', trigger: 'automatic', condition: '', to: 'Unauthenticated', effect: 'none' },
+  // Re-authentication triggers: the session record stops counting, whatever its token state.
+  { from: 'AuthenticatedSession', trigger: 'sessionInvalidated', condition: 'cookie timeout or invalidation, revocation, configuration change, callback host mismatch', to: 'ReauthRequired', effect: 'deleteSession' },
+  { from: 'AccessTokenValid', trigger: 'sessionInvalidated', condition: 'as above', to: 'ReauthRequired', effect: 'deleteSession' },
+  { from: 'AccessTokenExpiring', trigger: 'sessionInvalidated', condition: 'as above', to: 'ReauthRequired', effect: 'deleteSession' },
+];
+
+export class LifecycleError extends Error {}
+
+/** The transition `trigger` takes from `from`; an event the table does not allow is a bug. */
+export function transition(from: SessionState | null, trigger: LifecycleTrigger): Transition {
+  const found = LIFECYCLE.find((t) => t.from === from && t.trigger === trigger);
+  if (found === undefined) throw new LifecycleError(`no transition from ${from ?? '(initial)'} on ${trigger}`);
+  return found;
+}

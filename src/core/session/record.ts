@@ -1,0 +1,31 @@
+import type { Claim } from '../identity.js';
+
+/** What the token store keeps for one signed-in session. */
+export interface SessionRecord {
+  /** The app scope the session belongs to. */
+  readonly app: string;
+  /** Provider alias (`-IDP`). */
+  readonly provider: string;
+  readonly userId: string;
+  readonly userName: string;
+  readonly nameType: string;
+  readonly roleType: string;
+  readonly claims: ReadonlyArray<Claim>;
+  readonly tokens: SessionTokens;
+  /** ms since epoch. */
+  readonly createdAt: number;
+  /** End of the session (cookie expiration), ms since epoch. */
+  readonly expiresAt: number;
+  /** Fingerprint of the provider configuration the session was established under. */
+  readonly configFingerprint: string;
+  /** Host the sign-in completed on. */
+  readonly host: string;
+}
+
+export interface SessionTokens {
+  readonly accessToken?: string;
+  readonly idToken?: string;
+  readonly refreshToken?: string;
+  /** Access token expiry, ms since epoch. */
+  readonly accessTokenExpiresAt?: number;
+}
