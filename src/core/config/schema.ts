@@ -1,0 +1,144 @@
+// The authsettingsV2 document (Easy-Auth style), as gatehouse reads it.
+import { z } from 'zod';
+
+/** TimeSpan text: `hh:mm:ss` or `d.hh:mm:ss` (as in Easy Auth documents). */
+export const timeSpan = z
+  .string()
+  .regex(/^(\d+\.)?\d{1,2}:\d{2}:\d{2}$/, 'expected a time span "hh:mm:ss" or "d.hh:mm:ss"')
+  .refine((text) => timeSpanMs(text) > 0, 'expected a positive time span');
+
+export function timeSpanMs(text: string): number {
+  const match = /^(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2})$/.exec(text);
+  if (!match) return Number.NaN;
+  const [, days, hours, minutes, seconds] = match;
+  return (((Number(days ?? 0) * 24 + Number(hours)) * 60 + Number(minutes)) * 60 + Number(seconds)) * 1000;
+}
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
+
+const openIdConnectConfiguration = z.object({
+  wellKnownOpenIdConfiguration: httpUrl.optional(),
+  authorizationEndpoint: httpUrl.optional(),
+  tokenEndpoint: httpUrl.optional(),
+  issuer: z.string().min(1).optional(),
+  certificationUri: httpUrl.optional(),
+  endSessionEndpoint: httpUrl.optional(),
+});
+
+const customOpenIdConnectProvider = z.object({
+  enabled: z.boolean().default(true),
+  registration: z.object({
+    clientId: z.string().min(1, 'clientId must not be empty'),
+    clientCredential: z
+      .object({
+        clientSecretSettingName: z.string().min(1).optional(),
+      })
+      .optional(),
+    openIdConnectConfiguration,
+  }),
+  login: z
+    .object({
+      nameClaimType: z.string().min(1).optional(),
+      scopes: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'expected a scope token')).optional(),
+      /** `name=value` strings, or an object of names to values. */
+      loginParameters: z.union([z.array(z.string().regex(/^[^=]+=.*$/, 'expected "name=value"')), z.record(z.string(), z.string())]).optional(),
+      /** Easy Auth's spelling of the same. */
+      loginParameterNames: z.array(z.string().regex(/^[^=]+=.*$/, 'expected "name=value"')).optional(),
+    })
+    .optional(),
+});
+
+export const authSettingsSchema = z.object({
+  platform: z.object({ enabled: z.boolean().default(true), runtimeVersion: z.string().optional() }).optional(),
+  globalValidation: z
+    .object({
+      requireAuthentication: z.boolean().optional(),
+      unauthenticatedClientAction: z
+        .enum(['RedirectToLoginPage', 'AllowAnonymous', 'Return401', 'Return403', 'RejectWith401', 'RejectWith404'])
+        .optional(),
+      redirectToProvider: z.string().min(1).optional(),
+      excludedPaths: z.array(z.string()).optional(),
+    })
+    .optional(),
+  httpSettings: z
+    .object({
+      requireHttps: z.boolean().optional(),
+      routes: z.object({ apiPrefix: z.string().regex(/^\/[A-Za-z0-9._~\/-]*[A-Za-z0-9._~-]$/, 'expected a path such as "/.auth"').optional() }).optional(),
+      forwardProxy: z
+        .object({
+          convention: z.enum(['NoProxy', 'Standard', 'Custom']).optional(),
+          customHostHeaderName: z.string().regex(/^[A-Za-z0-9-]+$/, 'expected a header name').optional(),
+          customProtoHeaderName: z.string().regex(/^[A-Za-z0-9-]+$/, 'expected a header name').optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+  login: z
+    .object({
+      tokenStore: z
+        .object({
+          enabled: z.boolean().optional(),
+          tokenRefreshExtensionHours: z.number().nonnegative().optional(),
+          fileSystem: z.object({ directory: z.string().min(1) }).optional(),
+        })
+        .optional(),
+      allowedExternalRedirectUrls: z.array(httpUrl).optional(),
+      cookieExpiration: z
+        .object({
+          convention: z.enum(['FixedTime', 'IdentityProviderDerived']).optional(),
+          timeToExpiration: timeSpan.optional(),
+        })
+        .optional(),
+      nonce: z.object({ validateNonce: z.boolean().optional(), nonceExpirationInterval: timeSpan.optional() }).optional(),
+      preserveUrlFragmentsForLogins: z.boolean().optional(),
+    })
+    .optional(),
+  identityProviders: z
+    .object({
+      customOpenIdConnectProviders: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'expected a provider alias of letters, digits, "-" and "_"'), customOpenIdConnectProvider).optional(),
+    })
+    .optional(),
+  /** gatehouse's own settings. */
+  gatehouse: z
+    .object({
+      /** App scope of sessions and token-store records. */
+      app: z.string().min(1).optional(),
+      headerPrefix: z.string().regex(/^[A-Za-z0-9-_]+-$/, 'expected a header prefix ending in "-", such as "X-PLATFORM-"').optional(),
+      sessionCookieName: z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'expected a cookie name').optional(),
+      /** Refresh implicitly when the access token expires within this many seconds. */
+      refreshWindowSeconds: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
+});
+
+export type AuthSettingsDocument = z.infer<typeof authSettingsSchema>;
+
+interface Def {
+  type: string;
+  shape?: Record<string, { _zod: { def: Def } }>;
+  innerType?: { _zod: { def: Def } };
+  valueType?: { _zod: { def: Def } };
+  element?: { _zod: { def: Def } };
+  options?: Array<{ _zod: { def: Def } }>;
+}
+
+/** JSON paths of keys the schema does not know (they are ignored, and warned about). */
+export function unknownKeys(value: unknown, def: Def = (authSettingsSchema as unknown as { _zod: { def: Def } })._zod.def, path = ''): string[] {
+  if (def.innerType) return unknownKeys(value, def.innerType._zod.def, path);
+  if (typeof value !== 'object' || value === null) return [];
+  if (def.type === 'object' && def.shape && !Array.isArray(value)) {
+    return Object.entries(value).flatMap(([key, child]) => {
+      const childPath = path === '' ? key : `${path}.${key}`;
+      const known = def.shape![key];
+      return known === undefined ? [childPath] : unknownKeys(child, known._zod.def, childPath);
+    });
+  }
+  if (def.type === 'record' && def.valueType && !Array.isArray(value)) {
+    return Object.entries(value).flatMap(([key, child]) => unknownKeys(child, def.valueType!._zod.def, `${path}.${key}`));
+  }
+  if (def.type === 'union' && def.options) {
+    const object = def.options.find((o) => o._zod.def.type === 'object');
+    return object ? unknownKeys(value, object._zod.def, path) : [];
+  }
+  return [];
+}

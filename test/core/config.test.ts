@@ -1,0 +1,183 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { expect } from 'chai';
+
+import { AuthConfigError, resolveAuthConfig } from '../../src/core/config/auth-config.js';
+import { loadAuthConfig } from '../../src/core/config/load.js';
+
+const provider = {
+  registration: {
+    clientId: 'gatehouse-app',
+    clientCredential: { clientSecretSettingName: 'OIDC_SECRET' },
+    openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'https://idp.example.com/.well-known/openid-configuration' },
+  },
+  login: { nameClaimType: 'preferred_username', scopes: ['profile', 'email'], loginParameters: ['prompt=login', 'domain_hint=example.com'] },
+};
+const minimal = { identityProviders: { customOpenIdConnectProviders: { corp: provider } } };
+const env = { OIDC_SECRET: 'super-secret-value' };
+
+function problems(document: unknown, environment: NodeJS.ProcessEnv = env): string[] {
+  try {
+    resolveAuthConfig(document, environment);
+  } catch (error) {
+    expect(error).to.be.instanceOf(AuthConfigError);
+    return [...(error as AuthConfigError).problems];
+  }
+  expect.fail('expected a configuration error');
+}
+
+describe('authsettingsV2 configuration', () => {
+  it('resolves a minimal document with safe defaults', () => {
+    const { config, warnings } = resolveAuthConfig(minimal, env);
+    expect(warnings).to.deep.equal([]);
+    expect(config).to.include({
+      enabled: true,
+      requireAuthentication: true,
+      unauthenticatedAction: 'RedirectToLoginPage',
+      defaultProvider: 'corp',
+      requireHttps: false,
+      apiPrefix: '/.auth',
+      preserveUrlFragmentsForLogins: false,
+      app: 'default',
+      headerPrefix: 'X-PLATFORM-',
+      sessionCookieName: 'PlatformAuthSession',
+      refreshWindowMs: 300_000,
+    });
+    expect(config.cookieExpiration).to.deep.equal({ convention: 'FixedTime', lifetimeMs: 8 * 3_600_000 });
+    expect(config.nonce).to.deep.equal({ validate: true, lifetimeMs: 300_000 });
+    expect(config.tokenStore).to.deep.equal({ enabled: true, directory: undefined, refreshExtensionMs: 72 * 3_600_000 });
+    const corp = config.providers.get('corp')!;
+    expect(corp).to.include({ clientId: 'gatehouse-app', clientSecret: 'super-secret-value', nameClaimType: 'preferred_username' });
+    expect(corp.scopes).to.deep.equal(['openid', 'profile', 'email']);
+    expect(corp.loginParameters).to.deep.equal({ prompt: 'login', domain_hint: 'example.com' });
+  });
+
+  it('reads every documented key', () => {
+    const { config } = resolveAuthConfig(
+      {
+        platform: { enabled: true },
+        globalValidation: { requireAuthentication: true, unauthenticatedClientAction: 'RejectWith404', redirectToProvider: 'corp', excludedPaths: ['/health', '/public/*'] },
+        httpSettings: { requireHttps: true, routes: { apiPrefix: '/.auth' }, forwardProxy: { convention: 'Custom', customHostHeaderName: 'X-Original-Host', customProtoHeaderName: 'X-Original-Proto' } },
+        login: {
+          tokenStore: { enabled: true, tokenRefreshExtensionHours: 12, fileSystem: { directory: '/var/gatehouse' } },
+          allowedExternalRedirectUrls: ['https://app.example.com'],
+          cookieExpiration: { convention: 'IdentityProviderDerived', timeToExpiration: '1.02:00:00' },
+          nonce: { validateNonce: true, nonceExpirationInterval: '00:10:00' },
+          preserveUrlFragmentsForLogins: true,
+        },
+        identityProviders: {
+          customOpenIdConnectProviders: {
+            corp: {
+              registration: {
+                clientId: 'c',
+                openIdConnectConfiguration: {
+                  authorizationEndpoint: 'https://idp/authorize',
+                  tokenEndpoint: 'https://idp/token',
+                  issuer: 'https://idp',
+                  certificationUri: 'https://idp/jwks',
+                },
+              },
+            },
+          },
+        },
+        gatehouse: { app: 'shop', headerPrefix: 'X-MS-', sessionCookieName: 'AppServiceAuthSession', refreshWindowSeconds: 60 },
+      },
+      {},
+    );
+    expect(config.unauthenticatedAction).to.equal('Return404');
+    expect(config.excludedPaths.map((r) => r.source)).to.deep.equal(['/health', '/public/*']);
+    expect(config.forwardProxy).to.deep.equal({ convention: 'Custom', hostHeader: 'X-Original-Host', protoHeader: 'X-Original-Proto' });
+    expect(config.tokenStore).to.deep.equal({ enabled: true, directory: '/var/gatehouse', refreshExtensionMs: 12 * 3_600_000 });
+    expect(config.cookieExpiration).to.deep.equal({ convention: 'IdentityProviderDerived', lifetimeMs: 26 * 3_600_000 });
+    expect(config.nonce.lifetimeMs).to.equal(600_000);
+    expect(config.providers.get('corp')!.endpoints).to.deep.equal({ authorization: 'https://idp/authorize', token: 'https://idp/token', issuer: 'https://idp', jwksUri: 'https://idp/jwks' });
+    expect(config).to.include({ app: 'shop', headerPrefix: 'X-MS-', sessionCookieName: 'AppServiceAuthSession', refreshWindowMs: 60_000 });
+  });
+
+  it('maps RejectWith401 to Return401 and AllowAnonymous to optional authentication', () => {
+    expect(resolveAuthConfig({ ...minimal, globalValidation: { unauthenticatedClientAction: 'RejectWith401' } }, env).config.unauthenticatedAction).to.equal('Return401');
+    const anonymous = resolveAuthConfig({ ...minimal, globalValidation: { unauthenticatedClientAction: 'AllowAnonymous' } }, env).config;
+    expect(anonymous.requireAuthentication).to.equal(false);
+  });
+
+  it('every error names its JSON path and what was expected, all at once', () => {
+    const found = problems({
+      globalValidation: { unauthenticatedClientAction: 'Redirect', excludedPaths: 'health' },
+      httpSettings: { requireHttps: 'yes' },
+      login: { cookieExpiration: { timeToExpiration: '8h' }, allowedExternalRedirectUrls: ['javascript:alert(1)'] },
+      identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: '' , openIdConnectConfiguration: {} } } } },
+    });
+    const text = found.join('\n');
+    expect(text).to.match(/^globalValidation\.unauthenticatedClientAction: /m);
+    expect(text).to.match(/^globalValidation\.excludedPaths: /m);
+    expect(text).to.match(/^httpSettings\.requireHttps: .*boolean/m);
+    expect(text).to.match(/^login\.cookieExpiration\.timeToExpiration: expected a time span/m);
+    expect(text).to.match(/^login\.allowedExternalRedirectUrls\.0: expected an http\(s\) URL/m);
+    expect(text).to.match(/^identityProviders\.customOpenIdConnectProviders\.corp\.registration\.clientId: clientId must not be empty/m);
+  });
+
+  it('semantic errors name their paths too', () => {
+    expect(problems({ identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: 'c', openIdConnectConfiguration: { issuer: 'https://idp' } } } } } }, {})).to.deep.equal([
+      'identityProviders.customOpenIdConnectProviders.corp.registration.openIdConnectConfiguration: expected wellKnownOpenIdConfiguration, or all of authorizationEndpoint, tokenEndpoint, issuer and certificationUri',
+      'identityProviders: authentication is required but no identity provider is enabled',
+    ]);
+    expect(problems(minimal, {})).to.deep.equal(['identityProviders.customOpenIdConnectProviders.corp.registration.clientCredential.clientSecretSettingName: environment variable OIDC_SECRET is not set']);
+    expect(problems({ ...minimal, globalValidation: { redirectToProvider: 'nope' } })[0]).to.match(/^globalValidation\.redirectToProvider: "nope" is not an enabled provider \(corp\)/);
+    expect(problems({ ...minimal, globalValidation: { excludedPaths: ['/a/../b'] } })[0]).to.match(/^globalValidation\.excludedPaths: /);
+    expect(problems({ ...minimal, httpSettings: { forwardProxy: { convention: 'Custom' } } })[0]).to.match(/^httpSettings\.forwardProxy: /);
+    expect(problems({ identityProviders: { customOpenIdConnectProviders: { 'bad alias!': provider } } }, env)[0]).to.match(/^identityProviders\.customOpenIdConnectProviders\.bad alias!: expected a provider alias/);
+    expect(problems([])[0]).to.match(/^\(document\): /);
+  });
+
+  it('never puts a secret value into an error or warning', () => {
+    const doc = { ...minimal, login: { cookieExpiration: { timeToExpiration: 'bad' } } };
+    expect(problems(doc).join('\n')).not.to.contain('super-secret-value');
+  });
+
+  it('warns about unknown keys instead of failing', () => {
+    const { warnings } = resolveAuthConfig(
+      { ...minimal, extra: 1, login: { tokenStor: {}, nonce: { validateNonse: true } }, identityProviders: { customOpenIdConnectProviders: { corp: { ...provider, surprise: true } } } },
+      env,
+    );
+    expect(warnings).to.have.members([
+      'extra: unknown key, ignored',
+      'login.tokenStor: unknown key, ignored',
+      'login.nonce.validateNonse: unknown key, ignored',
+      'identityProviders.customOpenIdConnectProviders.corp.surprise: unknown key, ignored',
+    ]);
+    expect(warnings).to.have.length(4);
+  });
+
+  it('changing client id, issuer, audiences or signing metadata changes the provider fingerprint', () => {
+    const base = resolveAuthConfig(minimal, env).config.providers.get('corp')!.fingerprint;
+    const changed = (registration: object) =>
+      resolveAuthConfig({ identityProviders: { customOpenIdConnectProviders: { corp: { ...provider, registration: { ...provider.registration, ...registration } } } } }, env).config.providers.get('corp')!.fingerprint;
+    expect(changed({ clientId: 'other' })).not.to.equal(base);
+    expect(changed({ openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'https://other.example.com/.well-known/openid-configuration' } })).not.to.equal(base);
+    expect(changed({})).to.equal(base);
+    // The secret is not part of it: rotating a client secret keeps sessions.
+    expect(resolveAuthConfig(minimal, { OIDC_SECRET: 'rotated' }).config.providers.get('corp')!.fingerprint).to.equal(base);
+  });
+
+  describe('sources', () => {
+    it('a file given with --config', () => {
+      const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'gh-config-')), 'auth.json');
+      writeFileSync(file, JSON.stringify(minimal));
+      expect(loadAuthConfig(file, env).source).to.equal(file);
+    });
+
+    it('GATEHOUSE_AUTH_CONFIG_JSON, else WEBSITE_AUTH_V2_CONFIG_JSON', () => {
+      const json = JSON.stringify(minimal);
+      expect(loadAuthConfig(undefined, { ...env, WEBSITE_AUTH_V2_CONFIG_JSON: json }).source).to.equal('WEBSITE_AUTH_V2_CONFIG_JSON');
+      expect(loadAuthConfig(undefined, { ...env, GATEHOUSE_AUTH_CONFIG_JSON: json, WEBSITE_AUTH_V2_CONFIG_JSON: '{' }).source).to.equal('GATEHOUSE_AUTH_CONFIG_JSON');
+    });
+
+    it('clear errors for a missing file, bad JSON, or no configuration at all', () => {
+      expect(() => loadAuthConfig('/nonexistent/auth.json', env)).to.throw(AuthConfigError, /\/nonexistent\/auth\.json: cannot read \(ENOENT\)/);
+      expect(() => loadAuthConfig(undefined, { GATEHOUSE_AUTH_CONFIG_JSON: '{"a":' })).to.throw(AuthConfigError, /GATEHOUSE_AUTH_CONFIG_JSON: not valid JSON/);
+      expect(() => loadAuthConfig(undefined, {})).to.throw(AuthConfigError, /no configuration: pass --config <file> or set GATEHOUSE_AUTH_CONFIG_JSON or WEBSITE_AUTH_V2_CONFIG_JSON/);
+    });
+  });
+});
