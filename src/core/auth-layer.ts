@@ -1,0 +1,196 @@
+// AuthLayer.decide(RequestView) → Decision: the whole auth core (DESIGN §2).
+// Hosts (the Koa sidecar, the in-server module) only adapt requests to it
+// and apply what it decides.
+import { createLogger, type Logger } from '../logging.js';
+import type { AuthConfig } from './config/auth-config.js';
+import { deriveKey } from './crypto/keys.js';
+import { matchExcludedPath } from './excluded-paths.js';
+import { requestOrigin } from './http/origin.js';
+import { wantsJson, type Decision, type RequestView } from './http/request-view.js';
+import { errorDecision, escapeHtml, jsonDecision, pageDecision, redirectDecision } from './http/responses.js';
+import { OidcProviderClient } from './oidc/provider-client.js';
+import { identityFromRecord } from './principal.js';
+import { currentSession, loginDone, logout, logoutComplete, logoutDone, me, refresh, version } from './routes/account-routes.js';
+import type { LayerContext, RouteRequest } from './routes/context.js';
+import { finishLogin, returnUrlParameter, startLogin } from './routes/login-flow.js';
+import { transition, type LifecycleTrigger, type SessionState } from './session/lifecycle.js';
+import type { SessionRecord } from './session/record.js';
+import { Sessions } from './session/sessions.js';
+import type { TokenStore } from './token-store/token-store.js';
+
+export interface AuthLayerOptions {
+  readonly config: AuthConfig;
+  readonly store: TokenStore<SessionRecord>;
+  /** 32-byte master key: cookies, login transactions. */
+  readonly masterKey: Buffer;
+  readonly logger?: Logger;
+  readonly now?: () => number;
+  readonly version?: string;
+}
+
+const LOGIN_PATH = /^\/login\/([A-Za-z0-9][A-Za-z0-9_-]*)(\/callback)?$/;
+
+export class AuthLayer {
+  readonly #context: LayerContext;
+
+  constructor(options: AuthLayerOptions) {
+    const logger = options.logger ?? createLogger();
+    const now = options.now ?? Date.now;
+    const clients = new Map([...options.config.providers].map(([alias, provider]) => [alias, new OidcProviderClient(provider)]));
+    this.#context = {
+      config: options.config,
+      clients,
+      sessions: new Sessions(options.config, options.store, deriveKey(options.masterKey, 'session-cookie', options.config.app), clients, logger, now),
+      transactionKey: deriveKey(options.masterKey, 'login-transaction', options.config.app),
+      logger,
+      now,
+      version: options.version ?? '0.0.0',
+    };
+  }
+
+  get config(): AuthConfig {
+    return this.#context.config;
+  }
+
+  async decide(view: RequestView): Promise<Decision> {
+    const { config, logger } = this.#context;
+    if (!config.enabled) return { kind: 'forward', identity: null };
+    const json = wantsJson(view);
+    const origin = requestOrigin(view, config);
+    if (origin === null) {
+      logger.warn({ reason: 'invalid host', path: view.path }, 'request rejected');
+      return errorDecision(400, 'Bad request', 'The Host header is not valid.', json);
+    }
+    const request: RouteRequest = { view, origin, secure: origin.scheme === 'https', json, searchParams: new URLSearchParams(view.query) };
+    if (config.requireHttps && origin.scheme !== 'https') return this.#toHttps(request);
+
+    const prefix = config.apiPrefix;
+    if (view.path === prefix || view.path.startsWith(`${prefix}/`)) return this.#authRoute(request, view.path.slice(prefix.length));
+    if (matchExcludedPath(config.excludedPaths, view.path) !== undefined) {
+      // Anonymous access allowed; a signed-in caller is still identified.
+      const session = await currentSession(this.#context, request);
+      return { kind: 'forward', identity: session ? identityFromRecord(session.record, config.tokenStore.enabled) : null };
+    }
+    return this.#protected(request);
+  }
+
+  #toHttps(request: RouteRequest): Decision {
+    const { view } = request;
+    if (view.method !== 'GET' && view.method !== 'HEAD') {
+      return errorDecision(403, 'HTTPS required', 'This site requires HTTPS.', request.json);
+    }
+    return redirectDecision(`https://${request.origin.host}${view.path}${view.query ? `?${view.query}` : ''}`);
+  }
+
+  async #authRoute(request: RouteRequest, route: string): Promise<Decision> {
+    const context = this.#context;
+    const method = request.view.method;
+    const login = LOGIN_PATH.exec(route);
+    if (login !== null) {
+      const alias = login[1]!;
+      const client = context.clients.get(alias);
+      if (client === undefined) return errorDecision(404, 'Unknown provider', `No identity provider "${alias}" is configured.`, request.json);
+      if (login[2] !== undefined) {
+        if (method !== 'GET' && method !== 'POST') return this.#methodNotAllowed('GET, POST');
+        return finishLogin(context, request, client);
+      }
+      if (method !== 'GET' && method !== 'HEAD') return this.#methodNotAllowed('GET');
+      return startLogin(context, request, client, returnUrlParameter(request.searchParams, ['post_login_redirect_uri', 'post_login_redirect_url']));
+    }
+    switch (route) {
+      case '/me':
+        return me(context, request);
+      case '/refresh':
+        return refresh(context, request);
+      case '/logout':
+        return logout(context, request);
+      case '/logout/complete':
+        return logoutComplete(context, request);
+      case '/logout/done':
+        return logoutDone();
+      case '/login/done':
+        return loginDone();
+      case '/version':
+        return version(context);
+      default:
+        return errorDecision(404, 'Not found', 'No such authentication endpoint.', request.json);
+    }
+  }
+
+  #methodNotAllowed(allow: string): Decision {
+    return jsonDecision(405, { error: 'Method not allowed.' }, { headers: { Allow: allow } });
+  }
+
+  /** A protected path: forward with identity, refresh, or challenge, as the lifecycle table says. */
+  async #protected(request: RouteRequest): Promise<Decision> {
+    const { sessions, config } = this.#context;
+    const id = sessions.idFromRequest(request.view);
+    if (id === null) return this.#challenge(request, 'no session', false);
+    const record = await sessions.load(id);
+    const assessment = sessions.assess(record, request.origin.host);
+    let state: SessionState = 'AuthenticatedSession';
+    const step = (trigger: LifecycleTrigger) => {
+      const t = transition(state, trigger);
+      state = t.to;
+      return t;
+    };
+    if (assessment.kind === 'reauth' || record === undefined) {
+      step('sessionInvalidated');
+      if (record !== undefined) await sessions.destroy(id);
+      return this.#challenge(request, assessment.kind === 'reauth' ? assessment.reason : 'record-missing', true);
+    }
+    let current = record;
+    step('sessionChecked');
+    if (assessment.kind === 'expiring') {
+      step('timePasses');
+      const outcome = await sessions.refresh(id, record);
+      if (outcome.ok) {
+        step('refreshSucceeded');
+        step('automatic');
+        current = outcome.record;
+      } else if (outcome.reason === 'unavailable' && (record.tokens.accessTokenExpiresAt ?? 0) > this.#context.now()) {
+        // Provider down but the token still valid: serve, try again next time.
+        state = 'AccessTokenValid';
+      } else {
+        step('refreshFailed');
+        await sessions.destroy(id);
+        return this.#challenge(request, `refresh ${outcome.reason}`, true);
+      }
+    }
+    if (state !== 'AccessTokenValid') throw new Error(`unexpected lifecycle state ${state}`);
+    return { kind: 'forward', identity: identityFromRecord(current, config.tokenStore.enabled) };
+  }
+
+  #challenge(request: RouteRequest, reason: string, clearCookie: boolean): Decision {
+    const { config, logger, sessions } = this.#context;
+    const { view } = request;
+    if (!config.requireAuthentication) return { kind: 'forward', identity: null };
+    const cookies = clearCookie ? [sessions.clearCookie(request.secure)] : [];
+    logger.info({ reason, path: view.path, method: view.method, action: config.unauthenticatedAction }, 'request challenged');
+    switch (config.unauthenticatedAction) {
+      case 'Return403':
+        return errorDecision(403, 'Forbidden', 'You do not have access to this resource.', request.json, { cookies });
+      case 'Return404':
+        return errorDecision(404, 'Not found', 'Not found.', request.json, { cookies });
+      case 'Return401':
+      case 'AllowAnonymous':
+        return this.#unauthorized(request, cookies);
+      case 'RedirectToLoginPage':
+        break;
+    }
+    if (request.json || (view.method !== 'GET' && view.method !== 'HEAD')) return this.#unauthorized(request, cookies);
+    const returnTo = `${view.path}${view.query ? `?${view.query}` : ''}`;
+    const providers = [...this.#context.clients.keys()];
+    if (config.defaultProvider !== undefined) {
+      return redirectDecision(`${config.apiPrefix}/login/${config.defaultProvider}?post_login_redirect_uri=${encodeURIComponent(returnTo)}`, { cookies });
+    }
+    const links = providers
+      .map((alias) => `<li><a href="${escapeHtml(`${config.apiPrefix}/login/${alias}?post_login_redirect_uri=${encodeURIComponent(returnTo)}`)}">${escapeHtml(alias)}</a></li>`)
+      .join('');
+    return pageDecision(401, 'Sign in', 'Choose how to sign in:', { cookies }, `<ul>${links}</ul>`);
+  }
+
+  #unauthorized(request: RouteRequest, cookies: string[]): Decision {
+    return errorDecision(401, 'Sign-in required', 'Authentication required.', request.json, { cookies, headers: { 'WWW-Authenticate': 'Bearer' } });
+  }
+}

@@ -1,0 +1,38 @@
+// The origin the browser used, for callback URLs and HTTPS checks. Forwarded
+// headers count only when httpSettings.forwardProxy says a proxy sets them;
+// otherwise a client could pick the host our redirects point to.
+import type { AuthConfig } from '../config/auth-config.js';
+import { headerValue, type RequestView } from './request-view.js';
+
+export interface Origin {
+  readonly scheme: 'http' | 'https';
+  readonly host: string;
+}
+
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+function firstValue(value: string | undefined): string | undefined {
+  const first = value?.split(',')[0]?.trim();
+  return first === '' ? undefined : first;
+}
+
+/** The request's origin, or null when the host is not a syntactically valid host[:port]. */
+export function requestOrigin(request: RequestView, config: Pick<AuthConfig, 'forwardProxy'>): Origin | null {
+  let host = request.host;
+  let scheme: string = request.scheme;
+  const proxy = config.forwardProxy;
+  if (proxy.convention === 'Standard') {
+    host = firstValue(headerValue(request, 'x-forwarded-host')) ?? host;
+    scheme = firstValue(headerValue(request, 'x-forwarded-proto')) ?? scheme;
+  } else if (proxy.convention === 'Custom') {
+    if (proxy.hostHeader) host = firstValue(headerValue(request, proxy.hostHeader)) ?? host;
+    if (proxy.protoHeader) scheme = firstValue(headerValue(request, proxy.protoHeader)) ?? scheme;
+  }
+  scheme = scheme.toLowerCase();
+  if ((scheme !== 'http' && scheme !== 'https') || host.length > 255 || !HOST.test(host)) return null;
+  return { scheme, host: host.toLowerCase() };
+}
+
+export function originUrl(origin: Origin): string {
+  return `${origin.scheme}://${origin.host}`;
+}

@@ -1,0 +1,63 @@
+import type { Identity } from '../identity.js';
+
+/** What a host tells the core about one request (DESIGN §2). */
+export interface RequestView {
+  readonly method: string;
+  /** Raw path, not decoded, without the query. */
+  readonly path: string;
+  /** Raw query without the leading `?` ('' when none). */
+  readonly query: string;
+  /** As received, in order. */
+  readonly headers: ReadonlyArray<readonly [name: string, value: string]>;
+  readonly scheme: 'http' | 'https';
+  readonly host: string;
+  readonly remoteAddress: string;
+  /** The body, for /.auth/* POSTs only; rejects past `limit` bytes. */
+  readonly readBody: (limit: number) => Promise<Buffer>;
+}
+
+export type Decision =
+  | {
+      readonly kind: 'forward';
+      readonly identity: Identity | null;
+    }
+  | {
+      readonly kind: 'respond';
+      readonly status: number;
+      /** Header names to values; `Set-Cookie` may hold several. */
+      readonly headers: Readonly<Record<string, string | readonly string[]>>;
+      readonly body?: Buffer;
+    };
+
+/** First value of a header, case-insensitive. */
+export function headerValue(request: Pick<RequestView, 'headers'>, name: string): string | undefined {
+  const lower = name.toLowerCase();
+  for (const [n, v] of request.headers) if (n.toLowerCase() === lower) return v;
+  return undefined;
+}
+
+/** Cookies of the request; the first occurrence of a name wins. */
+export function requestCookies(request: Pick<RequestView, 'headers'>): Map<string, string> {
+  const cookies = new Map<string, string>();
+  const lower = 'cookie';
+  for (const [n, v] of request.headers) {
+    if (n.toLowerCase() !== lower) continue;
+    for (const part of v.split(';')) {
+      const eq = part.indexOf('=');
+      if (eq <= 0) continue;
+      const name = part.slice(0, eq).trim();
+      if (!cookies.has(name)) cookies.set(name, part.slice(eq + 1).trim());
+    }
+  }
+  return cookies;
+}
+
+/**
+ * A caller that wants JSON rather than a page: an `Accept` without
+ * `text/html`, or an XMLHttpRequest. Such callers get 401 instead of a redirect.
+ */
+export function wantsJson(request: Pick<RequestView, 'headers'>): boolean {
+  if ((headerValue(request, 'x-requested-with') ?? '').toLowerCase() === 'xmlhttprequest') return true;
+  const accept = headerValue(request, 'accept');
+  return accept !== undefined && accept !== '' && !accept.toLowerCase().includes('text/html');
+}

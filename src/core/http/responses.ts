@@ -1,0 +1,67 @@
+// Decisions that answer the request directly.
+import type { Decision } from './request-view.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const HTML_TYPE = 'text/html; charset=utf-8';
+
+const SECURITY_HEADERS = {
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+} as const;
+
+export interface CookieSpec {
+  readonly name: string;
+  readonly value: string;
+  readonly path?: string;
+  readonly maxAgeSeconds?: number;
+  readonly secure: boolean;
+  readonly sameSite?: 'Lax' | 'Strict' | 'None';
+}
+
+/** A Set-Cookie value; always HttpOnly. `maxAgeSeconds: 0` deletes. */
+export function setCookie(spec: CookieSpec): string {
+  const parts = [`${spec.name}=${spec.value}`, `Path=${spec.path ?? '/'}`, 'HttpOnly', `SameSite=${spec.sameSite ?? 'Lax'}`];
+  if (spec.secure || spec.sameSite === 'None') parts.push('Secure');
+  if (spec.maxAgeSeconds !== undefined) {
+    parts.push(`Max-Age=${spec.maxAgeSeconds}`);
+    if (spec.maxAgeSeconds === 0) parts.push('Expires=Thu, 01 Jan 1970 00:00:00 GMT');
+  }
+  return parts.join('; ');
+}
+
+type Extra = { readonly cookies?: readonly string[]; readonly headers?: Readonly<Record<string, string>> };
+
+function withCookies(headers: Record<string, string | readonly string[]>, extra: Extra): Record<string, string | readonly string[]> {
+  return { ...headers, ...extra.headers, ...(extra.cookies && extra.cookies.length > 0 ? { 'Set-Cookie': extra.cookies } : {}) };
+}
+
+export function jsonDecision(status: number, value: unknown, extra: Extra = {}): Decision {
+  const body = Buffer.from(JSON.stringify(value), 'utf8');
+  return { kind: 'respond', status, headers: withCookies({ 'Content-Type': JSON_TYPE, ...SECURITY_HEADERS }, extra), body };
+}
+
+export function redirectDecision(location: string, extra: Extra = {}): Decision {
+  return { kind: 'respond', status: 302, headers: withCookies({ Location: location, ...SECURITY_HEADERS }, extra), body: Buffer.alloc(0) };
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A small self-contained page (no scripts, no external resources). */
+export function pageDecision(status: number, title: string, message: string, extra: Extra = {}, linksHtml = ''): Decision {
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}</style></head>
+<body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${linksHtml}</body></html>`;
+  return {
+    kind: 'respond',
+    status,
+    headers: withCookies({ 'Content-Type': HTML_TYPE, ...SECURITY_HEADERS, 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'", 'X-Frame-Options': 'DENY' }, extra),
+    body: Buffer.from(html, 'utf8'),
+  };
+}
+
+/** An error for a browser (page) or an API client (JSON `{"error"}`), as the caller prefers. */
+export function errorDecision(status: number, title: string, message: string, json: boolean, extra: Extra = {}): Decision {
+  return json ? jsonDecision(status, { error: message }, extra) : pageDecision(status, title, message, extra);
+}

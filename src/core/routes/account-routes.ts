@@ -1,0 +1,115 @@
+// /.auth/me, /.auth/refresh, /.auth/logout and the small pages.
+import { seal, unseal } from '../crypto/sealed.js';
+import { originUrl } from '../http/origin.js';
+import type { Decision } from '../http/request-view.js';
+import { errorDecision, jsonDecision, pageDecision, redirectDecision } from '../http/responses.js';
+import { validateReturnUrl } from '../return-url.js';
+import type { SessionRecord } from '../session/record.js';
+import type { LayerContext, RouteRequest } from './context.js';
+import { returnUrlParameter } from './login-flow.js';
+
+const LOGOUT_STATE_LIFETIME_MS = 10 * 60_000;
+
+/** The caller's live session, or undefined (no cookie, forged cookie, absent or invalid record). */
+export async function currentSession(context: LayerContext, request: RouteRequest): Promise<{ id: string; record: SessionRecord } | undefined> {
+  const id = context.sessions.idFromRequest(request.view);
+  if (id === null) return undefined;
+  const record = await context.sessions.load(id);
+  const assessment = context.sessions.assess(record, request.origin.host);
+  if (assessment.kind === 'reauth' || record === undefined) return undefined;
+  return { id, record };
+}
+
+function meEntry(context: LayerContext, record: SessionRecord): Record<string, unknown> {
+  const tokens = context.config.tokenStore.enabled ? record.tokens : {};
+  return {
+    provider_name: record.provider,
+    user_id: record.userId,
+    user_claims: record.claims,
+    access_token: tokens.accessToken ?? '',
+    expires_on: tokens.accessTokenExpiresAt !== undefined ? new Date(tokens.accessTokenExpiresAt).toISOString() : '',
+    id_token: tokens.idToken ?? '',
+    ...(tokens.refreshToken !== undefined ? { refresh_token: tokens.refreshToken } : {}),
+  };
+}
+
+const NOT_SIGNED_IN = { error: 'Not signed in.' };
+
+export async function me(context: LayerContext, request: RouteRequest): Promise<Decision> {
+  const session = await currentSession(context, request);
+  if (session === undefined) return jsonDecision(401, NOT_SIGNED_IN);
+  return jsonDecision(200, [meEntry(context, session.record)]);
+}
+
+export async function refresh(context: LayerContext, request: RouteRequest): Promise<Decision> {
+  const session = await currentSession(context, request);
+  if (session === undefined) return jsonDecision(401, NOT_SIGNED_IN);
+  const outcome = await context.sessions.refresh(session.id, session.record);
+  if (outcome.ok) {
+    const expires = outcome.record.tokens.accessTokenExpiresAt;
+    return jsonDecision(200, { refreshed: true, expires_on: expires !== undefined ? new Date(expires).toISOString() : '' });
+  }
+  switch (outcome.reason) {
+    case 'no-refresh-token':
+      return jsonDecision(401, { error: 'This session has no refresh token; sign in again to renew it.' });
+    case 'unavailable':
+      return jsonDecision(502, { error: 'The identity provider could not be reached.' });
+    default:
+      // Refused by the provider: the session is over (ReauthRequired).
+      await context.sessions.destroy(session.id);
+      return jsonDecision(401, { error: 'The identity provider refused to refresh; sign in again.' }, { cookies: [context.sessions.clearCookie(request.secure)] });
+  }
+}
+
+export async function logout(context: LayerContext, request: RouteRequest): Promise<Decision> {
+  const requested = returnUrlParameter(request.searchParams, ['post_logout_redirect_uri', 'post_logout_redirect_url']);
+  const verdict = validateReturnUrl(requested ?? `${context.config.apiPrefix}/logout/done`, context.config.allowedExternalRedirectUrls);
+  if (!verdict.ok) {
+    context.logger.warn({ reason: `return URL refused (${verdict.reason})`, path: request.view.path }, 'logout redirect refused');
+    return errorDecision(400, 'Invalid return address', 'The post-logout redirect address is not allowed.', request.json);
+  }
+  const cookies = [context.sessions.clearCookie(request.secure)];
+  const id = context.sessions.idFromRequest(request.view);
+  if (id === null) return redirectDecision(verdict.location, { cookies });
+  const record = await context.sessions.load(id);
+  await context.sessions.destroy(id); // server-side: a copied cookie is dead from now on
+  context.logger.info({ provider: record?.provider, path: request.view.path }, 'signed out');
+  const client = record === undefined ? undefined : context.clients.get(record.provider);
+  if (client !== undefined) {
+    try {
+      const state = seal(context.transactionKey, 'logout', verdict.location, context.now() + LOGOUT_STATE_LIFETIME_MS);
+      const endSession = await client.endSessionUrl({
+        ...(record?.tokens.idToken ? { idTokenHint: record.tokens.idToken } : {}),
+        postLogoutRedirectUri: `${originUrl(request.origin)}${context.config.apiPrefix}/logout/complete`,
+        state,
+      });
+      if (endSession !== undefined) return redirectDecision(endSession.href, { cookies });
+    } catch (error) {
+      // The local session is gone either way; the provider session outlives it.
+      context.logger.warn({ provider: client.alias, reason: (error as Error).message }, 'provider logout unavailable');
+    }
+  }
+  return redirectDecision(verdict.location, { cookies });
+}
+
+/** Where the provider sends the browser back after its logout. */
+export function logoutComplete(context: LayerContext, request: RouteRequest): Decision {
+  const state = request.searchParams.get('state');
+  const opened = state === null ? undefined : unseal<string>(context.transactionKey, 'logout', state, context.now());
+  const target = opened?.ok ? opened.value : `${context.config.apiPrefix}/logout/done`;
+  // Validated when sealed; validated again, as a sealed value is only as good as its contents.
+  const verdict = validateReturnUrl(target, context.config.allowedExternalRedirectUrls);
+  return redirectDecision(verdict.ok ? verdict.location : `${context.config.apiPrefix}/logout/done`);
+}
+
+export function loginDone(): Decision {
+  return pageDecision(200, 'Signed in', 'You are signed in.', {}, '<p><a href="/">Continue</a></p>');
+}
+
+export function logoutDone(): Decision {
+  return pageDecision(200, 'Signed out', 'You have signed out.', {}, '<p><a href="/">Home</a></p>');
+}
+
+export function version(context: LayerContext): Decision {
+  return jsonDecision(200, { version: context.version });
+}

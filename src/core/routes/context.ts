@@ -1,0 +1,27 @@
+import type { Logger } from '../../logging.js';
+import type { AuthConfig } from '../config/auth-config.js';
+import type { Origin } from '../http/origin.js';
+import type { RequestView } from '../http/request-view.js';
+import type { OidcProviderClient } from '../oidc/provider-client.js';
+import type { Sessions } from '../session/sessions.js';
+
+/** What every route handler of the auth layer works with. */
+export interface LayerContext {
+  readonly config: AuthConfig;
+  readonly sessions: Sessions;
+  readonly clients: ReadonlyMap<string, OidcProviderClient>;
+  /** Key for the sealed login-transaction and logout-state values. */
+  readonly transactionKey: Buffer;
+  readonly logger: Logger;
+  readonly now: () => number;
+  readonly version: string;
+}
+
+/** One request as the routes see it: the view plus its validated origin. */
+export interface RouteRequest {
+  readonly view: RequestView;
+  readonly origin: Origin;
+  readonly secure: boolean;
+  readonly json: boolean;
+  readonly searchParams: URLSearchParams;
+}

@@ -1,0 +1,118 @@
+// Server-side sessions: signed cookie ids, records in the token store, a
+// bounded cache for the hot path, and single-flight refresh.
+import type { Logger } from '../../logging.js';
+import type { AuthConfig } from '../config/auth-config.js';
+import { newSessionId, signSessionId, verifySessionCookie } from '../crypto/session-id.js';
+import { requestCookies, type RequestView } from '../http/request-view.js';
+import { setCookie } from '../http/responses.js';
+import type { OidcProviderClient, TokenSet } from '../oidc/provider-client.js';
+import type { TokenStore } from '../token-store/token-store.js';
+import { assessSession, type Assessment } from './assess.js';
+import type { SessionRecord } from './record.js';
+
+/** How long a record read from the store is trusted without reading it again. */
+export const SESSION_CACHE_TTL_MS = 30_000;
+export const SESSION_CACHE_MAX = 10_000;
+
+export type RefreshOutcome =
+  | { readonly ok: true; readonly record: SessionRecord }
+  | { readonly ok: false; readonly reason: 'no-refresh-token' | 'refused' | 'unavailable' | 'gone' };
+
+export class Sessions {
+  readonly #cache = new Map<string, { record: SessionRecord; until: number }>();
+  readonly #refreshing = new Map<string, Promise<RefreshOutcome>>();
+
+  constructor(
+    private readonly config: AuthConfig,
+    private readonly store: TokenStore<SessionRecord>,
+    private readonly cookieKey: Buffer,
+    private readonly clients: ReadonlyMap<string, OidcProviderClient>,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The session id the request's cookie carries, if its MAC is right (forgeries stop here, before any lookup). */
+  idFromRequest(request: RequestView): string | null {
+    const value = requestCookies(request).get(this.config.sessionCookieName);
+    return value === undefined ? null : verifySessionCookie(this.cookieKey, value);
+  }
+
+  async load(id: string): Promise<SessionRecord | undefined> {
+    const cached = this.#cache.get(id);
+    if (cached !== undefined && cached.until > this.now()) return cached.record;
+    const record = await this.store.get(id);
+    if (record !== undefined) this.#remember(id, record);
+    else this.#cache.delete(id);
+    return record;
+  }
+
+  #remember(id: string, record: SessionRecord): void {
+    this.#cache.delete(id);
+    this.#cache.set(id, { record, until: this.now() + SESSION_CACHE_TTL_MS });
+    while (this.#cache.size > SESSION_CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value as string);
+  }
+
+  assess(record: SessionRecord | undefined, host: string): Assessment {
+    const fingerprints = new Map([...this.clients].map(([alias, client]) => [alias, client.config.fingerprint]));
+    return assessSession(record, { now: this.now(), app: this.config.app, configFingerprints: fingerprints, host, refreshWindowMs: this.config.refreshWindowMs });
+  }
+
+  /** Stores a new session under a fresh id (never a reused one: no fixation). */
+  async create(record: SessionRecord): Promise<string> {
+    const id = newSessionId();
+    await this.store.put(id, record, record.expiresAt);
+    this.#remember(id, record);
+    return id;
+  }
+
+  async destroy(id: string): Promise<void> {
+    this.#cache.delete(id);
+    await this.store.delete(id);
+  }
+
+  cookie(id: string, secure: boolean, record: SessionRecord): string {
+    const maxAge = Math.max(0, Math.floor((record.expiresAt - this.now()) / 1000));
+    return setCookie({ name: this.config.sessionCookieName, value: signSessionId(this.cookieKey, id), secure, maxAgeSeconds: maxAge });
+  }
+
+  clearCookie(secure: boolean): string {
+    return setCookie({ name: this.config.sessionCookieName, value: '', secure, maxAgeSeconds: 0 });
+  }
+
+  /** One provider refresh per session at a time; concurrent callers share it. */
+  refresh(id: string, record: SessionRecord): Promise<RefreshOutcome> {
+    const running = this.#refreshing.get(id);
+    if (running !== undefined) return running;
+    const attempt = this.#refresh(id, record).finally(() => this.#refreshing.delete(id));
+    this.#refreshing.set(id, attempt);
+    return attempt;
+  }
+
+  async #refresh(id: string, record: SessionRecord): Promise<RefreshOutcome> {
+    const refreshToken = record.tokens.refreshToken;
+    if (refreshToken === undefined) return { ok: false, reason: 'no-refresh-token' };
+    const client = this.clients.get(record.provider);
+    if (client === undefined) return { ok: false, reason: 'gone' };
+    let tokens: TokenSet;
+    try {
+      tokens = await client.refresh(refreshToken);
+    } catch (error) {
+      const unavailable = (error as Error).name === 'ProviderUnavailableError';
+      this.logger.warn({ provider: record.provider, reason: (error as Error).message }, 'token refresh failed');
+      return { ok: false, reason: unavailable ? 'unavailable' : 'refused' };
+    }
+    const refreshed: SessionRecord = {
+      ...record,
+      tokens: {
+        ...record.tokens,
+        ...(tokens.accessToken !== undefined ? { accessToken: tokens.accessToken } : {}),
+        ...(tokens.idToken !== undefined ? { idToken: tokens.idToken } : {}),
+        ...(tokens.refreshToken !== undefined ? { refreshToken: tokens.refreshToken } : {}),
+        ...(tokens.accessTokenExpiresAt !== undefined ? { accessTokenExpiresAt: tokens.accessTokenExpiresAt } : {}),
+      },
+    };
+    await this.store.put(id, refreshed, refreshed.expiresAt);
+    this.#remember(id, refreshed);
+    return { ok: true, record: refreshed };
+  }
+}
