@@ -1,0 +1,180 @@
+// A development OpenID provider (oidc-provider) on loopback: real OIDC, real
+// signed ID tokens, a small sign-in page. Used by `gatehouse dev` and by the
+// sign-in tests. Never for production: users and keys live in memory.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+
+import { escapeHtml } from '../core/http/responses.js';
+
+export interface DevUser {
+  readonly password: string;
+  readonly claims: Readonly<Record<string, unknown>>;
+}
+
+export interface DevClient {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly redirectUris: readonly string[];
+  readonly postLogoutRedirectUris: readonly string[];
+}
+
+export interface DevIdentityProviderOptions {
+  readonly port?: number;
+  readonly users?: Readonly<Record<string, DevUser>>;
+  readonly clients: readonly DevClient[];
+  /** Access token lifetime in seconds (default 3600). */
+  readonly accessTokenTtl?: number;
+}
+
+export interface RunningIdentityProvider {
+  readonly issuer: string;
+  readonly provider: Provider;
+  /** Sign-in counts per user, for tests. */
+  readonly logins: Map<string, number>;
+  close(): Promise<void>;
+}
+
+export const DEMO_USERS: Readonly<Record<string, DevUser>> = {
+  demo: {
+    password: 'demo',
+    claims: { name: 'Dev User', preferred_username: 'demo', email: 'demo@example.com', email_verified: true, roles: ['admin', 'reader'] },
+  },
+};
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:22rem;margin:4rem auto;padding:0 1rem}label{display:block;margin:.6rem 0}input{width:100%;padding:.4rem}button{margin-top:.8rem;padding:.5rem 1rem}</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+}
+
+async function formBody(req: IncomingMessage): Promise<URLSearchParams> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > 16 * 1024) throw new Error('form too large');
+    chunks.push(chunk as Buffer);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+function send(res: ServerResponse, status: number, html: string): void {
+  res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(html);
+}
+
+export async function startDevIdentityProvider(options: DevIdentityProviderOptions): Promise<RunningIdentityProvider> {
+  const users = options.users ?? DEMO_USERS;
+  const logins = new Map<string, number>();
+  const server = http.createServer();
+  server.listen(options.port ?? 0, '127.0.0.1');
+  await once(server, 'listening');
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const jwk = { ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), use: 'sig', alg: 'RS256' };
+
+  const configuration: Configuration = {
+    clients: options.clients.map((c) => ({
+      client_id: c.clientId,
+      client_secret: c.clientSecret,
+      redirect_uris: [...c.redirectUris],
+      post_logout_redirect_uris: [...c.postLogoutRedirectUris],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    })),
+    jwks: { keys: [jwk as never] },
+    cookies: { keys: [randomBytes(32).toString('hex')] },
+    pkce: { required: () => true },
+    conformIdTokenClaims: false,
+    claims: { openid: ['sub'], profile: ['name', 'preferred_username', 'roles'], email: ['email', 'email_verified'] },
+    scopes: ['openid', 'profile', 'email', 'offline_access'],
+    ttl: { AccessToken: options.accessTokenTtl ?? 3600, IdToken: 3600, RefreshToken: 24 * 3600, Interaction: 600, Session: 3600, Grant: 3600 },
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    findAccount: async (_ctx, id) => {
+      const user = users[id];
+      if (user === undefined) return undefined;
+      return { accountId: id, claims: async () => ({ sub: id, ...user.claims }) };
+    },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    features: {
+      devInteractions: { enabled: false },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: async (ctx: KoaContextWithOIDC, form: string) => {
+          ctx.body = page('Sign out', `${form}<p>Sign out of the development identity provider?</p><button type="submit" form="op.logoutForm" value="yes" name="logout">Yes, sign me out</button>`);
+        },
+        postLogoutSuccessSource: async (ctx: KoaContextWithOIDC) => {
+          ctx.body = page('Signed out', '<p>You are signed out.</p>');
+        },
+      },
+    },
+    renderError: async (ctx: KoaContextWithOIDC, out: object) => {
+      ctx.type = 'html';
+      ctx.body = page('Sign-in error', `<pre>${escapeHtml(JSON.stringify(out, null, 2))}</pre>`);
+    },
+  };
+  const provider = new Provider(issuer, configuration);
+  const oidcCallback = provider.callback();
+
+  async function interaction(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', issuer);
+    const [, , uid, action] = url.pathname.split('/');
+    const details = await provider.interactionDetails(req, res);
+    if (details.uid !== uid) return send(res, 400, page('Error', '<p>Unknown interaction.</p>'));
+    const finishWithGrant = async (accountId: string) => {
+      const params = details.params as Record<string, string>;
+      const grant = details.grantId ? ((await provider.Grant.find(details.grantId)) ?? new provider.Grant({ accountId, clientId: params.client_id! })) : new provider.Grant({ accountId, clientId: params.client_id! });
+      grant.addOIDCScope(params.scope ?? 'openid');
+      const grantId = await grant.save();
+      logins.set(accountId, (logins.get(accountId) ?? 0) + 1);
+      await provider.interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
+    };
+    if (req.method === 'GET' && action === undefined) {
+      if (details.prompt.name === 'consent' && details.session?.accountId) return finishWithGrant(details.session.accountId);
+      const form = `<form method="post" action="/interaction/${escapeHtml(details.uid)}/login">
+<label>Username <input name="username" autocomplete="username" autofocus></label>
+<label>Password <input name="password" type="password" autocomplete="current-password"></label>
+<button type="submit">Sign in</button></form>
+<form method="post" action="/interaction/${escapeHtml(details.uid)}/abort"><button type="submit">Cancel</button></form>
+<p><small>Development provider: user <code>demo</code>, password <code>demo</code>.</small></p>`;
+      return send(res, 200, page('Sign in', form));
+    }
+    if (req.method === 'POST' && action === 'login') {
+      const body = await formBody(req);
+      const username = body.get('username') ?? '';
+      const user = users[username];
+      if (user === undefined || user.password !== body.get('password')) {
+        return send(res, 401, page('Sign in', `<p>Wrong username or password.</p><p><a href="/interaction/${escapeHtml(details.uid)}">Try again</a></p>`));
+      }
+      return finishWithGrant(username);
+    }
+    if (req.method === 'POST' && action === 'abort') {
+      return provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'The user cancelled the sign-in.' }, { mergeWithLastSubmission: false });
+    }
+    send(res, 404, page('Not found', ''));
+  }
+
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if ((req.url ?? '').startsWith('/interaction/')) {
+      interaction(req, res).catch((error: unknown) => {
+        if (!res.headersSent) send(res, 400, page('Sign-in error', `<p>${escapeHtml((error as Error).message)}</p>`));
+      });
+      return;
+    }
+    void oidcCallback(req, res);
+  });
+
+  return {
+    issuer,
+    provider,
+    logins,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

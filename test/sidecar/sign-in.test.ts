@@ -1,0 +1,114 @@
+import { expect } from 'chai';
+
+import { Browser } from '../support/browser.js';
+import { signIn, startDeployment, type Deployment } from '../support/sign-in.js';
+
+function principal(headers: Record<string, unknown>): { auth_typ: string; claims: Array<{ typ: string; val: string }>; name_typ: string; role_typ: string } {
+  return JSON.parse(Buffer.from(String(headers['x-platform-client-principal']), 'base64').toString('utf8'));
+}
+
+describe('server-directed sign-in against a real OpenID provider', function () {
+  this.timeout(30_000);
+  let deployment: Deployment;
+  before(async () => {
+    deployment = await startDeployment();
+  });
+  after(() => deployment.close());
+
+  it('challenges, signs in with state/nonce/PKCE, rotates the session and forwards identity headers', async () => {
+    const browser = new Browser();
+    const { hops, final } = await signIn(browser, deployment);
+    // 1. The protected page redirects to the login route with the return path.
+    expect(hops[0]!.status).to.equal(302);
+    expect(hops[0]!.headers.location).to.equal('/.auth/login/dev?post_login_redirect_uri=%2Fprotected');
+    // 2. The login route redirects to the provider with state, nonce and an S256 PKCE challenge.
+    const authorize = new URL(hops[1]!.headers.location!);
+    expect(authorize.origin).to.equal(deployment.idp.issuer);
+    for (const p of ['state', 'nonce', 'code_challenge']) expect(authorize.searchParams.get(p), p).to.match(/^[A-Za-z0-9_-]{20,}$/);
+    expect(authorize.searchParams.get('code_challenge_method')).to.equal('S256');
+    expect(authorize.searchParams.get('redirect_uri')).to.equal(`${deployment.url}/.auth/login/dev/callback`);
+    // The transaction cookie is sealed, HttpOnly and scoped to the login path.
+    const tx = hops[1]!.setCookies.find((c) => c.startsWith('PlatformAuthSessionLogin='))!;
+    expect(tx).to.match(/HttpOnly/).and.to.match(/Path=\/\.auth\/login\/dev/).and.to.match(/SameSite=Lax/);
+    expect(tx).not.to.contain(authorize.searchParams.get('state')!);
+    // 3. Back at the callback: session cookie set, 302 to where the user was going.
+    const callback = [...hops].reverse().find((h) => h.url.includes('/.auth/login/dev/callback'))!;
+    expect(callback.status).to.equal(302);
+    expect(callback.headers.location).to.equal('/protected');
+    const session = callback.setCookies.find((c) => c.startsWith('PlatformAuthSession='))!;
+    expect(session).to.match(/HttpOnly/).and.to.match(/SameSite=Lax/).and.to.match(/Path=\//).and.not.to.match(/Secure/);
+    // 4. The app received identity headers.
+    expect(final.status).to.equal(200);
+    const seen = JSON.parse(final.body) as { url: string; headers: Record<string, string> };
+    expect(seen.url).to.equal('/protected');
+    expect(seen.headers['x-platform-client-principal-id']).to.equal('demo');
+    expect(seen.headers['x-platform-client-principal-name']).to.equal('Dev User');
+    expect(seen.headers['x-platform-client-principal-idp']).to.equal('dev');
+    const p = principal(seen.headers);
+    expect(p.auth_typ).to.equal('dev');
+    expect(p.name_typ).to.equal('name');
+    expect(p.claims).to.deep.include({ typ: 'email', val: 'demo@example.com' });
+    expect(p.claims).to.deep.include({ typ: 'roles', val: 'admin' });
+    expect(p.claims).to.deep.include({ typ: 'roles', val: 'reader' });
+    expect(p.claims.every((c) => typeof c.val === 'string')).to.equal(true);
+    expect(seen.headers['x-platform-token-dev-access-token']).to.be.a('string').with.length.greaterThan(10);
+    expect(seen.headers['x-platform-token-dev-id-token']).to.match(/^ey/);
+    expect(seen.headers['x-platform-token-dev-refresh-token']).to.be.a('string');
+    expect(seen.headers['x-platform-token-dev-expires-on']).to.match(/^\d{4}-\d{2}-\d{2}T/);
+    expect(seen.headers['x-forwarded-for']).to.equal('127.0.0.1');
+    expect(seen.headers['x-forwarded-proto']).to.equal('http');
+    expect(seen.headers['x-forwarded-host']).to.equal(new URL(deployment.url).host);
+  });
+
+  it('/.auth/me lists the session; refresh renews tokens; logout revokes server-side', async () => {
+    const browser = new Browser();
+    await signIn(browser, deployment);
+    const me = await browser.request(`${deployment.url}/.auth/me`);
+    expect(me.status).to.equal(200);
+    expect(me.headers['cache-control']).to.equal('no-store');
+    const [entry] = JSON.parse(me.body) as Array<Record<string, unknown>>;
+    expect(entry).to.include({ provider_name: 'dev', user_id: 'demo' });
+    expect(entry!.access_token).to.be.a('string');
+    expect(entry!.id_token).to.match(/^ey/);
+    expect(entry!.refresh_token).to.be.a('string');
+    expect(entry!.user_claims).to.deep.include({ typ: 'preferred_username', val: 'demo' });
+
+    const refreshed = await browser.request(`${deployment.url}/.auth/refresh`);
+    expect(refreshed.status).to.equal(200);
+    const after = JSON.parse((await browser.request(`${deployment.url}/.auth/me`)).body) as Array<Record<string, unknown>>;
+    expect(after[0]!.access_token).not.to.equal(entry!.access_token);
+
+    const copied = browser.cookie(deployment.url, 'PlatformAuthSession')!.value;
+    const logout = await browser.follow(`${deployment.url}/.auth/logout`);
+    // RP-initiated logout at the provider (it asks to confirm).
+    expect(new URL(logout[0]!.headers.location!).origin).to.equal(deployment.idp.issuer);
+    expect(logout[0]!.setCookies.some((c) => /^PlatformAuthSession=;.*Max-Age=0/.test(c))).to.equal(true);
+    const confirmed = await browser.submitForm(logout.at(-1)!, /session\/end\/confirm/, { logout: 'yes' });
+    expect(confirmed.at(-1)!.url).to.equal(`${deployment.url}/.auth/logout/done`);
+    expect(confirmed.at(-1)!.body).to.contain('You have signed out.');
+
+    // The copied cookie no longer works: the record is gone.
+    const replay = await new Browser().request(`${deployment.url}/.auth/me`, { headers: { cookie: `PlatformAuthSession=${copied}` } });
+    expect(replay.status).to.equal(401);
+    const replayPage = await new Browser().request(`${deployment.url}/protected`, { headers: { cookie: `PlatformAuthSession=${copied}` } });
+    expect(replayPage.status).to.equal(302);
+  });
+
+  it('unauthenticated API calls get 401 JSON instead of a redirect', async () => {
+    const api = new Browser();
+    api.accept = 'application/json';
+    const reply = await api.request(`${deployment.url}/api/orders`);
+    expect(reply.status).to.equal(401);
+    expect(JSON.parse(reply.body)).to.deep.equal({ error: 'Authentication required.' });
+    const xhr = await new Browser().request(`${deployment.url}/protected`, { headers: { 'x-requested-with': 'XMLHttpRequest' } });
+    expect(xhr.status).to.equal(401);
+  });
+
+  it('excluded paths pass anonymously, with spoofed identity headers stripped', async () => {
+    const reply = await new Browser().request(`${deployment.url}/public/app.js`, { headers: { 'x-platform-client-principal-id': 'admin', X_PLATFORM_CLIENT_PRINCIPAL: 'forged' } });
+    expect(reply.status).to.equal(200);
+    const seen = JSON.parse(reply.body) as { headers: Record<string, string> };
+    expect(seen.headers).not.to.have.property('x-platform-client-principal-id');
+    expect(seen.headers).not.to.have.property('x_platform_client_principal');
+  });
+});

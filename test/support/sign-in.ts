@@ -1,0 +1,97 @@
+// A whole deployment on loopback: a real OpenID provider (oidc-provider), an
+// upstream app that echoes what it receives, and the gatehouse gateway.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+
+import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
+import { startDevIdentityProvider, type RunningIdentityProvider } from '../../src/dev/identity-provider.js';
+import { createLogger } from '../../src/logging.js';
+import { loadAddonCore } from '../../src/native/index.js';
+import { attach, createGateway, listenEarly, type Gateway, type Listening } from '../../src/sidecar/gateway.js';
+import { Browser, type Response } from './browser.js';
+import { listen } from './http.js';
+
+export interface Deployment {
+  readonly url: string;
+  readonly idp: RunningIdentityProvider;
+  readonly gateway: Gateway;
+  readonly upstream: { url: string; requests: Array<{ url: string; headers: http.IncomingHttpHeaders }> };
+  readonly storeDirectory: string;
+  close(): Promise<void>;
+}
+
+export interface DeploymentOptions {
+  readonly document?: (issuer: string) => Record<string, unknown>;
+  readonly accessTokenTtl?: number;
+  readonly upstreamHandler?: http.RequestListener;
+}
+
+export const CLIENT_ID = 'gatehouse-test';
+
+export async function startDeployment(options: DeploymentOptions = {}): Promise<Deployment> {
+  const requests: Array<{ url: string; headers: http.IncomingHttpHeaders }> = [];
+  const upstreamServer = http.createServer(
+    options.upstreamHandler ??
+      ((req, res) => {
+        requests.push({ url: req.url ?? '', headers: req.headers });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, headers: req.headers }));
+      }),
+  );
+  const upstream = await listen(upstreamServer);
+  const front: Listening = await listenEarly('127.0.0.1', 0);
+  const secret = randomBytes(16).toString('hex');
+  const idp = await startDevIdentityProvider({
+    clients: [{ clientId: CLIENT_ID, clientSecret: secret, redirectUris: [`${front.url}/.auth/login/dev/callback`], postLogoutRedirectUris: [`${front.url}/.auth/logout/complete`] }],
+    ...(options.accessTokenTtl ? { accessTokenTtl: options.accessTokenTtl } : {}),
+  });
+  const document = options.document?.(idp.issuer) ?? {
+    identityProviders: {
+      customOpenIdConnectProviders: {
+        dev: {
+          registration: {
+            clientId: CLIENT_ID,
+            clientCredential: { clientSecretSettingName: 'TEST_CLIENT_SECRET' },
+            openIdConnectConfiguration: { wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration` },
+          },
+          login: { nameClaimType: 'name', scopes: ['openid', 'profile', 'email', 'offline_access'] },
+        },
+      },
+    },
+    globalValidation: { excludedPaths: ['/public/*'] },
+  };
+  const storeDirectory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-deploy-'));
+  const withStore = { ...document, login: { ...(document.login as object), tokenStore: { fileSystem: { directory: storeDirectory } } } };
+  const { config } = resolveAuthConfig(withStore, { TEST_CLIENT_SECRET: secret });
+  const gateway = await createGateway({
+    config,
+    upstream: upstream.url,
+    core: loadAddonCore(),
+    logger: createLogger(process.env.GATEHOUSE_TEST_LOG_LEVEL ?? 'silent'),
+    masterKey: randomBytes(32),
+    webhook: { env: {} },
+  });
+  attach(front, gateway);
+  return {
+    url: front.url,
+    idp,
+    gateway,
+    upstream: { url: upstream.url, requests },
+    storeDirectory,
+    close: async () => {
+      gateway.close();
+      await Promise.all([front.close(), idp.close(), upstream.close()]);
+    },
+  };
+}
+
+/** Signs `browser` in through the provider's page; returns every hop from the protected page to its return. */
+export async function signIn(browser: Browser, deployment: Deployment, pathname = '/protected', user = { username: 'demo', password: 'demo' }): Promise<{ hops: Response[]; final: Response }> {
+  const hops = await browser.follow(`${deployment.url}${pathname}`);
+  const loginPage = hops.at(-1)!;
+  if (!loginPage.url.startsWith(deployment.idp.issuer)) throw new Error(`expected the provider's sign-in page, got ${loginPage.status} ${loginPage.url}`);
+  const after = await browser.submitForm(loginPage, /\/login$/, user);
+  return { hops: [...hops, ...after], final: after.at(-1)! };
+}
