@@ -2,17 +2,31 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
-import { signatureHeader } from './webhook/sign.js';
+import { AuthConfigError } from './core/config/auth-config.js';
+import { loadAuthConfig } from './core/config/load.js';
+import { startDev } from './dev/dev.js';
+import { createLogger } from './logging.js';
+import { selectCore, type CoreSelection } from './native/index.js';
+import { attach, createGateway, listenEarly } from './sidecar/gateway.js';
 import { startServer } from './sidecar/server.js';
+import { VERSION } from './version.js';
 import { DEFAULT_WEBHOOK_PATH } from './webhook/config.js';
+import { signatureHeader } from './webhook/sign.js';
 
 const USAGE = `Usage:
+  gatehouse dev [--host 127.0.0.1] [--port 8080]
+      Zero-configuration demo: a development OpenID provider, a demo app, and
+      gatehouse in front of it. Sign in as demo / demo.
+  gatehouse serve --upstream <url> [--config <file>] [--host 127.0.0.1] [--port 8080]
+      The sidecar: authenticate every request, forward to <url> with identity
+      headers. Configuration: --config, else $GATEHOUSE_AUTH_CONFIG_JSON or
+      $WEBSITE_AUTH_V2_CONFIG_JSON. The webhook receiver is at ${DEFAULT_WEBHOOK_PATH}.
   gatehouse serve [--host 127.0.0.1] [--port 8080]
-      Run the server: the signed webhook receiver at ${DEFAULT_WEBHOOK_PATH}.
+      Without --upstream: only the signed webhook receiver.
   gatehouse sign [--secret <secret>] [--file <path>]
       Print the X-Forge-Signature-256 value for a body read from --file or stdin.
       The secret defaults to $FORGE_WEBHOOK_SECRET.
-  gatehouse help`;
+  gatehouse version | help`;
 
 class UsageError extends Error {}
 
@@ -23,16 +37,69 @@ function port(value: string | undefined): number {
   return n;
 }
 
-async function serve(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' } } });
-  const running = await startServer({ host: values.host ?? '127.0.0.1', port: port(values.port ?? process.env.PORT) });
-  console.log(`gatehouse listening on ${running.url}`);
-  console.log(`webhook receiver: POST ${running.url}${running.receiver.config.path}`);
+function upstreamUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--upstream must be an http(s) URL (got ${value})`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--upstream must be an http(s) URL (got ${value})`);
+  return url.href.replace(/\/$/, '');
+}
+
+function coreSelection(logger: ReturnType<typeof createLogger>): CoreSelection {
+  const selection = selectCore();
+  if (selection.fallbackReason === undefined) logger.info({ core: 'native' }, 'core: C++ addon active');
+  else logger.warn({ core: 'fallback', reason: selection.fallbackReason }, 'core: TypeScript fallback active');
+  return selection;
+}
+
+function stopOn(close: () => Promise<void>): void {
   const stop = (): void => {
-    running.close().then(() => process.exit(0), () => process.exit(1));
+    close().then(() => process.exit(0), () => process.exit(1));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+}
+
+async function serve(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' }, upstream: { type: 'string' }, config: { type: 'string' } } });
+  const host = values.host ?? '127.0.0.1';
+  const listenPort = port(values.port ?? process.env.PORT);
+  if (values.upstream === undefined) {
+    if (values.config !== undefined) throw new UsageError('--config needs --upstream (the app to protect)');
+    const running = await startServer({ host, port: listenPort });
+    console.log(`gatehouse listening on ${running.url}`);
+    console.log(`webhook receiver: POST ${running.url}${running.receiver.config.path}`);
+    stopOn(running.close);
+    return;
+  }
+  const upstream = upstreamUrl(values.upstream);
+  const logger = createLogger();
+  const loaded = loadAuthConfig(values.config);
+  for (const warning of loaded.warnings) logger.warn({ source: loaded.source }, `configuration: ${warning}`);
+  const { core } = coreSelection(logger);
+  const front = await listenEarly(host, listenPort);
+  const gateway = await createGateway({ config: loaded.config, upstream, core, logger, version: VERSION });
+  attach(front, gateway);
+  console.log(`gatehouse listening on ${front.url} → ${upstream}`);
+  console.log(`webhook receiver: POST ${front.url}${gateway.receiver.config.path}`);
+  stopOn(async () => {
+    gateway.close();
+    await front.close();
+  });
+}
+
+async function dev(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' } } });
+  const logger = createLogger();
+  const { core } = coreSelection(logger);
+  const running = await startDev({ host: values.host ?? '127.0.0.1', port: port(values.port ?? process.env.PORT), core, logger, version: VERSION });
+  console.log(`gatehouse dev: open ${running.url}/ and sign in as demo / demo`);
+  console.log(`development OpenID provider: ${running.issuer}`);
+  console.log(`webhook receiver: POST ${running.url}${DEFAULT_WEBHOOK_PATH}`);
+  stopOn(running.close);
 }
 
 function sign(args: string[]): void {
@@ -46,10 +113,16 @@ function sign(args: string[]): void {
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
+    case 'dev':
+      return dev(rest);
     case 'serve':
       return serve(rest);
     case 'sign':
       return sign(rest);
+    case 'version':
+    case '--version':
+      console.log(VERSION);
+      return;
     case undefined:
     case 'help':
     case '--help':
@@ -65,6 +138,10 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     console.error(`gatehouse: ${(error as Error).message}\n\n${USAGE}`);
     process.exit(2);
+  }
+  if (error instanceof AuthConfigError) {
+    console.error(`gatehouse: ${error.message}`);
+    process.exit(1);
   }
   console.error(`gatehouse: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
