@@ -6,7 +6,7 @@ import type { AuthConfig } from './config/auth-config.js';
 import { deriveKey } from './crypto/keys.js';
 import { matchExcludedPath } from './excluded-paths.js';
 import { requestOrigin } from './http/origin.js';
-import { wantsJson, type Decision, type RequestView } from './http/request-view.js';
+import { headerValue, wantsJson, type Decision, type RequestView } from './http/request-view.js';
 import { errorDecision, escapeHtml, jsonDecision, pageDecision, redirectDecision } from './http/responses.js';
 import { OidcProviderClient } from './oidc/provider-client.js';
 import { identityFromRecord } from './principal.js';
@@ -26,6 +26,8 @@ export interface AuthLayerOptions {
   readonly logger?: Logger;
   readonly now?: () => number;
   readonly version?: string;
+  /** Session cache lifetime (default SESSION_CACHE_TTL_MS; 0 reads the store on every request). */
+  readonly sessionCacheTtlMs?: number;
 }
 
 const LOGIN_PATH = /^\/login\/([A-Za-z0-9][A-Za-z0-9_-]*)(\/callback)?$/;
@@ -40,7 +42,7 @@ export class AuthLayer {
     this.#context = {
       config: options.config,
       clients,
-      sessions: new Sessions(options.config, options.store, deriveKey(options.masterKey, 'session-cookie', options.config.app), clients, logger, now),
+      sessions: new Sessions(options.config, options.store, deriveKey(options.masterKey, 'session-cookie', options.config.app), clients, logger, now, options.sessionCacheTtlMs),
       transactionKey: deriveKey(options.masterKey, 'login-transaction', options.config.app),
       logger,
       now,
@@ -55,7 +57,8 @@ export class AuthLayer {
   async decide(view: RequestView): Promise<Decision> {
     const { config, logger } = this.#context;
     if (!config.enabled) return { kind: 'forward', identity: null };
-    const json = wantsJson(view);
+    // A WebSocket handshake cannot follow a redirect to a sign-in page: it gets a 401 like an API call.
+    const json = wantsJson(view) || headerValue(view, 'upgrade') !== undefined;
     const origin = requestOrigin(view, config);
     if (origin === null) {
       logger.warn({ reason: 'invalid host', path: view.path }, 'request rejected');

@@ -29,6 +29,7 @@ export interface GatewayOptions {
   readonly webhook?: WebhookReceiverOptions;
   readonly upstreamTimeoutMs?: number;
   readonly version?: string;
+  readonly sessionCacheTtlMs?: number;
 }
 
 export interface Gateway {
@@ -50,7 +51,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const directory = defaultStoreDirectory(config);
   const masterKey = options.masterKey ?? encryptionKeyFromEnv(options.env) ?? (await loadOrCreateKeyFile(directory));
   const store = new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey, logger });
-  const layer = new AuthLayer({ config, store, masterKey, logger, ...(options.version ? { version: options.version } : {}) });
+  const layer = new AuthLayer({ config, store, masterKey, logger, ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
   const sidecar = createSidecar({ layer, upstream: options.upstream, core: options.core, logger, ...(options.upstreamTimeoutMs ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}) });
   const receiver = new WebhookReceiver({ logger, core: options.core, ...(options.env ? { env: options.env } : {}), ...options.webhook });
   const webhook = createNodeHandler(receiver);

@@ -20,16 +20,42 @@ export interface Deployment {
   readonly gateway: Gateway;
   readonly upstream: { url: string; requests: Array<{ url: string; headers: http.IncomingHttpHeaders }> };
   readonly storeDirectory: string;
+  /** Stops the upstream app: its port refuses connections from then on. */
+  closeUpstream(): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface DeploymentOptions {
+  /** The authsettingsV2 document; default: one provider "dev", /public/* excluded. */
   readonly document?: (issuer: string) => Record<string, unknown>;
   readonly accessTokenTtl?: number;
   readonly upstreamHandler?: http.RequestListener;
+  readonly upstreamTimeoutMs?: number;
+  readonly sessionCacheTtlMs?: number;
+  /** Set up on the upstream server (e.g. a WebSocket handshake). */
+  readonly upstreamSetup?: (server: http.Server) => void;
 }
 
 export const CLIENT_ID = 'gatehouse-test';
+
+/** One OpenID provider "dev" (the test provider), /public/* excluded. */
+export function defaultDocument(issuer: string): Record<string, unknown> {
+  return {
+    identityProviders: {
+      customOpenIdConnectProviders: {
+        dev: {
+          registration: {
+            clientId: CLIENT_ID,
+            clientCredential: { clientSecretSettingName: 'TEST_CLIENT_SECRET' },
+            openIdConnectConfiguration: { wellKnownOpenIdConfiguration: `${issuer}/.well-known/openid-configuration` },
+          },
+          login: { nameClaimType: 'name', scopes: ['openid', 'profile', 'email', 'offline_access'] },
+        },
+      },
+    },
+    globalValidation: { excludedPaths: ['/public/*'] },
+  };
+}
 
 export async function startDeployment(options: DeploymentOptions = {}): Promise<Deployment> {
   const requests: Array<{ url: string; headers: http.IncomingHttpHeaders }> = [];
@@ -40,6 +66,7 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, headers: req.headers }));
       }),
   );
+  options.upstreamSetup?.(upstreamServer);
   const upstream = await listen(upstreamServer);
   const front: Listening = await listenEarly('127.0.0.1', 0);
   const secret = randomBytes(16).toString('hex');
@@ -47,21 +74,7 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
     clients: [{ clientId: CLIENT_ID, clientSecret: secret, redirectUris: [`${front.url}/.auth/login/dev/callback`], postLogoutRedirectUris: [`${front.url}/.auth/logout/complete`] }],
     ...(options.accessTokenTtl ? { accessTokenTtl: options.accessTokenTtl } : {}),
   });
-  const document = options.document?.(idp.issuer) ?? {
-    identityProviders: {
-      customOpenIdConnectProviders: {
-        dev: {
-          registration: {
-            clientId: CLIENT_ID,
-            clientCredential: { clientSecretSettingName: 'TEST_CLIENT_SECRET' },
-            openIdConnectConfiguration: { wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration` },
-          },
-          login: { nameClaimType: 'name', scopes: ['openid', 'profile', 'email', 'offline_access'] },
-        },
-      },
-    },
-    globalValidation: { excludedPaths: ['/public/*'] },
-  };
+  const document = options.document?.(idp.issuer) ?? defaultDocument(idp.issuer);
   const storeDirectory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-deploy-'));
   const withStore = { ...document, login: { ...(document.login as object), tokenStore: { fileSystem: { directory: storeDirectory } } } };
   const { config } = resolveAuthConfig(withStore, { TEST_CLIENT_SECRET: secret });
@@ -72,6 +85,8 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
     logger: createLogger(process.env.GATEHOUSE_TEST_LOG_LEVEL ?? 'silent'),
     masterKey: randomBytes(32),
     webhook: { env: {} },
+    ...(options.upstreamTimeoutMs ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}),
+    ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
   });
   attach(front, gateway);
   return {
@@ -80,9 +95,10 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
     gateway,
     upstream: { url: upstream.url, requests },
     storeDirectory,
+    closeUpstream: () => upstream.close(),
     close: async () => {
       gateway.close();
-      await Promise.all([front.close(), idp.close(), upstream.close()]);
+      await Promise.all([front.close(), idp.close(), upstream.server.listening ? upstream.close() : undefined]);
     },
   };
 }

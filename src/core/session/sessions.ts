@@ -10,7 +10,11 @@ import type { TokenStore } from '../token-store/token-store.js';
 import { assessSession, type Assessment } from './assess.js';
 import type { SessionRecord } from './record.js';
 
-/** How long a record read from the store is trusted without reading it again. */
+/**
+ * How long a record read from the store is trusted without reading it again.
+ * Within one process, logout and refresh update the cache at once; another
+ * instance sharing the store sees a logout within this time.
+ */
 export const SESSION_CACHE_TTL_MS = 30_000;
 export const SESSION_CACHE_MAX = 10_000;
 
@@ -29,6 +33,7 @@ export class Sessions {
     private readonly clients: ReadonlyMap<string, OidcProviderClient>,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
+    private readonly cacheTtlMs: number = SESSION_CACHE_TTL_MS,
   ) {}
 
   /** The session id the request's cookie carries, if its MAC is right (forgeries stop here, before any lookup). */
@@ -48,7 +53,8 @@ export class Sessions {
 
   #remember(id: string, record: SessionRecord): void {
     this.#cache.delete(id);
-    this.#cache.set(id, { record, until: this.now() + SESSION_CACHE_TTL_MS });
+    if (this.cacheTtlMs <= 0) return;
+    this.#cache.set(id, { record, until: this.now() + this.cacheTtlMs });
     while (this.#cache.size > SESSION_CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value as string);
   }
 

@@ -1,0 +1,373 @@
+// Hostile input against a live deployment: every way in that must stay shut.
+import { createHash } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+import { expect } from 'chai';
+
+import { Browser } from '../support/browser.js';
+import { defaultDocument, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
+
+/**
+ * Sends raw bytes (paths exactly as written) and returns everything the
+ * server sent until it closed. Requests carry `Connection: close`; the socket
+ * is not half-closed, as a browser would not.
+ */
+function raw(url: string, request: string): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let data = '';
+    socket.on('data', (d) => (data += d.toString('latin1')));
+    socket.on('end', () => resolve(data));
+    socket.on('error', reject);
+    socket.write(request);
+  });
+}
+
+/** The body of a raw HTTP/1.1 response, de-chunked when needed. */
+function rawBody(response: string): string {
+  const split = response.indexOf('\r\n\r\n');
+  const head = response.slice(0, split);
+  let body = response.slice(split + 4);
+  if (!/transfer-encoding: chunked/i.test(head)) return body;
+  let out = '';
+  for (;;) {
+    const line = body.indexOf('\r\n');
+    const size = parseInt(body.slice(0, line), 16);
+    if (!size) return out;
+    out += body.slice(line + 2, line + 2 + size);
+    body = body.slice(line + 2 + size + 2);
+  }
+}
+
+describe('sidecar attack surface', function () {
+  this.timeout(30_000);
+  let deployment: Deployment;
+  let signedIn: Browser;
+  let cookie: string;
+  before(async () => {
+    deployment = await startDeployment({ sessionCacheTtlMs: 0 });
+    signedIn = new Browser();
+    await signIn(signedIn, deployment);
+    cookie = `PlatformAuthSession=${signedIn.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
+  });
+  after(() => deployment.close());
+
+  describe('open redirects', () => {
+    for (const target of ['//evil.example', '/\\evil.example', '/%5Cevil.example', '/%09/evil.example', 'https:evil.example', 'http://127.0.0.1@evil.example', 'javascript:alert(1)', 'https://evil.example/', '/.auth/login/dev?post_login_redirect_uri=https://evil.example']) {
+      it(`login refuses post_login_redirect_uri=${target}`, async () => {
+        const reply = await new Browser().request(`${deployment.url}/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent(target)}`);
+        expect(reply.status).to.equal(400);
+        expect(reply.headers.location).to.equal(undefined);
+      });
+      it(`logout refuses post_logout_redirect_uri=${target}`, async () => {
+        const reply = await new Browser().request(`${deployment.url}/.auth/logout?post_logout_redirect_uri=${encodeURIComponent(target)}`);
+        expect(reply.status).to.equal(400);
+      });
+    }
+    it('the alias post_login_redirect_url is validated the same way', async () => {
+      expect((await new Browser().request(`${deployment.url}/.auth/login/dev?post_login_redirect_url=//evil.example`)).status).to.equal(400);
+      const ok = await new Browser().request(`${deployment.url}/.auth/login/dev?post_login_redirect_url=%2Forders`);
+      expect(ok.status).to.equal(302);
+    });
+  });
+
+  describe('excluded-path bypasses stay protected', () => {
+    for (const p of ['/public/../protected', '/public/%2e%2e/protected', '/public/..%2fprotected', '/public;/../protected', '//public/../protected', '/PUBLIC/x', '/public%2f..%2fprotected']) {
+      it(p, async () => {
+        const response = await raw(deployment.url, `GET ${p} HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\nAccept: text/html\r\nConnection: close\r\n\r\n`);
+        expect(response).to.match(/^HTTP\/1\.1 302 /);
+        expect(response).to.match(/location: \/\.auth\/login\/dev/i);
+      });
+    }
+    it('a query that looks excluded does not exclude', async () => {
+      const reply = await new Browser().request(`${deployment.url}/protected?x=/public/a`);
+      expect(reply.status).to.equal(302);
+    });
+  });
+
+  describe('identity header spoofing (signed in)', () => {
+    it('every alias and duplicate is removed; the real identity arrives', async () => {
+      const response = await raw(
+        deployment.url,
+        `GET /whoami HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\nCookie: ${cookie}\r\nAccept: text/html\r\nConnection: close\r\n` +
+          'X-PLATFORM-CLIENT-PRINCIPAL-ID: admin\r\nx-platform-client-principal-id: admin2\r\nX_PLATFORM_CLIENT_PRINCIPAL: forged\r\n' +
+          'x.platform.client.principal.name: root\r\nX-Platform-Token-Dev-Access-Token: stolen\r\nX-PLATFORM-CLIENT-PRINCIPAL-IDP: evil\r\n\r\n',
+      );
+      const seen = JSON.parse(rawBody(response)) as { headers: Record<string, string> };
+      expect(seen.headers['x-platform-client-principal-id']).to.equal('demo');
+      expect(seen.headers['x-platform-client-principal-idp']).to.equal('dev');
+      expect(seen.headers['x-platform-token-dev-access-token']).not.to.equal('stolen');
+      expect(seen.headers).not.to.have.property('x_platform_client_principal');
+      expect(seen.headers).not.to.have.property('x.platform.client.principal.name');
+    });
+
+    it('a hostile Connection header cannot remove what gatehouse injects', async () => {
+      const reply = await signedIn.request(`${deployment.url}/whoami`, {
+        headers: { connection: 'keep-alive, X-PLATFORM-CLIENT-PRINCIPAL-ID, x-platform-client-principal, X-Forwarded-For, x-forwarded-host', 'x-forwarded-for': '6.6.6.6' },
+      });
+      const seen = JSON.parse(reply.body) as { headers: Record<string, string> };
+      expect(seen.headers['x-platform-client-principal-id']).to.equal('demo');
+      expect(seen.headers['x-platform-client-principal']).to.be.a('string');
+      expect(seen.headers['x-forwarded-for']).to.equal('127.0.0.1');
+      expect(seen.headers['x-forwarded-host']).to.equal(new URL(deployment.url).host);
+      expect(seen.headers.connection ?? '').not.to.match(/principal|forwarded/i);
+    });
+
+    it('client X-Forwarded-* headers are replaced, not trusted (no forward proxy configured)', async () => {
+      const reply = await signedIn.request(`${deployment.url}/whoami`, { headers: { 'x-forwarded-for': '6.6.6.6', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' } });
+      const seen = JSON.parse(reply.body) as { headers: Record<string, string> };
+      expect(seen.headers['x-forwarded-for']).to.equal('127.0.0.1');
+      expect(seen.headers['x-forwarded-host']).to.equal(new URL(deployment.url).host);
+      expect(seen.headers['x-forwarded-proto']).to.equal('http');
+      // And redirects are not built from them either.
+      const login = await new Browser().request(`${deployment.url}/.auth/login/dev`, { headers: { 'x-forwarded-host': 'evil.example' } });
+      expect(new URL(login.headers.location!).searchParams.get('redirect_uri')).to.equal(`${deployment.url}/.auth/login/dev/callback`);
+    });
+
+    it('an invalid Host header is refused', async () => {
+      const response = await raw(deployment.url, 'GET /protected HTTP/1.1\r\nHost: evil.example/path\r\nConnection: close\r\n\r\n');
+      expect(response).to.match(/^HTTP\/1\.1 400 /);
+    });
+  });
+
+  describe('cookies', () => {
+    const challenged = async (value: string) => {
+      const reply = await new Browser().request(`${deployment.url}/protected`, { headers: { cookie: `PlatformAuthSession=${value}` } });
+      return reply.status;
+    };
+    it('a forged, tampered or truncated session cookie is challenged', async () => {
+      const real = cookie.split('=')[1]!;
+      expect(await challenged('forged')).to.equal(302);
+      expect(await challenged(`${real.slice(0, -1)}${real.endsWith('A') ? 'B' : 'A'}`)).to.equal(302);
+      expect(await challenged(real.slice(0, 43))).to.equal(302);
+      expect(await challenged(`${'A'.repeat(43)}.${real.split('.')[1]}`)).to.equal(302);
+    });
+
+    it("another deployment's (another app's) cookie is challenged", async () => {
+      const other = await startDeployment();
+      try {
+        const browser = new Browser();
+        await signIn(browser, other);
+        expect(await challenged(browser.cookie(other.url, 'PlatformAuthSession')!.value)).to.equal(302);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('a tampered token-store file means no session', async () => {
+      const browser = new Browser();
+      await signIn(browser, deployment);
+      const dirs = await fs.readdir(deployment.storeDirectory);
+      const appDir = path.join(deployment.storeDirectory, dirs.find((d) => d.startsWith('app-'))!);
+      const files = (await fs.readdir(appDir)).filter((f) => f.endsWith('.session'));
+      for (const f of files) {
+        const record = JSON.parse(await fs.readFile(path.join(appDir, f), 'utf8'));
+        const data = Buffer.from(record.data, 'base64');
+        data[5]! ^= 0xff;
+        await fs.writeFile(path.join(appDir, f), JSON.stringify({ ...record, data: data.toString('base64') }));
+      }
+      expect((await browser.request(`${deployment.url}/protected`)).status).to.equal(302);
+      expect((await browser.request(`${deployment.url}/.auth/me`)).status).to.equal(401);
+      // Re-sign-in works again afterwards.
+      signedIn = new Browser();
+      await signIn(signedIn, deployment);
+      cookie = `PlatformAuthSession=${signedIn.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
+    });
+  });
+
+  describe('the login transaction', () => {
+    async function toCallback(browser: Browser): Promise<URL> {
+      const hops = await browser.follow(`${deployment.url}/protected`);
+      const loginPage = hops.at(-1)!;
+      // Stop at the callback: submit the provider form and follow until the redirect to our callback.
+      const form = /<form[^>]*action="([^"]+\/login)"/.exec(loginPage.body)![1]!;
+      let response = await browser.request(new URL(form, loginPage.url).href, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'username=demo&password=demo' });
+      while (response.status >= 300 && response.status < 400) {
+        const next = new URL(response.headers.location!, response.url);
+        if (next.pathname.endsWith('/.auth/login/dev/callback')) return next;
+        response = await browser.request(next.href);
+      }
+      throw new Error('never reached the callback');
+    }
+
+    it('a wrong state is refused', async () => {
+      const browser = new Browser();
+      const callback = await toCallback(browser);
+      callback.searchParams.set('state', 'attacker-state');
+      const reply = await browser.request(callback.href);
+      expect(reply.status).to.equal(400);
+      expect(reply.body).to.contain('state does not match');
+      expect(reply.setCookies.find((c) => c.startsWith('PlatformAuthSession='))).to.equal(undefined);
+    });
+
+    it('a callback replayed after use (nonce/code replay) is refused', async () => {
+      const browser = new Browser();
+      const callback = await toCallback(browser);
+      const tx = browser.cookie(deployment.url, 'PlatformAuthSessionLogin')!.value;
+      expect((await browser.request(callback.href)).status).to.equal(302);
+      // Without the transaction cookie (cleared on use):
+      expect((await browser.request(callback.href)).status).to.equal(400);
+      // With the old transaction cookie put back: the code is spent, the provider refuses.
+      const replay = await new Browser().request(callback.href, { headers: { cookie: `PlatformAuthSessionLogin=${tx}` } });
+      expect(replay.status).to.equal(401);
+      expect(replay.setCookies.find((c) => c.startsWith('PlatformAuthSession='))).to.equal(undefined);
+    });
+
+    it("another browser's code injected with the victim's state fails PKCE", async () => {
+      const victim = new Browser();
+      const victimCallback = await toCallback(victim);
+      const attacker = new Browser();
+      const attackerCallback = await toCallback(attacker);
+      // The victim's own state and transaction (verifier), the attacker's code.
+      victimCallback.searchParams.set('code', attackerCallback.searchParams.get('code')!);
+      const reply = await victim.request(victimCallback.href);
+      expect(reply.status).to.equal(401);
+      expect(reply.setCookies.find((c) => c.startsWith('PlatformAuthSession='))).to.equal(undefined);
+    });
+
+    it('a forged transaction cookie is refused', async () => {
+      const browser = new Browser();
+      const callback = await toCallback(browser);
+      const reply = await new Browser().request(callback.href, { headers: { cookie: 'PlatformAuthSessionLogin=AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' } });
+      expect(reply.status).to.equal(400);
+    });
+
+    it('a provider error ends in a clear page, not a loop', async () => {
+      const browser = new Browser();
+      const hops = await browser.follow(`${deployment.url}/protected`);
+      const cancelled = await browser.submitForm(hops.at(-1)!, /\/abort$/, {});
+      const last = cancelled.at(-1)!;
+      expect(last.status).to.equal(401);
+      expect(last.body).to.contain('access_denied');
+    });
+
+    it('the session id is rotated at sign-in (no fixation)', async () => {
+      const browser = new Browser();
+      await signIn(browser, deployment);
+      const first = browser.cookie(deployment.url, 'PlatformAuthSession')!.value;
+      // Sign in again while holding the first session: a new id, and the old one is revoked.
+      const hops = await browser.follow(`${deployment.url}/.auth/login/dev`);
+      expect(hops.at(-1)!.url).to.match(/\/\.auth\/login\/done$/);
+      const second = browser.cookie(deployment.url, 'PlatformAuthSession')!.value;
+      expect(second).not.to.equal(first);
+      expect((await new Browser().request(`${deployment.url}/.auth/me`, { headers: { cookie: `PlatformAuthSession=${first}` } })).status).to.equal(401);
+    });
+  });
+});
+
+describe('sidecar failure modes', function () {
+  this.timeout(30_000);
+
+  it('an expired login transaction restarts the sign-in cleanly', async () => {
+    const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), login: { nonce: { nonceExpirationInterval: '00:00:01' } } }) });
+    try {
+      const browser = new Browser();
+      const hops = await browser.follow(`${deployment.url}/orders?page=2`);
+      await new Promise((r) => setTimeout(r, 1200));
+      const after = await browser.submitForm(hops.at(-1)!, /\/login$/, { username: 'demo', password: 'demo' });
+      const callback = after.find((h) => h.url.includes('/.auth/login/dev/callback'))!;
+      expect(callback.status).to.equal(302);
+      expect(callback.headers.location).to.equal('/.auth/login/dev?post_login_redirect_uri=%2Forders%3Fpage%3D2');
+      // The provider session exists now, so the restart completes without another form.
+      expect(after.at(-1)!.status).to.equal(200);
+      expect(JSON.parse(after.at(-1)!.body).url).to.equal('/orders?page=2');
+    } finally {
+      await deployment.close();
+    }
+  });
+
+  it('provider down: a clear 502, and the sidecar keeps serving', async () => {
+    const deployment = await startDeployment();
+    try {
+      await deployment.idp.close();
+      const page = await new Browser().request(`${deployment.url}/.auth/login/dev`);
+      expect(page.status).to.equal(502);
+      expect(page.headers['content-type']).to.match(/text\/html/);
+      expect(page.body).to.contain('identity provider could not be reached');
+      const api = new Browser();
+      api.accept = 'application/json';
+      const json = await api.request(`${deployment.url}/.auth/login/dev`);
+      expect(JSON.parse(json.body)).to.have.property('error');
+      expect((await new Browser().request(`${deployment.url}/public/ok`)).status).to.equal(200);
+    } finally {
+      await deployment.close();
+    }
+  });
+
+  it('upstream down: 502 page for browsers, JSON for APIs; upstream slow: 504', async () => {
+    let hang = false;
+    const deployment = await startDeployment({
+      upstreamTimeoutMs: 300,
+      upstreamHandler: (req, res) => {
+        if (hang) return; // never answers
+        res.end('ok');
+      },
+    });
+    try {
+      hang = true;
+      const slow = await new Browser().request(`${deployment.url}/public/slow`);
+      expect(slow.status).to.equal(504);
+      expect(slow.body).to.contain('did not answer in time');
+      hang = false;
+      expect((await new Browser().request(`${deployment.url}/public/fine`)).body).to.equal('ok');
+    } finally {
+      await deployment.close();
+    }
+    const down = await startDeployment();
+    try {
+      await down.closeUpstream();
+      const page = await new Browser().request(`${down.url}/public/x`);
+      expect(page.status).to.equal(502);
+      expect(page.body).to.contain('not reachable');
+    } finally {
+      await down.close();
+    }
+    const refused = await startDeployment({ upstreamHandler: (_req, res) => res.destroy() });
+    try {
+      const page = await new Browser().request(`${refused.url}/public/x`);
+      expect(page.status).to.equal(502);
+      expect(page.headers['content-type']).to.match(/text\/html/);
+      const api = new Browser();
+      api.accept = 'application/json';
+      const json = await api.request(`${refused.url}/public/x`);
+      expect(json.status).to.equal(502);
+      expect(JSON.parse(json.body)).to.deep.equal({ error: 'The application is not reachable right now.' });
+      expect((await new Browser().request(`${refused.url}/.auth/version`)).status).to.equal(200);
+    } finally {
+      await refused.close();
+    }
+  });
+});
+
+describe('WebSocket upgrades', function () {
+  this.timeout(30_000);
+
+  it('are authenticated like any request, then proxied with identity headers', async () => {
+    const deployment = await startDeployment({
+      upstreamSetup: (server) =>
+        server.on('upgrade', (req, socket) => {
+          const accept = createHash('sha1').update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+          socket.end(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\nX-Seen-Id: ${req.headers['x-platform-client-principal-id'] ?? '-'}\r\n\r\n`);
+        }),
+    });
+    try {
+      const handshake = (cookieHeader: string) =>
+        raw(
+          deployment.url,
+          `GET /socket HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nX-PLATFORM-CLIENT-PRINCIPAL-ID: spoofed\r\n${cookieHeader}\r\n`,
+        );
+      const anonymous = await handshake('');
+      expect(anonymous).to.match(/^HTTP\/1\.1 401 /);
+      const browser = new Browser();
+      await signIn(browser, deployment);
+      const accepted = await handshake(`Cookie: PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}\r\n`);
+      expect(accepted).to.match(/^HTTP\/1\.1 101 /);
+      expect(accepted).to.match(/x-seen-id: demo/i);
+    } finally {
+      await deployment.close();
+    }
+  });
+});
