@@ -1,0 +1,73 @@
+// The whole product as a person meets it: real Chromium, `gatehouse dev`
+// (development OpenID provider, demo app, sidecar), sign in, see the
+// principal, sign out, and the back button does not bring access back.
+import { existsSync } from 'node:fs';
+
+import { expect } from 'chai';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+import { startDev, type RunningDev } from '../../src/dev/dev.js';
+import { createLogger } from '../../src/logging.js';
+import { loadAddonCore } from '../../src/native/index.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+describe('end to end in Chromium', function () {
+  this.timeout(60_000);
+  let dev: RunningDev;
+  let browser: Browser;
+  let page: Page;
+
+  before(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (bash .ci/run does)`);
+    dev = await startDev({ host: '127.0.0.1', port: 0, core: loadAddonCore(), logger: createLogger('silent'), version: 'test' });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-gpu'],
+    });
+    page = await (await browser.newContext()).newPage();
+  });
+  after(async () => {
+    await browser?.close();
+    await dev?.close();
+  });
+
+  it('redirects to the provider, signs in, and shows the principal', async () => {
+    await page.goto(`${dev.url}/`);
+    expect(page.url().startsWith(dev.issuer)).to.equal(true);
+    await page.fill('input[name=username]', 'demo');
+    await page.fill('input[name=password]', 'demo');
+    await Promise.all([page.waitForURL(`${dev.url}/`), page.click('button[type=submit]:has-text("Sign in")')]);
+    expect(await page.textContent('#user')).to.equal('Dev User');
+    const principal = JSON.parse((await page.textContent('#principal'))!) as { auth_typ: string; claims: Array<{ typ: string; val: string }> };
+    expect(principal.auth_typ).to.equal('dev');
+    expect(principal.claims).to.deep.include({ typ: 'email', val: 'demo@example.com' });
+    const cookies = await page.context().cookies(dev.url);
+    const session = cookies.find((c) => c.name === 'PlatformAuthSession')!;
+    expect(session.httpOnly).to.equal(true);
+    expect(session.sameSite).to.equal('Lax');
+  });
+
+  it('/.auth/me answers for the signed-in browser', async () => {
+    const response = await page.request.get(`${dev.url}/.auth/me`);
+    expect(response.status()).to.equal(200);
+    const [entry] = (await response.json()) as Array<{ user_id: string }>;
+    expect(entry!.user_id).to.equal('demo');
+  });
+
+  it('signs out; the back button does not restore access', async () => {
+    await page.goto(`${dev.url}/`);
+    await page.click('a[href="/.auth/logout"]');
+    await page.waitForURL((url) => url.href.startsWith(dev.issuer));
+    await Promise.all([page.waitForURL(`${dev.url}/.auth/logout/done`), page.click('button[name=logout]')]);
+    expect(await page.textContent('h1')).to.equal('Signed out');
+    await page.goBack(); // the provider's confirmation page
+    await page.goBack(); // the demo app page
+    await page.waitForLoadState();
+    // The page is not shown from cache: gatehouse was asked, and sent the browser to sign in.
+    expect(page.url().startsWith(`${dev.issuer}/interaction/`), page.url()).to.equal(true);
+    expect(await page.locator('#user').count()).to.equal(0);
+    const me = await page.request.get(`${dev.url}/.auth/me`);
+    expect(me.status()).to.equal(401);
+  });
+});
