@@ -35,6 +35,8 @@ export interface RunningIdentityProvider {
   readonly provider: Provider;
   /** Sign-in counts per user, for tests. */
   readonly logins: Map<string, number>;
+  /** Successful token-endpoint grants by grant type, for tests. */
+  readonly grants: Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -101,6 +103,7 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     features: {
       devInteractions: { enabled: false },
+      revocation: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: async (ctx: KoaContextWithOIDC, form: string) => {
@@ -117,6 +120,11 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
     },
   };
   const provider = new Provider(issuer, configuration);
+  const grants = new Map<string, number>();
+  provider.on('grant.success', (ctx: KoaContextWithOIDC) => {
+    const type = String((ctx.oidc.params as Record<string, unknown> | undefined)?.grant_type ?? 'unknown');
+    grants.set(type, (grants.get(type) ?? 0) + 1);
+  });
   const oidcCallback = provider.callback();
 
   async function interaction(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -171,6 +179,7 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
     issuer,
     provider,
     logins,
+    grants,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

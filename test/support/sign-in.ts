@@ -20,6 +20,7 @@ export interface Deployment {
   readonly gateway: Gateway;
   readonly upstream: { url: string; requests: Array<{ url: string; headers: http.IncomingHttpHeaders }> };
   readonly storeDirectory: string;
+  readonly clientSecret: string;
   /** Stops the upstream app: its port refuses connections from then on. */
   closeUpstream(): Promise<void>;
   close(): Promise<void>;
@@ -95,6 +96,7 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
     gateway,
     upstream: { url: upstream.url, requests },
     storeDirectory,
+    clientSecret: secret,
     closeUpstream: () => upstream.close(),
     close: async () => {
       gateway.close();

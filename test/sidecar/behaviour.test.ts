@@ -1,0 +1,150 @@
+import { expect } from 'chai';
+
+import { Browser } from '../support/browser.js';
+import { CLIENT_ID, defaultDocument, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
+
+async function seen(browser: Browser, url: string): Promise<Record<string, string>> {
+  const reply = await browser.request(url);
+  expect(reply.status, reply.body.slice(0, 200)).to.equal(200);
+  return (JSON.parse(reply.body) as { headers: Record<string, string> }).headers;
+}
+
+describe('token refresh', function () {
+  this.timeout(30_000);
+  let deployment: Deployment;
+  before(async () => {
+    // Every access token is inside the refresh window from the start.
+    deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), gatehouse: { refreshWindowSeconds: 7200 } }) });
+  });
+  after(() => deployment.close());
+
+  it('a protected request near token expiry refreshes implicitly', async () => {
+    const browser = new Browser();
+    await signIn(browser, deployment);
+    const before = deployment.idp.grants.get('refresh_token') ?? 0;
+    const first = await seen(browser, `${deployment.url}/a`);
+    const second = await seen(browser, `${deployment.url}/b`);
+    expect(deployment.idp.grants.get('refresh_token')).to.equal(before + 2);
+    expect(second['x-platform-token-dev-access-token']).not.to.equal(first['x-platform-token-dev-access-token']);
+  });
+
+  it('parallel /.auth/refresh calls make one provider refresh', async () => {
+    const browser = new Browser();
+    await signIn(browser, deployment);
+    const before = deployment.idp.grants.get('refresh_token') ?? 0;
+    const replies = await Promise.all(Array.from({ length: 10 }, () => browser.request(`${deployment.url}/.auth/refresh`)));
+    expect(replies.map((r) => r.status)).to.deep.equal(Array(10).fill(200));
+    expect(deployment.idp.grants.get('refresh_token')).to.equal(before + 1);
+  });
+
+  it('a refresh the provider refuses ends the session (ReauthRequired)', async () => {
+    const browser = new Browser();
+    await signIn(browser, deployment);
+    const [entry] = JSON.parse((await browser.request(`${deployment.url}/.auth/me`)).body) as Array<{ refresh_token: string }>;
+    // Revoke the refresh token at the provider (RFC 7009), as an administrator or risk policy would.
+    const revoked = await fetch(`${deployment.idp.issuer}/token/revocation`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${deployment.clientSecret}`).toString('base64')}` },
+      body: new URLSearchParams({ token: entry!.refresh_token, token_type_hint: 'refresh_token' }),
+    });
+    expect(revoked.status).to.equal(200);
+    const refused = await browser.request(`${deployment.url}/.auth/refresh`);
+    expect(refused.status).to.equal(401);
+    expect(refused.setCookies.some((c) => /^PlatformAuthSession=;/.test(c))).to.equal(true);
+    expect((await browser.request(`${deployment.url}/.auth/me`)).status).to.equal(401);
+  });
+
+  it('/.auth/refresh without a session is 401', async () => {
+    const reply = await new Browser().request(`${deployment.url}/.auth/refresh`);
+    expect(reply.status).to.equal(401);
+    expect(JSON.parse(reply.body)).to.deep.equal({ error: 'Not signed in.' });
+  });
+});
+
+describe('configurable behaviour', function () {
+  this.timeout(30_000);
+
+  it("another platform's header prefix and cookie name", async () => {
+    const deployment = await startDeployment({
+      document: (issuer) => ({ ...defaultDocument(issuer), gatehouse: { headerPrefix: 'X-MS-', sessionCookieName: 'AppServiceAuthSession' } }),
+    });
+    try {
+      const browser = new Browser();
+      await signIn(browser, deployment);
+      expect(browser.cookie(deployment.url, 'AppServiceAuthSession')).not.to.equal(undefined);
+      const headers = await seen(browser, `${deployment.url}/x`);
+      expect(headers['x-ms-client-principal-id']).to.equal('demo');
+      expect(headers['x-ms-client-principal-idp']).to.equal('dev');
+      expect(headers).not.to.have.property('x-platform-client-principal-id');
+    } finally {
+      await deployment.close();
+    }
+  });
+
+  for (const [action, status] of [['Return401', 401], ['RejectWith401', 401], ['Return403', 403], ['RejectWith404', 404]] as const) {
+    it(`unauthenticatedClientAction ${action} → ${status}`, async () => {
+      const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), globalValidation: { unauthenticatedClientAction: action } }) });
+      try {
+        expect((await new Browser().request(`${deployment.url}/x`)).status).to.equal(status);
+      } finally {
+        await deployment.close();
+      }
+    });
+  }
+
+  it('AllowAnonymous forwards anonymous callers without identity, and identifies signed-in ones', async () => {
+    const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), globalValidation: { unauthenticatedClientAction: 'AllowAnonymous' } }) });
+    try {
+      const anonymous = await seen(new Browser(), `${deployment.url}/x`);
+      expect(anonymous).not.to.have.property('x-platform-client-principal-id');
+      const browser = new Browser();
+      await signIn(browser, deployment, '/.auth/login/dev');
+      expect((await seen(browser, `${deployment.url}/x`))['x-platform-client-principal-id']).to.equal('demo');
+    } finally {
+      await deployment.close();
+    }
+  });
+
+  it('requireHttps redirects GETs to https and refuses other methods', async () => {
+    const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), httpSettings: { requireHttps: true } }) });
+    try {
+      const get = await new Browser().request(`${deployment.url}/x?y=1`);
+      expect(get.status).to.equal(302);
+      expect(get.headers.location).to.equal(`https://${new URL(deployment.url).host}/x?y=1`);
+      expect((await new Browser().request(`${deployment.url}/x`, { method: 'POST' })).status).to.equal(403);
+    } finally {
+      await deployment.close();
+    }
+  });
+
+  it('forwardProxy Standard trusts X-Forwarded-Host/Proto for callback URLs and cookies', async () => {
+    const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), httpSettings: { forwardProxy: { convention: 'Standard' } } }) });
+    try {
+      const reply = await new Browser().request(`${deployment.url}/.auth/login/dev`, { headers: { 'x-forwarded-host': 'app.example.com', 'x-forwarded-proto': 'https' } });
+      expect(new URL(reply.headers.location!).searchParams.get('redirect_uri')).to.equal('https://app.example.com/.auth/login/dev/callback');
+      expect(reply.setCookies[0]).to.match(/; Secure/);
+    } finally {
+      await deployment.close();
+    }
+  });
+
+  it('/.auth/version and unknown /.auth routes', async () => {
+    const deployment = await startDeployment();
+    try {
+      expect(JSON.parse((await new Browser().request(`${deployment.url}/.auth/version`)).body)).to.have.property('version');
+      expect((await new Browser().request(`${deployment.url}/.auth/nope`)).status).to.equal(404);
+      expect((await new Browser().request(`${deployment.url}/.auth/login/unknown`)).status).to.equal(404);
+      expect((await new Browser().request(`${deployment.url}/.auth/login/dev`, { method: 'DELETE' })).status).to.equal(405);
+      const callbackPut = await new Browser().request(`${deployment.url}/.auth/login/dev/callback`, { method: 'PUT' });
+      expect(callbackPut.status).to.equal(405);
+      const hugePost = await new Browser().request(`${deployment.url}/.auth/login/dev/callback`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `code=${'x'.repeat(200_000)}`,
+      });
+      expect(hugePost.status).to.equal(413);
+    } finally {
+      await deployment.close();
+    }
+  });
+});
