@@ -17,14 +17,14 @@ function run(args: string[], options: { input?: string | Buffer; env?: NodeJS.Pr
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** Starts `gatehouse serve` and resolves once it prints its URL. */
-function serve(env: NodeJS.ProcessEnv): Promise<{ url: string; output: () => string; stop: () => Promise<number | null> }> {
-  const child = spawn(process.execPath, [...CLI, 'serve', '--port', '0'], { cwd: root, env: { ...process.env, ...env } });
+/** Starts `gatehouse serve` (or another command) and resolves once it prints its URL. */
+function serve(env: NodeJS.ProcessEnv, args: string[] = ['serve', '--port', '0']): Promise<{ url: string; output: () => string; stop: () => Promise<number | null> }> {
+  const child = spawn(process.execPath, [...CLI, ...args], { cwd: root, env: { ...process.env, ...env } });
   let output = '';
   return new Promise((resolve, reject) => {
     const onData = (d: Buffer) => {
       output += d.toString();
-      const match = /gatehouse listening on (http:\/\/\S+)/.exec(output);
+      const match = /(?:gatehouse listening on|gatehouse dev: open) (http:\/\/[^\s/]+)/.exec(output);
       if (match) {
         resolve({
           url: match[1]!,
@@ -103,6 +103,48 @@ describe('gatehouse CLI', () => {
     try {
       expect((await deliver(server.url, 'push', '{}')).status).to.equal(200);
       expect(server.output()).to.match(/"core":"fallback","reason":"native addon not found/);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('gatehouse serve --upstream / dev', function () {
+  this.timeout(30_000);
+
+  it('a bad configuration exits 1 listing every problem with its JSON path', () => {
+    const config = JSON.stringify({ globalValidation: { unauthenticatedClientAction: 'Nope' }, login: { cookieExpiration: { timeToExpiration: 'soon' } } });
+    const result = run(['serve', '--upstream', 'http://127.0.0.1:9', '--port', '0'], { env: { GATEHOUSE_AUTH_CONFIG_JSON: config } });
+    expect(result.status).to.equal(1);
+    expect(result.stderr).to.contain('invalid authentication configuration');
+    expect(result.stderr).to.match(/- globalValidation\.unauthenticatedClientAction: /);
+    expect(result.stderr).to.match(/- login\.cookieExpiration\.timeToExpiration: expected a time span/);
+  });
+
+  it('no configuration at all, or a bad --upstream, is a clear error', () => {
+    const none = run(['serve', '--upstream', 'http://127.0.0.1:9', '--port', '0'], { env: { GATEHOUSE_AUTH_CONFIG_JSON: '', WEBSITE_AUTH_V2_CONFIG_JSON: '' } });
+    expect(none.status).to.equal(1);
+    expect(none.stderr).to.match(/no configuration: pass --config <file>/);
+    const bad = run(['serve', '--upstream', 'ftp://x', '--port', '0']);
+    expect(bad.status).to.equal(2);
+    expect(bad.stderr).to.match(/--upstream must be an http\(s\) URL/);
+  });
+
+  it('gatehouse dev serves the protected demo app, the public page and the webhook receiver', async () => {
+    const server = await serve({ FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '' }, ['dev', '--port', '0']);
+    try {
+      const http = await import('node:http');
+      const get = (path: string, accept: string) =>
+        new Promise<{ status: number; location?: string }>((resolve, reject) => {
+          http.get(`${server.url}${path}`, { headers: { accept } }, (res) => {
+            res.resume();
+            resolve({ status: res.statusCode ?? 0, ...(res.headers.location ? { location: res.headers.location } : {}) });
+          }).on('error', reject);
+        });
+      expect(await get('/', 'text/html')).to.deep.equal({ status: 302, location: '/.auth/login/dev?post_login_redirect_uri=%2F' });
+      expect((await get('/public/', 'text/html')).status).to.equal(200);
+      expect((await deliver(server.url, 'push', '{"commits":[]}')).status).to.equal(200);
+      expect(server.output()).to.match(/sign in as demo \/ demo/);
     } finally {
       await server.stop();
     }
