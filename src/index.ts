@@ -14,3 +14,20 @@ export {
   type NormalizedHeaders,
 } from './core/identity.js';
 export { createLogger, type Logger } from './logging.js';
+
+// The auth core and the sidecar host.
+export { AuthLayer, type AuthLayerOptions } from './core/auth-layer.js';
+export { resolveAuthConfig, AuthConfigError, type AuthConfig, type OidcProviderConfig, type UnauthenticatedAction } from './core/config/auth-config.js';
+export { loadAuthConfig } from './core/config/load.js';
+export type { RequestView, Decision } from './core/http/request-view.js';
+export type { TokenStore } from './core/token-store/token-store.js';
+export { FileSystemTokenStore } from './core/token-store/filesystem.js';
+export { MemoryTokenStore } from './core/token-store/memory.js';
+export type { SessionRecord } from './core/session/record.js';
+export { LIFECYCLE, SESSION_STATES, transition, type SessionState } from './core/session/lifecycle.js';
+export { deriveKey, encryptionKeyFromEnv, parseEncryptionKey } from './core/crypto/keys.js';
+export { signSessionId, newSessionId } from './core/crypto/session-id.js';
+export { validateReturnUrl } from './core/return-url.js';
+export { createGateway, listenEarly, attach, type Gateway, type GatewayOptions } from './sidecar/gateway.js';
+export { startDev } from './dev/dev.js';
+export { startDevIdentityProvider } from './dev/identity-provider.js';

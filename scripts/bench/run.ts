@@ -2,6 +2,7 @@
 import os from 'node:os';
 
 import { benchDeliveries, benchMemory } from './deliveries.js';
+import { benchSidecar } from './sidecar.js';
 import { benchVerify } from './verify.js';
 
 const quick = process.argv.includes('--quick');
@@ -12,3 +13,5 @@ console.log('\n## End-to-end deliveries\n');
 console.log(await benchDeliveries(quick));
 console.log('\n## Memory\n');
 console.log(await benchMemory());
+console.log('\n## Sidecar: a signed-in GET\n');
+console.log(await benchSidecar(quick));

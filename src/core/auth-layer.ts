@@ -9,6 +9,7 @@ import { requestOrigin } from './http/origin.js';
 import { headerValue, wantsJson, type Decision, type RequestView } from './http/request-view.js';
 import { errorDecision, escapeHtml, jsonDecision, pageDecision, redirectDecision } from './http/responses.js';
 import { OidcProviderClient } from './oidc/provider-client.js';
+import type { Identity } from './identity.js';
 import { identityFromRecord } from './principal.js';
 import { currentSession, loginDone, logout, logoutComplete, logoutDone, me, refresh, version } from './routes/account-routes.js';
 import type { LayerContext, RouteRequest } from './routes/context.js';
@@ -34,6 +35,7 @@ const LOGIN_PATH = /^\/login\/([A-Za-z0-9][A-Za-z0-9_-]*)(\/callback)?$/;
 
 export class AuthLayer {
   readonly #context: LayerContext;
+  readonly #identities = new WeakMap<SessionRecord, Identity>();
 
   constructor(options: AuthLayerOptions) {
     const logger = options.logger ?? createLogger();
@@ -64,7 +66,17 @@ export class AuthLayer {
       logger.warn({ reason: 'invalid host', path: view.path }, 'request rejected');
       return errorDecision(400, 'Bad request', 'The Host header is not valid.', json);
     }
-    const request: RouteRequest = { view, origin, secure: origin.scheme === 'https', json, searchParams: new URLSearchParams(view.query) };
+    let searchParams: URLSearchParams | undefined;
+    const request: RouteRequest = {
+      view,
+      origin,
+      secure: origin.scheme === 'https',
+      json,
+      // Parsed only by the /.auth routes that read it, not on every proxied request.
+      get searchParams() {
+        return (searchParams ??= new URLSearchParams(view.query));
+      },
+    };
     if (config.requireHttps && origin.scheme !== 'https') return this.#toHttps(request);
 
     const prefix = config.apiPrefix;
@@ -161,7 +173,20 @@ export class AuthLayer {
       }
     }
     if (state !== 'AccessTokenValid') throw new Error(`unexpected lifecycle state ${state}`);
-    return { kind: 'forward', identity: identityFromRecord(current, config.tokenStore.enabled) };
+    return { kind: 'forward', identity: this.#identity(current) };
+  }
+
+  /**
+   * One Identity object per cached session record, so hosts can build its
+   * headers once (records are immutable; a refresh makes a new one).
+   */
+  #identity(record: SessionRecord): Identity {
+    let identity = this.#identities.get(record);
+    if (identity === undefined) {
+      identity = identityFromRecord(record, this.#context.config.tokenStore.enabled);
+      this.#identities.set(record, identity);
+    }
+    return identity;
   }
 
   #challenge(request: RouteRequest, reason: string, clearCookie: boolean): Decision {

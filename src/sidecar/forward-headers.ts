@@ -18,6 +18,18 @@ export interface ForwardContext {
   readonly upgrade: boolean;
 }
 
+const builtHeaders = new WeakMap<Identity, ReadonlyArray<readonly [string, string]>>();
+
+/** The identity headers (lower-case names, byte-string values) for an identity object, built once. */
+function identityHeaders(core: GatehouseCore, identity: Identity, options: NormalizeOptions): ReadonlyArray<readonly [string, string]> {
+  let built = builtHeaders.get(identity);
+  if (built === undefined) {
+    built = core.normalizeHeaders([], identity, options).set.map(([name, value]) => [name.toLowerCase(), value] as const);
+    builtHeaders.set(identity, built);
+  }
+  return built;
+}
+
 /**
  * Rewrites `headers` (node's lower-cased object, as the proxy forwards it)
  * and returns the raw pairs to normalize against. A hostile `Connection`
@@ -42,9 +54,12 @@ export function prepareForwardHeaders(
     headers.connection = 'Upgrade';
   }
 
-  const normalized = core.normalizeHeaders(rawPairs, identity, normalizeOptions);
-  for (const name of normalized.remove) delete headers[name.toLowerCase()];
-  for (const [name, value] of normalized.set) headers[name.toLowerCase()] = value;
+  // Inbound aliases are stripped on every request; the identity headers of a
+  // session are the same on every request, so they are built once per identity.
+  for (const name of core.normalizeHeaders(rawPairs, null, normalizeOptions).remove) delete headers[name.toLowerCase()];
+  if (identity !== null) {
+    for (const [name, value] of identityHeaders(core, identity, normalizeOptions)) headers[name] = value;
+  }
 
   const previous = context.trustForwardedFor ? headers['x-forwarded-for'] : undefined;
   const chain = Array.isArray(previous) ? previous.join(', ') : previous;

@@ -25,6 +25,8 @@ export type RefreshOutcome =
 export class Sessions {
   readonly #cache = new Map<string, { record: SessionRecord; until: number }>();
   readonly #refreshing = new Map<string, Promise<RefreshOutcome>>();
+  readonly #verified = new Map<string, string>();
+  readonly #fingerprints: ReadonlyMap<string, string>;
 
   constructor(
     private readonly config: AuthConfig,
@@ -34,12 +36,23 @@ export class Sessions {
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
     private readonly cacheTtlMs: number = SESSION_CACHE_TTL_MS,
-  ) {}
+  ) {
+    this.#fingerprints = new Map([...clients].map(([alias, client]) => [alias, client.config.fingerprint]));
+  }
 
   /** The session id the request's cookie carries, if its MAC is right (forgeries stop here, before any lookup). */
   idFromRequest(request: RequestView): string | null {
     const value = requestCookies(request).get(this.config.sessionCookieName);
-    return value === undefined ? null : verifySessionCookie(this.cookieKey, value);
+    if (value === undefined) return null;
+    // Cookie values that verified before skip the HMAC; only verified values are remembered.
+    const known = this.#verified.get(value);
+    if (known !== undefined) return known;
+    const id = verifySessionCookie(this.cookieKey, value);
+    if (id !== null) {
+      this.#verified.set(value, id);
+      if (this.#verified.size > SESSION_CACHE_MAX) this.#verified.delete(this.#verified.keys().next().value as string);
+    }
+    return id;
   }
 
   async load(id: string): Promise<SessionRecord | undefined> {
@@ -59,8 +72,7 @@ export class Sessions {
   }
 
   assess(record: SessionRecord | undefined, host: string): Assessment {
-    const fingerprints = new Map([...this.clients].map(([alias, client]) => [alias, client.config.fingerprint]));
-    return assessSession(record, { now: this.now(), app: this.config.app, configFingerprints: fingerprints, host, refreshWindowMs: this.config.refreshWindowMs });
+    return assessSession(record, { now: this.now(), app: this.config.app, configFingerprints: this.#fingerprints, host, refreshWindowMs: this.config.refreshWindowMs });
   }
 
   /** Stores a new session under a fresh id (never a reused one: no fixation). */

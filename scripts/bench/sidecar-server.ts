@@ -1,0 +1,43 @@
+// One of the processes of the sidecar benchmark, reporting its port over IPC:
+//   app:        the upstream app (a small fixed answer)
+//   koa:        bare koa-proxies in front of the app (the baseline)
+//   gatehouse:  the gatehouse gateway (compiled package) in front of the app
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import Koa from 'koa';
+import proxies from 'koa-proxies';
+
+const [kind, upstream, configJson, masterKeyHex] = process.argv.slice(2) as [string, string?, string?, string?];
+
+async function listen(server: http.Server): Promise<number> {
+  server.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  return (server.address() as AddressInfo).port;
+}
+
+async function start(): Promise<number> {
+  if (kind === 'app') {
+    const body = JSON.stringify({ ok: true, pad: 'x'.repeat(200) });
+    return listen(http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)));
+  }
+  if (kind === 'koa') {
+    const app = new Koa();
+    app.silent = true; // clients closing at the end of a run are not errors worth printing
+    app.use(proxies('/', { target: upstream!, changeOrigin: false, agent: new http.Agent({ keepAlive: true, maxSockets: 512 }) } as proxies.IKoaProxiesOptions));
+    return listen(http.createServer(app.callback()));
+  }
+  if (kind === 'gatehouse') {
+    const dist = (await import(new URL('../../dist/index.js', import.meta.url).href)) as typeof import('../../src/index.js');
+    const { config } = dist.resolveAuthConfig(JSON.parse(configJson!), { BENCH_SECRET: 'unused' });
+    const selection = dist.selectCore('require');
+    const gateway = await dist.createGateway({ config, upstream: upstream!, core: selection.core, logger: dist.createLogger('silent'), masterKey: Buffer.from(masterKeyHex!, 'hex') });
+    const server = http.createServer(gateway.listener);
+    server.on('upgrade', gateway.upgrade);
+    return listen(server);
+  }
+  throw new Error(`unknown kind ${kind}`);
+}
+
+process.send!({ port: await start() });
+process.on('message', (m) => m === 'exit' && process.exit(0));

@@ -1,0 +1,195 @@
+// A signed-in GET through gatehouse, beside bare koa-proxies (the baseline),
+// nginx proxy_pass (Debian's nginx) and the app itself, with one load
+// generator (autocannon, 50 connections), in turn for several rounds.
+import { spawn, fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync, existsSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import autocannon from 'autocannon';
+
+import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
+import { deriveKey } from '../../src/core/crypto/keys.js';
+import { newSessionId, signSessionId } from '../../src/core/crypto/session-id.js';
+import type { SessionRecord } from '../../src/core/session/record.js';
+import { FileSystemTokenStore } from '../../src/core/token-store/filesystem.js';
+import { table } from './measure.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const NGINX = '/usr/sbin/nginx';
+
+interface Target {
+  readonly name: string;
+  readonly port: number;
+}
+
+function forkServer(args: string[]): Promise<{ child: ChildProcess; port: number }> {
+  // GATEHOUSE_BENCH_PROFILE=<dir>: CPU profiles of the gatehouse process, for finding hot spots.
+  const profile = process.env.GATEHOUSE_BENCH_PROFILE && args[0] === 'gatehouse' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.GATEHOUSE_BENCH_PROFILE}`] : [];
+  const child = fork(path.join(here, 'sidecar-server.ts'), args, { execArgv: ['--import', 'tsx', ...profile], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
+    child.once('exit', (code) => reject(new Error(`${args[0]} exited ${code}`)));
+  });
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+async function waitForPort(port: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nothing listening on ${port}`);
+}
+
+async function startNginx(appPort: number): Promise<{ child: ChildProcess; port: number }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-nginx-'));
+  for (const sub of ['cb', 'px', 'fc', 'uw', 'sc']) mkdirSync(path.join(dir, sub));
+  const port = await freePort();
+  writeFileSync(
+    path.join(dir, 'nginx.conf'),
+    `worker_processes 1; daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/cb; proxy_temp_path ${dir}/px; fastcgi_temp_path ${dir}/fc; uwsgi_temp_path ${dir}/uw; scgi_temp_path ${dir}/sc;
+  upstream app { server 127.0.0.1:${appPort}; keepalive 64; }
+  server {
+    listen 127.0.0.1:${port};
+    location / { proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+}
+`,
+  );
+  const child = spawn(NGINX, ['-p', dir, '-c', path.join(dir, 'nginx.conf')], { stdio: 'ignore' });
+  await waitForPort(port);
+  return { child, port };
+}
+
+/** A signed-in session written straight into the store the gatehouse process reads. */
+async function signedInCookie(document: Record<string, unknown>, directory: string, masterKey: Buffer, host: string): Promise<string> {
+  const { config } = resolveAuthConfig(document, { BENCH_SECRET: 'unused' });
+  const provider = config.providers.get('bench')!;
+  const now = Date.now();
+  const record: SessionRecord = {
+    app: config.app,
+    provider: 'bench',
+    userId: 'user-1',
+    userName: 'Bench User',
+    nameType: 'name',
+    roleType: 'roles',
+    claims: [
+      { typ: 'sub', val: 'user-1' },
+      { typ: 'name', val: 'Bench User' },
+      { typ: 'email', val: 'bench@example.com' },
+    ],
+    tokens: { accessToken: 'a'.repeat(800), idToken: 'i'.repeat(900), refreshToken: 'r'.repeat(40), accessTokenExpiresAt: now + 24 * 3_600_000 },
+    createdAt: now,
+    expiresAt: now + 24 * 3_600_000,
+    configFingerprint: provider.fingerprint,
+    host,
+  };
+  const id = newSessionId();
+  await new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey }).put(id, record, record.expiresAt);
+  return `${config.sessionCookieName}=${signSessionId(deriveKey(masterKey, 'session-cookie', config.app), id)}`;
+}
+
+async function load(port: number, cookie: string, seconds: number) {
+  const result = await autocannon({ url: `http://127.0.0.1:${port}/page`, connections: 50, duration: seconds, headers: { cookie, accept: 'text/html' } });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, bad: result.non2xx + result.errors };
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+export async function benchSidecar(quick: boolean): Promise<string> {
+  if (!existsSync(NGINX)) return `(skipped: ${NGINX} not found; apt-get install nginx-light)`;
+  const seconds = quick ? 2 : 5;
+  const rounds = quick ? 1 : 3;
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-store-'));
+  const masterKey = randomBytes(32);
+  const document = {
+    identityProviders: {
+      customOpenIdConnectProviders: {
+        bench: {
+          registration: {
+            clientId: 'bench',
+            clientCredential: { clientSecretSettingName: 'BENCH_SECRET' },
+            // Never contacted: the session exists and its token is far from expiry.
+            openIdConnectConfiguration: { authorizationEndpoint: 'http://127.0.0.1:9/authorize', tokenEndpoint: 'http://127.0.0.1:9/token', issuer: 'http://127.0.0.1:9', certificationUri: 'http://127.0.0.1:9/jwks' },
+          },
+        },
+      },
+    },
+    login: { tokenStore: { enabled: process.env.BENCH_TOKENS !== 'off', fileSystem: { directory } } },
+    gatehouse: { app: 'bench' },
+  };
+  const app = await forkServer(['app']);
+  const upstream = `http://127.0.0.1:${app.port}`;
+  const processes: ChildProcess[] = [app.child];
+  try {
+    const koa = await forkServer(['koa', upstream]);
+    const gatehouse = await forkServer(['gatehouse', upstream, JSON.stringify(document), masterKey.toString('hex')]);
+    // Sessions are bound to the host they were made on: this one to gatehouse's own address.
+    const cookie = await signedInCookie(document, directory, masterKey, `127.0.0.1:${gatehouse.port}`);
+    const nginx = await startNginx(app.port);
+    processes.push(koa.child, gatehouse.child, nginx.child);
+    const targets: Target[] = [
+      { name: 'direct to the app', port: app.port },
+      { name: 'nginx proxy_pass', port: nginx.port },
+      { name: 'bare koa-proxies (baseline)', port: koa.port },
+      { name: 'gatehouse (signed in)', port: gatehouse.port },
+    ];
+    const results = new Map<string, Array<{ rps: number; p50: number; p99: number; bad: number }>>();
+    for (const target of targets) await load(target.port, cookie, 1); // warm-up
+    const check = await load(gatehouse.port, cookie, 1);
+    if (check.bad > 0) throw new Error('gatehouse did not answer 200 to the signed-in request');
+    for (let round = 0; round < rounds; round++) {
+      for (const target of targets) results.set(target.name, [...(results.get(target.name) ?? []), await load(target.port, cookie, seconds)]);
+    }
+    const summary = (name: string) => {
+      const r = results.get(name)!;
+      return { rps: median(r.map((x) => x.rps)), p50: median(r.map((x) => x.p50)), p99: median(r.map((x) => x.p99)), bad: r.reduce((a, x) => a + x.bad, 0) };
+    };
+    const base = summary('bare koa-proxies (baseline)');
+    return table(
+      [`signed-in GET, 50 connections, median of ${rounds}×${seconds}s`, 'req/s', 'vs koa-proxies', 'p50', 'p99', 'p99 added vs koa-proxies', 'non-2xx'],
+      targets.map(({ name }) => {
+        const s = summary(name);
+        return [name, s.rps.toFixed(0), `${(s.rps / base.rps).toFixed(2)}×`, `${s.p50} ms`, `${s.p99} ms`, `${(s.p99 - base.p99).toFixed(0)} ms`, String(s.bad)];
+      }),
+    );
+  } finally {
+    // Ask politely first so profiles (if any) are written; nginx gets SIGTERM.
+    await Promise.all(
+      processes.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+            child.once('exit', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            if (child.connected) child.send('exit');
+            else child.kill();
+          }),
+      ),
+    );
+  }
+}
