@@ -148,3 +148,32 @@ describe('configurable behaviour', function () {
     }
   });
 });
+
+describe('response_mode=form_post', function () {
+  this.timeout(30_000);
+
+  it('the provider POSTs the code to the callback, and sign-in completes', async () => {
+    const deployment = await startDeployment({
+      document: (issuer) => {
+        const document = defaultDocument(issuer) as { identityProviders: { customOpenIdConnectProviders: { dev: { login: Record<string, unknown> } } } };
+        document.identityProviders.customOpenIdConnectProviders.dev.login.loginParameters = { response_mode: 'form_post' };
+        return document as unknown as Record<string, unknown>;
+      },
+    });
+    try {
+      const browser = new Browser();
+      const hops = await browser.follow(`${deployment.url}/protected`);
+      expect(new URL(hops[1]!.headers.location!).searchParams.get('response_mode')).to.equal('form_post');
+      const afterLogin = await browser.submitForm(hops.at(-1)!, /\/login$/, { username: 'demo', password: 'demo' });
+      // The provider answers with a self-submitting form aimed at our callback.
+      const formPage = afterLogin.at(-1)!;
+      expect(formPage.body).to.contain('/.auth/login/dev/callback');
+      const posted = await browser.submitForm(formPage, /\/\.auth\/login\/dev\/callback$/, {});
+      expect(posted[0]!.status).to.equal(302);
+      expect(posted[0]!.headers.location).to.equal('/protected');
+      expect((JSON.parse(posted.at(-1)!.body) as { headers: Record<string, string> }).headers['x-platform-client-principal-id']).to.equal('demo');
+    } finally {
+      await deployment.close();
+    }
+  });
+});
