@@ -4,7 +4,6 @@ import { parseArgs } from 'node:util';
 
 import { AuthConfigError } from './core/config/auth-config.js';
 import { loadAuthConfig } from './core/config/load.js';
-import { startDev } from './dev/dev.js';
 import { createLogger } from './logging.js';
 import { selectCore, type CoreSelection } from './native/index.js';
 import { attach, createGateway, listenEarly } from './sidecar/gateway.js';
@@ -95,6 +94,8 @@ async function dev(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' } } });
   const logger = createLogger();
   const { core } = coreSelection(logger);
+  // Loaded only here: the development provider (oidc-provider) is no part of serve.
+  const { startDev } = await import('./dev/dev.js');
   const running = await startDev({ host: values.host ?? '127.0.0.1', port: port(values.port ?? process.env.PORT), core, logger, version: VERSION });
   console.log(`gatehouse dev: open ${running.url}/ and sign in as demo / demo`);
   console.log(`development OpenID provider: ${running.issuer}`);

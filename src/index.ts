@@ -29,5 +29,3 @@ export { deriveKey, encryptionKeyFromEnv, parseEncryptionKey } from './core/cryp
 export { signSessionId, newSessionId } from './core/crypto/session-id.js';
 export { validateReturnUrl } from './core/return-url.js';
 export { createGateway, listenEarly, attach, type Gateway, type GatewayOptions } from './sidecar/gateway.js';
-export { startDev } from './dev/dev.js';
-export { startDevIdentityProvider } from './dev/identity-provider.js';
