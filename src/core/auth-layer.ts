@@ -7,7 +7,7 @@ import { deriveKey } from './crypto/keys.js';
 import { matchExcludedPath } from './excluded-paths.js';
 import { requestOrigin } from './http/origin.js';
 import { headerValue, wantsJson, type Decision, type RequestView } from './http/request-view.js';
-import { errorDecision, escapeHtml, jsonDecision, pageDecision, redirectDecision } from './http/responses.js';
+import { errorDecision, escapeHtml, fragmentPreservingRedirect, jsonDecision, pageDecision, redirectDecision } from './http/responses.js';
 import { OidcProviderClient } from './oidc/provider-client.js';
 import type { Identity } from './identity.js';
 import { identityFromRecord } from './principal.js';
@@ -210,7 +210,9 @@ export class AuthLayer {
     const returnTo = `${view.path}${view.query ? `?${view.query}` : ''}`;
     const providers = [...this.#context.clients.keys()];
     if (config.defaultProvider !== undefined) {
-      return redirectDecision(`${config.apiPrefix}/login/${config.defaultProvider}?post_login_redirect_uri=${encodeURIComponent(returnTo)}`, { cookies });
+      const login = `${config.apiPrefix}/login/${config.defaultProvider}?post_login_redirect_uri=`;
+      if (config.preserveUrlFragmentsForLogins) return fragmentPreservingRedirect(login, returnTo, cookies);
+      return redirectDecision(`${login}${encodeURIComponent(returnTo)}`, { cookies });
     }
     const links = providers
       .map((alias) => `<li><a href="${escapeHtml(`${config.apiPrefix}/login/${alias}?post_login_redirect_uri=${encodeURIComponent(returnTo)}`)}">${escapeHtml(alias)}</a></li>`)

@@ -80,3 +80,18 @@ describe('return URL validation (no open redirects)', () => {
     expect(validateReturnUrl('/%E0%A4%A', ALLOWED)).to.deep.equal({ ok: true, location: '/%E0%A4%A' });
   });
 });
+
+describe('fragment-preserving sign-in page', () => {
+  it('keeps hostile return paths as data inside the script, pinned by a CSP hash', async () => {
+    const { createHash } = await import('node:crypto');
+    const { fragmentPreservingRedirect } = await import('../../src/core/http/responses.js');
+    const decision = fragmentPreservingRedirect('/.auth/login/dev?post_login_redirect_uri=', '/x</script><script>alert(1)</script>', []);
+    if (decision.kind !== 'respond') expect.fail('expected a response');
+    const html = decision.body!.toString('utf8');
+    expect(html).not.to.contain('</script><script>alert(1)');
+    expect(html).to.contain('\\u003c/script>');
+    const script = /<script>([\s\S]*?)<\/script>/.exec(html)![1]!;
+    const hash = createHash('sha256').update(script).digest('base64');
+    expect(decision.headers['Content-Security-Policy']).to.equal(`default-src 'none'; script-src 'sha256-${hash}'`);
+  });
+});

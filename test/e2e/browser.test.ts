@@ -71,3 +71,25 @@ describe('end to end in Chromium', function () {
     expect(me.status()).to.equal(401);
   });
 });
+
+describe('preserveUrlFragmentsForLogins in Chromium', function () {
+  this.timeout(60_000);
+
+  it('the #fragment survives the round trip through the provider', async () => {
+    const { startDeployment, defaultDocument } = await import('../support/sign-in.js');
+    const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), login: { preserveUrlFragmentsForLogins: true } }) });
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-gpu'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${deployment.url}/docs/page?x=1#section-2`);
+      await page.waitForURL((url) => url.href.startsWith(deployment.idp.issuer));
+      await page.fill('input[name=username]', 'demo');
+      await page.fill('input[name=password]', 'demo');
+      await Promise.all([page.waitForURL(`${deployment.url}/docs/page?x=1#section-2`), page.click('button[type=submit]:has-text("Sign in")')]);
+      expect(page.url()).to.equal(`${deployment.url}/docs/page?x=1#section-2`);
+    } finally {
+      await browser.close();
+      await deployment.close();
+    }
+  });
+});

@@ -1,4 +1,6 @@
 // Decisions that answer the request directly.
+import { createHash } from 'node:crypto';
+
 import type { Decision } from './request-view.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -64,4 +66,30 @@ export function pageDecision(status: number, title: string, message: string, ext
 /** An error for a browser (page) or an API client (JSON `{"error"}`), as the caller prefers. */
 export function errorDecision(status: number, title: string, message: string, json: boolean, extra: Extra = {}): Decision {
   return json ? jsonDecision(status, { error: message }, extra) : pageDecision(status, title, message, extra);
+}
+
+/**
+ * A sign-in redirect that keeps the URL fragment (login.preserveUrlFragmentsForLogins).
+ * Browsers never send `#…` to a server, so a tiny script appends it to the
+ * return URL before going to the login route. The script is pinned by hash in
+ * the page's CSP; without JavaScript, a link signs in without the fragment.
+ */
+export function fragmentPreservingRedirect(loginPrefix: string, returnTo: string, cookies: readonly string[]): Decision {
+  // JSON.stringify plus escaping `<` keeps the values inside the script as data.
+  const literal = (value: string) => JSON.stringify(value).replace(/</g, '\\u003c');
+  const script = `location.replace(${literal(loginPrefix)}+encodeURIComponent(${literal(returnTo)}+location.hash));`;
+  const hash = createHash('sha256').update(script).digest('base64');
+  const fallback = escapeHtml(`${loginPrefix}${encodeURIComponent(returnTo)}`);
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signing in…</title><script>${script}</script></head><body><noscript><p><a href="${fallback}">Sign in</a></p></noscript></body></html>`;
+  return {
+    kind: 'respond',
+    status: 401,
+    headers: {
+      'Content-Type': HTML_TYPE,
+      ...SECURITY_HEADERS,
+      'Content-Security-Policy': `default-src 'none'; script-src 'sha256-${hash}'`,
+      ...(cookies.length > 0 ? { 'Set-Cookie': cookies } : {}),
+    },
+    body: Buffer.from(html, 'utf8'),
+  };
 }
