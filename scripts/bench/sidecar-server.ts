@@ -1,6 +1,7 @@
 // One of the processes of the sidecar benchmark, reporting its port over IPC:
 //   app:        the upstream app (a small fixed answer)
 //   koa:        bare koa-proxies in front of the app (the baseline)
+//   koa-bytes:  koa-proxies adding the same identity header bytes gatehouse adds (static)
 //   gatehouse:  the gatehouse gateway (compiled package) in front of the app
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +26,12 @@ async function start(): Promise<number> {
     const app = new Koa();
     app.silent = true; // clients closing at the end of a run are not errors worth printing
     app.use(proxies('/', { target: upstream!, changeOrigin: false, agent: new http.Agent({ keepAlive: true, maxSockets: 512 }) } as proxies.IKoaProxiesOptions));
+    return listen(http.createServer(app.callback()));
+  }
+  if (kind === 'koa-bytes') {
+    const app = new Koa();
+    app.silent = true;
+    app.use(proxies('/', { target: upstream!, changeOrigin: false, agent: new http.Agent({ keepAlive: true, maxSockets: 512 }), headers: JSON.parse(configJson!) as Record<string, string> } as proxies.IKoaProxiesOptions));
     return listen(http.createServer(app.callback()));
   }
   if (kind === 'gatehouse') {

@@ -16,6 +16,8 @@ import { deriveKey } from '../../src/core/crypto/keys.js';
 import { newSessionId, signSessionId } from '../../src/core/crypto/session-id.js';
 import type { SessionRecord } from '../../src/core/session/record.js';
 import { FileSystemTokenStore } from '../../src/core/token-store/filesystem.js';
+import { identityFromRecord } from '../../src/core/principal.js';
+import { fallbackCore } from '../../src/native/fallback.js';
 import { table } from './measure.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -84,7 +86,7 @@ http {
 }
 
 /** A signed-in session written straight into the store the gatehouse process reads. */
-async function signedInCookie(document: Record<string, unknown>, directory: string, masterKey: Buffer, host: string): Promise<string> {
+async function signedInSession(document: Record<string, unknown>, directory: string, masterKey: Buffer, host: string): Promise<{ cookie: string; identityHeaders: Record<string, string> }> {
   const { config } = resolveAuthConfig(document, { BENCH_SECRET: 'unused' });
   const provider = config.providers.get('bench')!;
   const now = Date.now();
@@ -108,7 +110,11 @@ async function signedInCookie(document: Record<string, unknown>, directory: stri
   };
   const id = newSessionId();
   await new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey }).put(id, record, record.expiresAt);
-  return `${config.sessionCookieName}=${signSessionId(deriveKey(masterKey, 'session-cookie', config.app), id)}`;
+  // The header bytes gatehouse adds for this session, for the koa-proxies + same-bytes target.
+  const identity = identityFromRecord(record, config.tokenStore.enabled);
+  const identityHeaders = Object.fromEntries(fallbackCore.normalizeHeaders([], identity, { prefix: config.headerPrefix }).set);
+  Object.assign(identityHeaders, { 'x-forwarded-for': '127.0.0.1', 'x-forwarded-proto': 'http', 'x-forwarded-host': host });
+  return { cookie: `${config.sessionCookieName}=${signSessionId(deriveKey(masterKey, 'session-cookie', config.app), id)}`, identityHeaders };
 }
 
 async function load(port: number, cookie: string, seconds: number) {
@@ -147,13 +153,15 @@ export async function benchSidecar(quick: boolean): Promise<string> {
     const koa = await forkServer(['koa', upstream]);
     const gatehouse = await forkServer(['gatehouse', upstream, JSON.stringify(document), masterKey.toString('hex')]);
     // Sessions are bound to the host they were made on: this one to gatehouse's own address.
-    const cookie = await signedInCookie(document, directory, masterKey, `127.0.0.1:${gatehouse.port}`);
+    const { cookie, identityHeaders } = await signedInSession(document, directory, masterKey, `127.0.0.1:${gatehouse.port}`);
+    const koaBytes = await forkServer(['koa-bytes', upstream, JSON.stringify(identityHeaders)]);
     const nginx = await startNginx(app.port);
-    processes.push(koa.child, gatehouse.child, nginx.child);
+    processes.push(koa.child, gatehouse.child, koaBytes.child, nginx.child);
     const targets: Target[] = [
       { name: 'direct to the app', port: app.port },
       { name: 'nginx proxy_pass', port: nginx.port },
       { name: 'bare koa-proxies (baseline)', port: koa.port },
+      { name: 'koa-proxies + the same header bytes', port: koaBytes.port },
       { name: 'gatehouse (signed in)', port: gatehouse.port },
     ];
     const results = new Map<string, Array<{ rps: number; p50: number; p99: number; bad: number }>>();

@@ -14,7 +14,7 @@ import { requestOrigin } from '../core/http/origin.js';
 import { wantsJson, type Decision } from '../core/http/request-view.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
-import { prepareForwardHeaders } from './forward-headers.js';
+import { forwardHeaders } from './forward-headers.js';
 import { toRequestView } from './request-view.js';
 import { sendUpstreamError } from './upstream-errors.js';
 
@@ -60,7 +60,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     const decision = await layer.decide(view);
     if (decision.kind === 'forward') {
       const origin = requestOrigin(view, config) ?? { scheme: view.scheme, host: view.host };
-      prepareForwardHeaders(req.headers, view.headers, decision.identity, core, normalizeOptions, {
+      req.headers = forwardHeaders(req.headers, view.headers, decision.identity, core, normalizeOptions, {
         remoteAddress: view.remoteAddress,
         scheme: origin.scheme,
         host: origin.host,

@@ -31,39 +31,47 @@ function identityHeaders(core: GatehouseCore, identity: Identity, options: Norma
 }
 
 /**
- * Rewrites `headers` (node's lower-cased object, as the proxy forwards it)
- * and returns the raw pairs to normalize against. A hostile `Connection`
- * header naming identity or X-Forwarded-* headers removes only client
- * headers: it is dropped itself, and what gatehouse sets comes after.
+ * The headers to forward, as a new object (node's lower-cased shape, which
+ * http-proxy copies): hop-by-hop headers and every header the `Connection`
+ * header names are left out, inbound identity aliases are left out, then
+ * gatehouse's own headers are added. A hostile `Connection` header naming
+ * identity or X-Forwarded-* headers therefore removes only client headers.
+ * (A fresh object, not deletes on node's: deleting turns an object into a
+ * slow dictionary for every later copy.)
  */
-export function prepareForwardHeaders(
+export function forwardHeaders(
   headers: IncomingHttpHeaders,
   rawPairs: ReadonlyArray<readonly [string, string]>,
   identity: Identity | null,
   core: GatehouseCore,
   normalizeOptions: NormalizeOptions,
   context: ForwardContext,
-): void {
-  const named = (headers.connection ?? '')
-    .split(',')
-    .map((s) => s.trim().toLowerCase())
-    .filter(Boolean);
-  const keep = context.upgrade ? new Set(['connection', 'upgrade']) : new Set<string>();
-  for (const name of [...HOP_BY_HOP, ...named]) if (!keep.has(name)) delete headers[name];
-  if (context.upgrade) {
-    headers.connection = 'Upgrade';
+): IncomingHttpHeaders {
+  const dropped = new Set(HOP_BY_HOP);
+  for (const name of (headers.connection ?? '').split(',')) {
+    const trimmed = name.trim().toLowerCase();
+    if (trimmed !== '') dropped.add(trimmed);
   }
-
   // Inbound aliases are stripped on every request; the identity headers of a
   // session are the same on every request, so they are built once per identity.
-  for (const name of core.normalizeHeaders(rawPairs, null, normalizeOptions).remove) delete headers[name.toLowerCase()];
-  if (identity !== null) {
-    for (const [name, value] of identityHeaders(core, identity, normalizeOptions)) headers[name] = value;
+  for (const name of core.normalizeHeaders(rawPairs, null, normalizeOptions).remove) dropped.add(name.toLowerCase());
+  if (context.upgrade) {
+    dropped.delete('upgrade');
+    dropped.delete('connection');
   }
 
+  const out: IncomingHttpHeaders = {};
+  for (const name of Object.keys(headers)) {
+    if (!dropped.has(name)) out[name] = headers[name];
+  }
+  if (context.upgrade) out.connection = 'Upgrade';
+  if (identity !== null) {
+    for (const [name, value] of identityHeaders(core, identity, normalizeOptions)) out[name] = value;
+  }
   const previous = context.trustForwardedFor ? headers['x-forwarded-for'] : undefined;
   const chain = Array.isArray(previous) ? previous.join(', ') : previous;
-  headers['x-forwarded-for'] = chain ? `${chain}, ${context.remoteAddress}` : context.remoteAddress;
-  headers['x-forwarded-proto'] = context.scheme;
-  headers['x-forwarded-host'] = context.host;
+  out['x-forwarded-for'] = chain ? `${chain}, ${context.remoteAddress}` : context.remoteAddress;
+  out['x-forwarded-proto'] = context.scheme;
+  out['x-forwarded-host'] = context.host;
+  return out;
 }
