@@ -3,6 +3,7 @@
 // identity headers, a respond is written as is. WebSocket upgrades get the
 // same decision before they are proxied.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 
 import HttpProxy from 'http-proxy';
@@ -29,8 +30,8 @@ export interface SidecarOptions {
   readonly tls?: boolean;
 }
 
-const TIMED_OUT = Symbol('gatehouse.upstreamTimedOut');
-type Tagged = IncomingMessage & { [TIMED_OUT]?: boolean };
+const STARTED = Symbol('gatehouse.forwardStarted');
+type Tagged = IncomingMessage & { [STARTED]?: number };
 
 export interface Sidecar {
   readonly app: Koa;
@@ -88,6 +89,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
       writeDecision(ctx.res, decision);
       return;
     }
+    (ctx.req as Tagged)[STARTED] = performance.now();
     await next();
   });
   app.use(
@@ -97,15 +99,13 @@ export function createSidecar(options: SidecarOptions): Sidecar {
       agent,
       // Only what prepareForwardHeaders set: http-proxy's own xfwd would append to client values.
       xfwd: false,
+      // http-proxy aborts the upstream request after this long (then the error below decides 504).
+      proxyTimeout: timeoutMs,
       events: {
-        proxyReq: (proxyReq, req) => {
-          proxyReq.setTimeout(timeoutMs, () => {
-            (req as Tagged)[TIMED_OUT] = true;
-            proxyReq.destroy(new Error('upstream timeout'));
-          });
-        },
         error: (error: NodeJS.ErrnoException, req, res) => {
-          const timedOut = (req as Tagged)[TIMED_OUT] === true;
+          // An abort by proxyTimeout surfaces as a reset; what tells it apart is how long it took.
+          const started = (req as Tagged)[STARTED];
+          const timedOut = started !== undefined && performance.now() - started >= timeoutMs - 5;
           logger.error({ path: (req.url ?? '').split('?')[0], reason: timedOut ? 'upstream timeout' : error.code ?? error.message }, 'upstream request failed');
           const view = { headers: Object.entries(req.headers).map(([k, v]) => [k, String(v)] as const) };
           sendUpstreamError(res, timedOut ? 504 : 502, wantsJson(view));
