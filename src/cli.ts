@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { AuthConfigError } from './core/config/auth-config.js';
 import { loadAuthConfig } from './core/config/load.js';
 import { createLogger } from './logging.js';
-import { selectCore, type CoreSelection } from './native/index.js';
+import { logActiveCore, selectCore, type CoreSelection } from './native/index.js';
 import { attach, createGateway, listenEarly } from './sidecar/gateway.js';
 import { startServer } from './sidecar/server.js';
 import { VERSION } from './version.js';
@@ -49,8 +49,7 @@ function upstreamUrl(value: string): string {
 
 function coreSelection(logger: ReturnType<typeof createLogger>): CoreSelection {
   const selection = selectCore();
-  if (selection.fallbackReason === undefined) logger.info({ core: 'native' }, 'core: C++ addon active');
-  else logger.warn({ core: 'fallback', reason: selection.fallbackReason }, 'core: TypeScript fallback active');
+  logActiveCore(logger, selection);
   return selection;
 }
 

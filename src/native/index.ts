@@ -2,6 +2,7 @@
 // TypeScript fallback. GATEHOUSE_NATIVE=require|off|auto (default auto).
 import { loadAddonCore } from './addon.js';
 import { fallbackCore } from './fallback.js';
+import type { Logger } from '../logging.js';
 import type { GatehouseCore } from './types.js';
 
 export type NativeMode = 'auto' | 'require' | 'off';
@@ -28,6 +29,12 @@ export function selectCore(mode: NativeMode = nativeModeFromEnv()): CoreSelectio
     if (mode === 'require') throw new Error(`GATEHOUSE_NATIVE=require but the native addon cannot load: ${reason}`);
     return { core: fallbackCore, fallbackReason: reason };
   }
+}
+
+/** Says, once at startup, which implementation serves this process. */
+export function logActiveCore(logger: Logger, selection: CoreSelection): void {
+  if (selection.fallbackReason === undefined) logger.info({ core: 'native' }, 'core: C++ addon active');
+  else logger.warn({ core: 'fallback', reason: selection.fallbackReason }, 'core: TypeScript fallback active');
 }
 
 let defaultSelection: CoreSelection | undefined;

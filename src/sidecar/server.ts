@@ -1,11 +1,10 @@
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
 import Koa from 'koa';
 
 import { createLogger, type Logger } from '../logging.js';
-import { selectCore, type CoreSelection } from '../native/index.js';
+import { logActiveCore, selectCore, type CoreSelection } from '../native/index.js';
+import { listenEarly } from './gateway.js';
 import { createNodeHandler } from '../webhook/node-handler.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
@@ -53,26 +52,12 @@ export function createRequestListener(receiver: WebhookReceiver, app: Koa = crea
 export async function startServer(options: ServeOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
   const selection = options.core ?? selectCore();
-  if (selection.fallbackReason === undefined) logger.info({ core: 'native' }, 'core: C++ addon active');
-  else logger.warn({ core: 'fallback', reason: selection.fallbackReason }, 'core: TypeScript fallback active');
-
+  logActiveCore(logger, selection);
   const receiver = new WebhookReceiver({ logger, core: selection.core, ...options.webhook });
   if (receiver.config.secrets.length === 0) {
     logger.warn({ variable: receiver.config.secretVariable }, 'webhook secret not set: deliveries will be answered 500');
   }
-  const server = createServer(createRequestListener(receiver));
-  server.listen(options.port ?? 8080, options.host ?? '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return {
-    server,
-    url: `http://${host}:${address.port}`,
-    receiver,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
-  };
+  const listening = await listenEarly(options.host ?? '127.0.0.1', options.port ?? 8080);
+  listening.server.on('request', createRequestListener(receiver));
+  return { ...listening, receiver };
 }
