@@ -29,8 +29,8 @@ interface Target {
 }
 
 function forkServer(args: string[]): Promise<{ child: ChildProcess; port: number }> {
-  // GATEHOUSE_BENCH_PROFILE=<dir>: CPU profiles of the gatehouse process, for finding hot spots.
-  const profile = process.env.GATEHOUSE_BENCH_PROFILE && args[0] === 'gatehouse' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.GATEHOUSE_BENCH_PROFILE}`] : [];
+  // GATEHOUSE_BENCH_PROFILE=<dir>: CPU profiles of the gatehouse and koa-bytes processes, for finding hot spots.
+  const profile = process.env.GATEHOUSE_BENCH_PROFILE && (args[0] === 'gatehouse' || args[0] === 'koa-bytes') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.GATEHOUSE_BENCH_PROFILE}`] : [];
   const child = fork(path.join(here, 'sidecar-server.ts'), args, { execArgv: ['--import', 'tsx', ...profile], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));

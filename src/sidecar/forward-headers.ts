@@ -2,7 +2,7 @@
 // normalized by the shared core, X-Forwarded-* set by gatehouse.
 import type { IncomingHttpHeaders } from 'node:http';
 
-import type { Identity, NormalizeOptions } from '../core/identity.js';
+import { DEFAULT_HEADER_PREFIX, type Identity, type NormalizeOptions } from '../core/identity.js';
 import type { GatehouseCore } from '../native/types.js';
 
 /** RFC 9110 §7.6.1 connection-specific fields, plus the legacy ones proxies drop. */
@@ -16,6 +16,21 @@ export interface ForwardContext {
   readonly trustForwardedFor: boolean;
   /** WebSocket handshakes keep Connection/Upgrade. */
   readonly upgrade: boolean;
+}
+
+/**
+ * False only when the core's alias strip would certainly remove nothing: no
+ * header name that, upper-cased with `_` and `.` read as `-`, starts with the
+ * prefix, and no value with CR, LF or NUL. Then the native call is skipped; the
+ * outcome is the same by construction (the vectors pin the core's rules).
+ */
+export function mayCarryIdentityAliases(rawPairs: ReadonlyArray<readonly [string, string]>, prefix: string): boolean {
+  const canonicalPrefix = prefix.toUpperCase().replace(/[_.]/g, '-');
+  for (const [name, value] of rawPairs) {
+    if (name.length >= canonicalPrefix.length && name.slice(0, canonicalPrefix.length).toUpperCase().replace(/[_.]/g, '-') === canonicalPrefix) return true;
+    if (/[\r\n\0]/.test(value)) return true;
+  }
+  return false;
 }
 
 const builtHeaders = new WeakMap<Identity, ReadonlyArray<readonly [string, string]>>();
@@ -47,22 +62,23 @@ export function forwardHeaders(
   normalizeOptions: NormalizeOptions,
   context: ForwardContext,
 ): IncomingHttpHeaders {
-  const dropped = new Set(HOP_BY_HOP);
+  // Headers the Connection header names, and inbound identity aliases (usually none of either).
+  const dropped = new Set<string>();
   for (const name of (headers.connection ?? '').split(',')) {
     const trimmed = name.trim().toLowerCase();
     if (trimmed !== '') dropped.add(trimmed);
   }
-  // Inbound aliases are stripped on every request; the identity headers of a
-  // session are the same on every request, so they are built once per identity.
-  for (const name of core.normalizeHeaders(rawPairs, null, normalizeOptions).remove) dropped.add(name.toLowerCase());
-  if (context.upgrade) {
-    dropped.delete('upgrade');
-    dropped.delete('connection');
+  // Inbound aliases are stripped on every request by the shared core; the identity headers of
+  // a session are the same on every request, so they are built once per identity.
+  if (mayCarryIdentityAliases(rawPairs, normalizeOptions.prefix ?? DEFAULT_HEADER_PREFIX)) {
+    for (const name of core.normalizeHeaders(rawPairs, null, normalizeOptions).remove) dropped.add(name.toLowerCase());
   }
+  const keepForUpgrade = (name: string) => context.upgrade && (name === 'upgrade' || name === 'connection');
 
   const out: IncomingHttpHeaders = {};
   for (const name of Object.keys(headers)) {
-    if (!dropped.has(name)) out[name] = headers[name];
+    if ((HOP_BY_HOP.has(name) || dropped.has(name)) && !keepForUpgrade(name)) continue;
+    out[name] = headers[name];
   }
   if (context.upgrade) out.connection = 'Upgrade';
   if (identity !== null) {

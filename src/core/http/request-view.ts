@@ -52,6 +52,18 @@ export function requestCookies(request: Pick<RequestView, 'headers'>): Map<strin
   return cookies;
 }
 
+/** One cookie's value (the first occurrence), without building the whole cookie map. */
+export function requestCookie(request: Pick<RequestView, 'headers'>, name: string): string | undefined {
+  for (const [n, v] of request.headers) {
+    if (n.length !== 6 || n.toLowerCase() !== 'cookie') continue;
+    for (const part of v.split(';')) {
+      const eq = part.indexOf('=');
+      if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    }
+  }
+  return undefined;
+}
+
 /**
  * A caller that wants JSON rather than a page: an `Accept` without
  * `text/html`, or an XMLHttpRequest. Such callers get 401 instead of a redirect.

@@ -3,7 +3,7 @@
 import type { Logger } from '../../logging.js';
 import type { AuthConfig } from '../config/auth-config.js';
 import { newSessionId, signSessionId, verifySessionCookie } from '../crypto/session-id.js';
-import { requestCookies, type RequestView } from '../http/request-view.js';
+import { requestCookie, type RequestView } from '../http/request-view.js';
 import { setCookie } from '../http/responses.js';
 import type { OidcProviderClient, TokenSet } from '../oidc/provider-client.js';
 import type { TokenStore } from '../token-store/token-store.js';
@@ -42,7 +42,7 @@ export class Sessions {
 
   /** The session id the request's cookie carries, if its MAC is right (forgeries stop here, before any lookup). */
   idFromRequest(request: RequestView): string | null {
-    const value = requestCookies(request).get(this.config.sessionCookieName);
+    const value = requestCookie(request, this.config.sessionCookieName);
     if (value === undefined) return null;
     // Cookie values that verified before skip the HMAC; only verified values are remembered.
     const known = this.#verified.get(value);
