@@ -127,7 +127,7 @@ const median = (values: number[]): number => [...values].sort((a, b) => a - b)[M
 export async function benchSidecar(quick: boolean): Promise<string> {
   if (!existsSync(NGINX)) return `(skipped: ${NGINX} not found; apt-get install nginx-light)`;
   const seconds = quick ? 2 : 5;
-  const rounds = quick ? 1 : 3;
+  const rounds = quick ? 1 : 5;
   const directory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-store-'));
   const masterKey = randomBytes(32);
   const document = {
@@ -169,7 +169,9 @@ export async function benchSidecar(quick: boolean): Promise<string> {
     const check = await load(gatehouse.port, cookie, 1);
     if (check.bad > 0) throw new Error('gatehouse did not answer 200 to the signed-in request');
     for (let round = 0; round < rounds; round++) {
-      for (const target of targets) results.set(target.name, [...(results.get(target.name) ?? []), await load(target.port, cookie, seconds)]);
+      // Rotate the order each round: on a machine whose speed drifts, a fixed order would favour whoever goes first.
+      const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
+      for (const target of order) results.set(target.name, [...(results.get(target.name) ?? []), await load(target.port, cookie, seconds)]);
     }
     const summary = (name: string) => {
       const r = results.get(name)!;
