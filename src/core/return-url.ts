@@ -6,8 +6,10 @@ export type ReturnUrlVerdict = { readonly ok: true; readonly location: string } 
 export const MAX_RETURN_URL_LENGTH = 2048;
 /** How many layers of percent-encoding are looked through for hidden tricks. */
 const DECODE_LAYERS = 3;
-/** Parameters through which a return URL could carry another one (a redirect chain). */
+/** Parameters through which an external return URL could carry another one (a redirect chain). */
 const REDIRECT_PARAMETERS = /(^|[?&])(post_login_redirect_ur[il]|post_logout_redirect_ur[il]|redirect_uri|return_?url|returnto|next)=/i;
+/** gatehouse's own pages a return URL may name; every other route under the prefix could chain. */
+const SAFE_OWN_PAGES = ['/login/done', '/logout/done'];
 /** Host-local base used to resolve relative paths; never emitted. */
 const LOCAL_BASE = 'https://gatehouse.invalid';
 
@@ -46,22 +48,29 @@ function isRelativePath(layer: string): boolean {
  * (origins or URLs; only their origins count). Everything else is refused:
  * scheme-relative `//host`, `/\host`, encoded backslashes, control characters,
  * `https:host`, credentials (`http://allowed@evil`), other schemes, and
- * return URLs that carry a return URL themselves.
+ * redirect chains: gatehouse's own routes under `apiPrefix` (login, logout,
+ * callbacks; only its done pages are allowed) and external URLs that carry a
+ * return URL themselves. An app path's own query is the app's business.
  */
-export function validateReturnUrl(raw: string, allowedExternal: readonly string[] = []): ReturnUrlVerdict {
+export function validateReturnUrl(raw: string, allowedExternal: readonly string[] = [], apiPrefix = '/.auth'): ReturnUrlVerdict {
   if (raw.length === 0) return { ok: false, reason: 'empty' };
   if (raw.length > MAX_RETURN_URL_LENGTH) return { ok: false, reason: 'too long' };
   const layers = decodeLayers(raw);
   if (layers.some(hasSmuggling)) return { ok: false, reason: 'control character or backslash' };
-  if (layers.some((layer) => REDIRECT_PARAMETERS.test(layer))) return { ok: false, reason: 'nested redirect' };
 
   if (raw.startsWith('/')) {
     // Every decoding layer must still be a path on this origin.
     if (!layers.every(isRelativePath)) return { ok: false, reason: 'scheme-relative' };
     const resolved = new URL(raw, LOCAL_BASE);
     if (resolved.origin !== LOCAL_BASE) return { ok: false, reason: 'leaves the origin' };
+    const ownRoute = layers.some((layer) => {
+      const path = new URL(layer, LOCAL_BASE).pathname;
+      return (path === apiPrefix || path.startsWith(`${apiPrefix}/`)) && !SAFE_OWN_PAGES.includes(path.slice(apiPrefix.length));
+    });
+    if (ownRoute) return { ok: false, reason: 'nested redirect through an authentication route' };
     return { ok: true, location: `${resolved.pathname}${resolved.search}${resolved.hash}` };
   }
+  if (layers.some((layer) => REDIRECT_PARAMETERS.test(layer))) return { ok: false, reason: 'nested redirect' };
 
   let url: URL;
   try {

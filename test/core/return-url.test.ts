@@ -11,6 +11,12 @@ describe('return URL validation (no open redirects)', () => {
     ['/search?q=a%20b&x=1#top', '/search?q=a%20b&x=1#top'],
     ['/a/./b/../c', '/a/c'],
     ['/unicode/é', '/unicode/%C3%A9'],
+    // An app path's own query is the app's business, even with redirect-like names.
+    ['/search?next=2', '/search?next=2'],
+    ['/x?returnUrl=%2Fy', '/x?returnUrl=%2Fy'],
+    // gatehouse's own confirmation pages are fine destinations.
+    ['/.auth/login/done', '/.auth/login/done'],
+    ['/.auth/logout/done', '/.auth/logout/done'],
     ['https://app.example.com/after', 'https://app.example.com/after'],
     ['https://APP.example.com:443/x', 'https://app.example.com/x'],
     ['https://partner.example.org:8443/', 'https://partner.example.org:8443/'],
@@ -55,9 +61,15 @@ describe('return URL validation (no open redirects)', () => {
     'dashboard',
     '',
     '/.auth/login/aad?post_login_redirect_uri=https://evil.example',
-    '/next?post_login_redirect_url=%2F%2Fevil.example',
-    '/x?redirect_uri=https%3A%2F%2Fevil.example',
-    '/x?returnUrl=//evil.example',
+    '/.auth/login/aad',
+    '/.auth/logout?post_logout_redirect_uri=https://evil.example',
+    '/.auth/login/aad/callback?code=x',
+    '/.auth/refresh',
+    '/%2Eauth/login/aad?post_login_redirect_uri=https://evil.example',
+    '/%252Eauth/logout',
+    '/a/../.auth/login/aad',
+    'https://app.example.com/login?next=https://evil.example',
+    'https://app.example.com/x?post_login_redirect_uri=//evil.example',
     `/${'a'.repeat(3000)}`,
   ];
   for (const raw of refused) {

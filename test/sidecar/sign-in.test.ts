@@ -112,3 +112,19 @@ describe('server-directed sign-in against a real OpenID provider', function () {
     expect(seen.headers).not.to.have.property('x_platform_client_principal');
   });
 });
+
+describe('return URLs with their own query', function () {
+  this.timeout(30_000);
+
+  it("an app URL whose query has a redirect-like name (?next=) still signs in and comes back", async () => {
+    const deployment = await startDeployment();
+    try {
+      const browser = new Browser();
+      const { final } = await signIn(browser, deployment, '/search?next=2&returnUrl=%2Fx');
+      expect(final.status).to.equal(200);
+      expect((JSON.parse(final.body) as { url: string }).url).to.equal('/search?next=2&returnUrl=%2Fx');
+    } finally {
+      await deployment.close();
+    }
+  });
+});

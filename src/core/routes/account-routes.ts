@@ -63,7 +63,7 @@ export async function refresh(context: LayerContext, request: RouteRequest): Pro
 
 export async function logout(context: LayerContext, request: RouteRequest): Promise<Decision> {
   const requested = returnUrlParameter(request.searchParams, ['post_logout_redirect_uri', 'post_logout_redirect_url']);
-  const verdict = validateReturnUrl(requested ?? `${context.config.apiPrefix}/logout/done`, context.config.allowedExternalRedirectUrls);
+  const verdict = validateReturnUrl(requested ?? `${context.config.apiPrefix}/logout/done`, context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
   if (!verdict.ok) {
     context.logger.warn({ reason: `return URL refused (${verdict.reason})`, path: request.view.path }, 'logout redirect refused');
     return errorDecision(400, 'Invalid return address', 'The post-logout redirect address is not allowed.', request.json);
@@ -98,7 +98,7 @@ export function logoutComplete(context: LayerContext, request: RouteRequest): De
   const opened = state === null ? undefined : unseal<string>(context.transactionKey, 'logout', state, context.now());
   const target = opened?.ok ? opened.value : `${context.config.apiPrefix}/logout/done`;
   // Validated when sealed; validated again, as a sealed value is only as good as its contents.
-  const verdict = validateReturnUrl(target, context.config.allowedExternalRedirectUrls);
+  const verdict = validateReturnUrl(target, context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
   return redirectDecision(verdict.ok ? verdict.location : `${context.config.apiPrefix}/logout/done`);
 }
 

@@ -55,7 +55,7 @@ function unavailable(context: LayerContext, request: RouteRequest, alias: string
 
 export async function startLogin(context: LayerContext, request: RouteRequest, client: OidcProviderClient, returnUrlRaw: string | undefined): Promise<Decision> {
   const defaultReturn = `${context.config.apiPrefix}/login/done`;
-  const verdict = validateReturnUrl(returnUrlRaw ?? defaultReturn, context.config.allowedExternalRedirectUrls);
+  const verdict = validateReturnUrl(returnUrlRaw ?? defaultReturn, context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
   if (!verdict.ok) {
     context.logger.warn({ reason: `return URL refused (${verdict.reason})`, path: request.view.path }, 'login refused');
     return errorDecision(400, 'Invalid return address', 'The post-login redirect address is not allowed.', request.json);
