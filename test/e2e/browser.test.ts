@@ -11,6 +11,8 @@ import { createLogger } from '../../src/logging.js';
 import { loadAddonCore } from '../../src/native/index.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+// Root in a container needs --no-sandbox; the closed network needs no background traffic.
+const LAUNCH = { executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-gpu'] };
 
 describe('end to end in Chromium', function () {
   this.timeout(60_000);
@@ -21,10 +23,7 @@ describe('end to end in Chromium', function () {
   before(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (bash .ci/run does)`);
     dev = await startDev({ host: '127.0.0.1', port: 0, core: loadAddonCore(), logger: createLogger('silent'), version: 'test' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-gpu'],
-    });
+    browser = await chromium.launch(LAUNCH);
     page = await (await browser.newContext()).newPage();
   });
   after(async () => {
@@ -78,7 +77,7 @@ describe('preserveUrlFragmentsForLogins in Chromium', function () {
   it('the #fragment survives the round trip through the provider', async () => {
     const { startDeployment, defaultDocument } = await import('../support/sign-in.js');
     const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), login: { preserveUrlFragmentsForLogins: true } }) });
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-gpu'] });
+    const browser = await chromium.launch(LAUNCH);
     try {
       const page = await browser.newPage();
       await page.goto(`${deployment.url}/docs/page?x=1#section-2`);
