@@ -28,4 +28,5 @@ export { LIFECYCLE, SESSION_STATES, transition, type SessionState } from './core
 export { deriveKey, encryptionKeyFromEnv, parseEncryptionKey } from './core/crypto/keys.js';
 export { signSessionId, newSessionId } from './core/crypto/session-id.js';
 export { validateReturnUrl } from './core/return-url.js';
-export { createGateway, listenEarly, attach, type Gateway, type GatewayOptions } from './sidecar/gateway.js';
+export { createGateway, attach, type Gateway, type GatewayOptions } from './sidecar/gateway.js';
+export { listenEarly, type Listening } from './sidecar/listen.js';

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { resolveAuthConfig } from '../core/config/auth-config.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
-import { attach, createGateway, listenEarly } from '../sidecar/gateway.js';
+import { attach, createGateway } from '../sidecar/gateway.js';
+import { listenEarly } from '../sidecar/listen.js';
 import { startDemoApp } from './demo-app.js';
 import { startDevIdentityProvider } from './identity-provider.js';
 

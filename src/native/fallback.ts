@@ -87,7 +87,8 @@ function byteString(text: string): string {
   return Buffer.from(text, 'utf8').toString('latin1');
 }
 
-function canonicalHeaderName(name: string): string {
+/** Upper-cases ASCII letters and reads `_` and `.` as `-`, as the C++ core does. */
+export function canonicalHeaderName(name: string): string {
   return name.replace(/[a-z]/g, (c) => c.toUpperCase()).replace(/[_.]/g, '-');
 }
 

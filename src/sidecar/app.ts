@@ -39,6 +39,11 @@ export interface Sidecar {
   close(): void;
 }
 
+/** wantsJson for a node request whose headers are all the host still has. */
+function nodeWantsJson(req: IncomingMessage): boolean {
+  return wantsJson({ headers: Object.entries(req.headers).map(([name, value]) => [name, String(value)] as const) });
+}
+
 function writeDecision(res: ServerResponse, decision: Extract<Decision, { kind: 'respond' }>): void {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(decision.headers)) headers[name] = typeof value === 'string' ? value : [...value];
@@ -55,7 +60,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   const normalizeOptions = { prefix: config.headerPrefix, exposeTokens: config.tokenStore.enabled };
   const trustForwardedFor = config.forwardProxy.convention !== 'NoProxy';
 
-  /** Applies the decision to the request's headers; false when it answered the request itself. */
+  /** Decides; for a forward, also rewrites the request's headers to what the app must receive. */
   async function authorize(req: IncomingMessage, upgrade: boolean): Promise<Decision> {
     const view = toRequestView(req, options.tls ? 'https' : 'http');
     const decision = await layer.decide(view);
@@ -81,7 +86,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     } catch (error) {
       logger.error({ err: (error as Error).message, path: ctx.path }, 'auth layer failed');
       ctx.respond = false;
-      sendUpstreamError(ctx.res, 502, wantsJson({ headers: Object.entries(ctx.req.headers).map(([k, v]) => [k, String(v)] as const) }));
+      sendUpstreamError(ctx.res, 502, nodeWantsJson(ctx.req));
       return;
     }
     if (decision.kind === 'respond') {
@@ -97,7 +102,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
       target: options.upstream,
       changeOrigin: false,
       agent,
-      // Only what prepareForwardHeaders set: http-proxy's own xfwd would append to client values.
+      // Only what forwardHeaders set: http-proxy's own xfwd would append to client values.
       xfwd: false,
       // http-proxy aborts the upstream request after this long (then the error below decides 504).
       proxyTimeout: timeoutMs,
@@ -107,8 +112,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
           const started = (req as Tagged)[STARTED];
           const timedOut = started !== undefined && performance.now() - started >= timeoutMs - 5;
           logger.error({ path: (req.url ?? '').split('?')[0], reason: timedOut ? 'upstream timeout' : error.code ?? error.message }, 'upstream request failed');
-          const view = { headers: Object.entries(req.headers).map(([k, v]) => [k, String(v)] as const) };
-          sendUpstreamError(res, timedOut ? 504 : 502, wantsJson(view));
+          sendUpstreamError(res, timedOut ? 504 : 502, nodeWantsJson(req));
         },
       },
     } as proxies.IKoaProxiesOptions),

@@ -3,6 +3,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 import { DEFAULT_HEADER_PREFIX, type Identity, type NormalizeOptions } from '../core/identity.js';
+import { canonicalHeaderName } from '../native/fallback.js';
 import type { GatehouseCore } from '../native/types.js';
 
 /** RFC 9110 §7.6.1 connection-specific fields, plus the legacy ones proxies drop. */
@@ -25,9 +26,9 @@ export interface ForwardContext {
  * outcome is the same by construction (the vectors pin the core's rules).
  */
 export function mayCarryIdentityAliases(rawPairs: ReadonlyArray<readonly [string, string]>, prefix: string): boolean {
-  const canonicalPrefix = prefix.toUpperCase().replace(/[_.]/g, '-');
+  const canonicalPrefix = canonicalHeaderName(prefix);
   for (const [name, value] of rawPairs) {
-    if (name.length >= canonicalPrefix.length && name.slice(0, canonicalPrefix.length).toUpperCase().replace(/[_.]/g, '-') === canonicalPrefix) return true;
+    if (name.length >= canonicalPrefix.length && canonicalHeaderName(name.slice(0, canonicalPrefix.length)) === canonicalPrefix) return true;
     if (/[\r\n\0]/.test(value)) return true;
   }
   return false;

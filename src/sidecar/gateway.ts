@@ -1,8 +1,6 @@
 // Everything one gatehouse process serves, assembled from configuration:
 // the webhook receiver, the auth layer with its token store, and the proxy.
-import { once } from 'node:events';
-import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 
@@ -14,9 +12,10 @@ import { FileSystemTokenStore, loadOrCreateKeyFile } from '../core/token-store/f
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
-import { createNodeHandler } from '../webhook/node-handler.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import { createSidecar } from './app.js';
+import type { Listening } from './listen.js';
+import { createRequestListener } from './server.js';
 
 export interface GatewayOptions {
   readonly config: AuthConfig;
@@ -54,8 +53,6 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const layer = new AuthLayer({ config, store, masterKey, logger, ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
   const sidecar = createSidecar({ layer, upstream: options.upstream, core: options.core, logger, ...(options.upstreamTimeoutMs ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}) });
   const receiver = new WebhookReceiver({ logger, core: options.core, ...(options.env ? { env: options.env } : {}), ...options.webhook });
-  const webhook = createNodeHandler(receiver);
-  const rest = sidecar.app.callback();
   const sweep = setInterval(() => {
     store.sweep().then(
       (removed) => removed > 0 && logger.info({ removed }, 'expired sessions swept'),
@@ -67,36 +64,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     layer,
     receiver,
     // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
-    listener: (req, res) => webhook(req, res, () => void rest(req, res)),
+    listener: createRequestListener(receiver, sidecar.app),
     upgrade: sidecar.handleUpgrade,
     close: () => {
       clearInterval(sweep);
       sidecar.close();
     },
-  };
-}
-
-export interface Listening {
-  readonly server: Server;
-  readonly url: string;
-  close(): Promise<void>;
-}
-
-/** A server listening before it has a handler, so its URL can be known first (the dev provider needs it). */
-export async function listenEarly(host: string, port: number): Promise<Listening> {
-  const server = http.createServer();
-  server.listen(port, host);
-  await once(server, 'listening');
-  const address = server.address() as AddressInfo;
-  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return {
-    server,
-    url: `http://${shown}:${address.port}`,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }
 

@@ -4,7 +4,7 @@ import Koa from 'koa';
 
 import { createLogger, type Logger } from '../logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from '../native/index.js';
-import { listenEarly } from './gateway.js';
+import { listenEarly } from './listen.js';
 import { createNodeHandler } from '../webhook/node-handler.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
@@ -39,9 +39,9 @@ export function createApp(): Koa {
 }
 
 /**
- * The server's request listener. Webhook deliveries go straight to the
- * receiver's node:http handler: they are anonymous and need none of the
- * application stack, so they skip Koa's per-request work.
+ * A server's request listener. Webhook deliveries go straight to the
+ * receiver's node:http handler: they are anonymous and signed, never go
+ * through sign-in, and skip Koa's per-request work; everything else goes to `app`.
  */
 export function createRequestListener(receiver: WebhookReceiver, app: Koa = createApp()): (req: IncomingMessage, res: ServerResponse) => void {
   const webhook = createNodeHandler(receiver);

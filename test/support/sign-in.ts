@@ -10,7 +10,8 @@ import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
 import { startDevIdentityProvider, type RunningIdentityProvider } from '../../src/dev/identity-provider.js';
 import { createLogger } from '../../src/logging.js';
 import { loadAddonCore } from '../../src/native/index.js';
-import { attach, createGateway, listenEarly, type Gateway, type Listening } from '../../src/sidecar/gateway.js';
+import { attach, createGateway, type Gateway } from '../../src/sidecar/gateway.js';
+import { listenEarly, type Listening } from '../../src/sidecar/listen.js';
 import { Browser, type Response } from './browser.js';
 import { listen } from './http.js';
 

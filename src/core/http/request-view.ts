@@ -36,26 +36,10 @@ export function headerValue(request: Pick<RequestView, 'headers'>, name: string)
   return undefined;
 }
 
-/** Cookies of the request; the first occurrence of a name wins. */
-export function requestCookies(request: Pick<RequestView, 'headers'>): Map<string, string> {
-  const cookies = new Map<string, string>();
-  const lower = 'cookie';
-  for (const [n, v] of request.headers) {
-    if (n.toLowerCase() !== lower) continue;
-    for (const part of v.split(';')) {
-      const eq = part.indexOf('=');
-      if (eq <= 0) continue;
-      const name = part.slice(0, eq).trim();
-      if (!cookies.has(name)) cookies.set(name, part.slice(eq + 1).trim());
-    }
-  }
-  return cookies;
-}
-
 /** One cookie's value (the first occurrence), without building the whole cookie map. */
 export function requestCookie(request: Pick<RequestView, 'headers'>, name: string): string | undefined {
   for (const [n, v] of request.headers) {
-    if (n.length !== 6 || n.toLowerCase() !== 'cookie') continue;
+    if (n.length !== 6 || n.toLowerCase() !== 'cookie') continue; // every Cookie header counts
     for (const part of v.split(';')) {
       const eq = part.indexOf('=');
       if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();

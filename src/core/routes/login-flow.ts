@@ -3,7 +3,7 @@ import * as oidc from 'openid-client';
 
 import { seal, unseal } from '../crypto/sealed.js';
 import { originUrl } from '../http/origin.js';
-import { headerValue, requestCookies, type Decision } from '../http/request-view.js';
+import { headerValue, requestCookie, type Decision } from '../http/request-view.js';
 import { errorDecision, redirectDecision, setCookie } from '../http/responses.js';
 import { ProviderUnavailableError, type OidcProviderClient } from '../oidc/provider-client.js';
 import { claimList, userNameFrom } from '../principal.js';
@@ -109,7 +109,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
   const params = await callbackParameters(request);
   if (!(params instanceof URLSearchParams)) return params;
 
-  const sealed = requestCookies(request.view).get(transactionCookieName(context));
+  const sealed = requestCookie(request.view, transactionCookieName(context));
   if (sealed === undefined) {
     return refuse(400, 'no login transaction cookie', 'This sign-in was not started here, or your browser did not keep its cookie. Please start again.');
   }
