@@ -3,7 +3,7 @@
 // generator (autocannon, 50 connections), in turn for several rounds.
 import { spawn, fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,7 +26,31 @@ const NGINX = '/usr/sbin/nginx';
 interface Target {
   readonly name: string;
   readonly port: number;
+  /** The process that does the proxying (for nginx, its master: workers are its children). */
+  readonly pid: number;
 }
+
+/** CPU seconds (user + system) used so far by a process and its direct children (nginx's worker). */
+function cpuSeconds(pid: number): number {
+  const ticks = (p: number): number => {
+    try {
+      // Fields after the ")" that ends the command name: utime and stime are the 12th and 13th.
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return 0;
+    }
+  };
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    // No /proc children list: the process alone.
+  }
+  return [pid, ...children].reduce((sum, p) => sum + ticks(p), 0) / CLOCK_TICKS_PER_SECOND;
+}
+// USER_HZ: 100 on every Linux architecture node runs on.
+const CLOCK_TICKS_PER_SECOND = 100;
 
 function forkServer(args: string[]): Promise<{ child: ChildProcess; port: number }> {
   // GATEHOUSE_BENCH_PROFILE=<dir>: CPU profiles of the gatehouse and koa-bytes processes, for finding hot spots.
@@ -117,9 +141,11 @@ async function signedInSession(document: Record<string, unknown>, directory: str
   return { cookie: `${config.sessionCookieName}=${signSessionId(deriveKey(masterKey, 'session-cookie', config.app), id)}`, identityHeaders };
 }
 
-async function load(port: number, cookie: string, seconds: number) {
-  const result = await autocannon({ url: `http://127.0.0.1:${port}/page`, connections: 50, duration: seconds, headers: { cookie, accept: 'text/html' } });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, bad: result.non2xx + result.errors };
+async function load(target: Target, cookie: string, seconds: number) {
+  const cpuBefore = cpuSeconds(target.pid);
+  const result = await autocannon({ url: `http://127.0.0.1:${target.port}/page`, connections: 50, duration: seconds, headers: { cookie, accept: 'text/html' } });
+  const cpuMicros = ((cpuSeconds(target.pid) - cpuBefore) * 1e6) / Math.max(1, result.requests.total);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpuMicros, bad: result.non2xx + result.errors };
 }
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -158,31 +184,31 @@ export async function benchSidecar(quick: boolean): Promise<string> {
     const nginx = await startNginx(app.port);
     processes.push(koa.child, gatehouse.child, koaBytes.child, nginx.child);
     const targets: Target[] = [
-      { name: 'direct to the app', port: app.port },
-      { name: 'nginx proxy_pass', port: nginx.port },
-      { name: 'bare koa-proxies (baseline)', port: koa.port },
-      { name: 'koa-proxies + the same header bytes', port: koaBytes.port },
-      { name: 'gatehouse (signed in)', port: gatehouse.port },
+      { name: 'direct to the app', port: app.port, pid: app.child.pid! },
+      { name: 'nginx proxy_pass', port: nginx.port, pid: nginx.child.pid! },
+      { name: 'bare koa-proxies (baseline)', port: koa.port, pid: koa.child.pid! },
+      { name: 'koa-proxies + the same header bytes', port: koaBytes.port, pid: koaBytes.child.pid! },
+      { name: 'gatehouse (signed in)', port: gatehouse.port, pid: gatehouse.child.pid! },
     ];
-    const results = new Map<string, Array<{ rps: number; p50: number; p99: number; bad: number }>>();
-    for (const target of targets) await load(target.port, cookie, 1); // warm-up
-    const check = await load(gatehouse.port, cookie, 1);
+    const results = new Map<string, Array<{ rps: number; p50: number; p99: number; cpuMicros: number; bad: number }>>();
+    for (const target of targets) await load(target, cookie, 1); // warm-up
+    const check = await load(targets[4]!, cookie, 1);
     if (check.bad > 0) throw new Error('gatehouse did not answer 200 to the signed-in request');
     for (let round = 0; round < rounds; round++) {
       // Rotate the order each round: on a machine whose speed drifts, a fixed order would favour whoever goes first.
       const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
-      for (const target of order) results.set(target.name, [...(results.get(target.name) ?? []), await load(target.port, cookie, seconds)]);
+      for (const target of order) results.set(target.name, [...(results.get(target.name) ?? []), await load(target, cookie, seconds)]);
     }
     const summary = (name: string) => {
       const r = results.get(name)!;
-      return { rps: median(r.map((x) => x.rps)), p50: median(r.map((x) => x.p50)), p99: median(r.map((x) => x.p99)), bad: r.reduce((a, x) => a + x.bad, 0) };
+      return { rps: median(r.map((x) => x.rps)), p50: median(r.map((x) => x.p50)), p99: median(r.map((x) => x.p99)), cpuMicros: median(r.map((x) => x.cpuMicros)), bad: r.reduce((a, x) => a + x.bad, 0) };
     };
     const base = summary('bare koa-proxies (baseline)');
     return table(
-      [`signed-in GET, 50 connections, median of ${rounds}×${seconds}s`, 'req/s', 'vs koa-proxies', 'p50', 'p99', 'p99 added vs koa-proxies', 'non-2xx'],
+      [`signed-in GET, 50 connections, median of ${rounds}×${seconds}s`, 'req/s', 'vs koa-proxies', 'p50', 'p99', 'p99 added vs koa-proxies', 'CPU µs/request (proxy process)', 'CPU vs koa-proxies', 'non-2xx'],
       targets.map(({ name }) => {
         const s = summary(name);
-        return [name, s.rps.toFixed(0), `${(s.rps / base.rps).toFixed(2)}×`, `${s.p50} ms`, `${s.p99} ms`, `${(s.p99 - base.p99).toFixed(0)} ms`, String(s.bad)];
+        return [name, s.rps.toFixed(0), `${(s.rps / base.rps).toFixed(2)}×`, `${s.p50} ms`, `${s.p99} ms`, `${(s.p99 - base.p99).toFixed(0)} ms`, s.cpuMicros.toFixed(0), `${(s.cpuMicros / base.cpuMicros).toFixed(2)}×`, String(s.bad)];
       }),
     );
   } finally {
