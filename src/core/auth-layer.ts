@@ -8,7 +8,7 @@ import { matchExcludedPath } from './excluded-paths.js';
 import { requestOrigin } from './http/origin.js';
 import { headerValue, wantsJson, type Decision, type RequestView } from './http/request-view.js';
 import { errorDecision, escapeHtml, fragmentPreservingRedirect, jsonDecision, pageDecision, redirectDecision } from './http/responses.js';
-import { OidcProviderClient } from './oidc/provider-client.js';
+import { createProviders } from './providers/registry.js';
 import type { Identity } from './identity.js';
 import { identityFromRecord } from './principal.js';
 import { currentSession, loginDone, logout, logoutComplete, logoutDone, me, refresh, version } from './routes/account-routes.js';
@@ -40,11 +40,11 @@ export class AuthLayer {
   constructor(options: AuthLayerOptions) {
     const logger = options.logger ?? createLogger();
     const now = options.now ?? Date.now;
-    const clients = new Map([...options.config.providers].map(([alias, provider]) => [alias, new OidcProviderClient(provider)]));
+    const providers = createProviders(options.config.providers, now);
     this.#context = {
       config: options.config,
-      clients,
-      sessions: new Sessions(options.config, options.store, deriveKey(options.masterKey, 'session-cookie', options.config.app), clients, logger, now, options.sessionCacheTtlMs),
+      providers,
+      sessions: new Sessions(options.config, options.store, deriveKey(options.masterKey, 'session-cookie', options.config.app), providers, logger, now, options.sessionCacheTtlMs),
       transactionKey: deriveKey(options.masterKey, 'login-transaction', options.config.app),
       logger,
       now,
@@ -103,14 +103,14 @@ export class AuthLayer {
     const login = LOGIN_PATH.exec(route);
     if (login !== null) {
       const alias = login[1]!;
-      const client = context.clients.get(alias);
-      if (client === undefined) return errorDecision(404, 'Unknown provider', `No identity provider "${alias}" is configured.`, request.json);
+      const provider = context.providers.get(alias);
+      if (provider === undefined) return errorDecision(404, 'Unknown provider', `No identity provider "${alias}" is configured.`, request.json);
       if (login[2] !== undefined) {
         if (method !== 'GET' && method !== 'POST') return this.#methodNotAllowed('GET, POST');
-        return finishLogin(context, request, client);
+        return finishLogin(context, request, provider);
       }
       if (method !== 'GET' && method !== 'HEAD') return this.#methodNotAllowed('GET');
-      return startLogin(context, request, client, returnUrlParameter(request.searchParams, ['post_login_redirect_uri', 'post_login_redirect_url']));
+      return startLogin(context, request, provider, returnUrlParameter(request.searchParams, ['post_login_redirect_uri', 'post_login_redirect_url']));
     }
     switch (route) {
       case '/me':
@@ -208,7 +208,7 @@ export class AuthLayer {
     }
     if (request.json || (view.method !== 'GET' && view.method !== 'HEAD')) return this.#unauthorized(request, cookies);
     const returnTo = `${view.path}${view.query ? `?${view.query}` : ''}`;
-    const providers = [...this.#context.clients.keys()];
+    const providers = [...this.#context.providers.keys()];
     if (config.defaultProvider !== undefined) {
       const login = `${config.apiPrefix}/login/${config.defaultProvider}?post_login_redirect_uri=`;
       if (config.preserveUrlFragmentsForLogins) return fragmentPreservingRedirect(login, returnTo, cookies);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 
 import { AuthConfigError, resolveAuthConfig } from '../../src/core/config/auth-config.js';
+import type { OidcProviderConfig } from '../../src/core/config/provider-settings.js';
 import { loadAuthConfig } from '../../src/core/config/load.js';
 
 const provider = {
@@ -48,7 +49,7 @@ describe('authsettingsV2 configuration', () => {
     expect(config.cookieExpiration).to.deep.equal({ convention: 'FixedTime', lifetimeMs: 8 * 3_600_000 });
     expect(config.nonce).to.deep.equal({ validate: true, lifetimeMs: 300_000 });
     expect(config.tokenStore).to.deep.equal({ enabled: true, directory: undefined, refreshExtensionMs: 72 * 3_600_000 });
-    const corp = config.providers.get('corp')!;
+    const corp = config.providers.get('corp') as OidcProviderConfig;
     expect(corp).to.include({ clientId: 'gatehouse-app', clientSecret: 'super-secret-value', nameClaimType: 'preferred_username' });
     expect(corp.scopes).to.deep.equal(['openid', 'profile', 'email']);
     expect(corp.loginParameters).to.deep.equal({ prompt: 'login', domain_hint: 'example.com' });
@@ -92,7 +93,7 @@ describe('authsettingsV2 configuration', () => {
     expect(config.tokenStore).to.deep.equal({ enabled: true, directory: '/var/gatehouse', refreshExtensionMs: 12 * 3_600_000 });
     expect(config.cookieExpiration).to.deep.equal({ convention: 'IdentityProviderDerived', lifetimeMs: 26 * 3_600_000 });
     expect(config.nonce.lifetimeMs).to.equal(600_000);
-    expect(config.providers.get('corp')!.endpoints).to.deep.equal({ authorization: 'https://idp/authorize', token: 'https://idp/token', issuer: 'https://idp', jwksUri: 'https://idp/jwks' });
+    expect((config.providers.get('corp') as OidcProviderConfig).endpoints).to.deep.equal({ authorization: 'https://idp/authorize', token: 'https://idp/token', issuer: 'https://idp', jwksUri: 'https://idp/jwks' });
     expect(config).to.include({ app: 'shop', headerPrefix: 'X-MS-', sessionCookieName: 'AppServiceAuthSession', refreshWindowMs: 60_000 });
   });
 

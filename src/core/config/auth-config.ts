@@ -1,9 +1,8 @@
 // The resolved configuration the auth core runs on: defaults applied,
 // secrets read from the environment, everything checked.
-import { createHash } from 'node:crypto';
-
 import { DEFAULT_HEADER_PREFIX } from '../identity.js';
 import { ExcludedPathError, parseExcludedPaths, type ExcludedPathRule } from '../excluded-paths.js';
+import { resolveProviders, type ProviderConfig } from './provider-settings.js';
 import { authSettingsSchema, timeSpanMs, unknownKeys, type AuthSettingsDocument } from './schema.js';
 
 export const DEFAULT_SESSION_COOKIE = 'PlatformAuthSession';
@@ -11,23 +10,9 @@ export const DEFAULT_API_PREFIX = '/.auth';
 export const DEFAULT_COOKIE_LIFETIME = '08:00:00';
 export const DEFAULT_NONCE_LIFETIME = '00:05:00';
 
-export type UnauthenticatedAction = 'RedirectToLoginPage' | 'AllowAnonymous' | 'Return401' | 'Return403' | 'Return404';
+export type { ProviderConfig, OidcProviderConfig } from './provider-settings.js';
 
-export interface OidcProviderConfig {
-  readonly alias: string;
-  readonly clientId: string;
-  /** From the environment variable clientSecretSettingName names; never logged. */
-  readonly clientSecret: string | undefined;
-  readonly discoveryUrl: string | undefined;
-  readonly endpoints:
-    | { readonly authorization: string; readonly token: string; readonly issuer: string; readonly jwksUri: string; readonly endSession?: string }
-    | undefined;
-  readonly nameClaimType: string | undefined;
-  readonly scopes: readonly string[];
-  readonly loginParameters: Readonly<Record<string, string>>;
-  /** Changes whenever client id, issuer, audiences or signing metadata change. */
-  readonly fingerprint: string;
-}
+export type UnauthenticatedAction = 'RedirectToLoginPage' | 'AllowAnonymous' | 'Return401' | 'Return403' | 'Return404';
 
 export interface AuthConfig {
   readonly enabled: boolean;
@@ -46,7 +31,7 @@ export interface AuthConfig {
   readonly cookieExpiration: { readonly convention: 'FixedTime' | 'IdentityProviderDerived'; readonly lifetimeMs: number };
   readonly nonce: { readonly validate: boolean; readonly lifetimeMs: number };
   readonly preserveUrlFragmentsForLogins: boolean;
-  readonly providers: ReadonlyMap<string, OidcProviderConfig>;
+  readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly app: string;
   readonly headerPrefix: string;
   readonly sessionCookieName: string;
@@ -67,21 +52,6 @@ export interface ResolvedConfig {
   readonly warnings: readonly string[];
 }
 
-function parameters(login: { loginParameters?: string[] | Record<string, string>; loginParameterNames?: string[] } | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  const pairs = [...(Array.isArray(login?.loginParameters) ? login.loginParameters : []), ...(login?.loginParameterNames ?? [])];
-  for (const pair of pairs) {
-    const eq = pair.indexOf('=');
-    out[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  if (login?.loginParameters && !Array.isArray(login.loginParameters)) Object.assign(out, login.loginParameters);
-  return out;
-}
-
-function fingerprint(parts: unknown): string {
-  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
-}
-
 /** Validates a parsed authsettingsV2 document and resolves it against `env`. */
 export function resolveAuthConfig(document: unknown, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   const parsed = authSettingsSchema.safeParse(document);
@@ -96,48 +66,7 @@ export function resolveAuthConfig(document: unknown, env: NodeJS.ProcessEnv = pr
   }
   const doc: AuthSettingsDocument = parsed.data;
   const problems: string[] = [];
-  const providers = new Map<string, OidcProviderConfig>();
-
-  for (const [alias, provider] of Object.entries(doc.identityProviders?.customOpenIdConnectProviders ?? {})) {
-    const base = `identityProviders.customOpenIdConnectProviders.${alias}`;
-    if (!provider.enabled) continue;
-    const oidc = provider.registration.openIdConnectConfiguration;
-    const explicit = [oidc.authorizationEndpoint, oidc.tokenEndpoint, oidc.issuer, oidc.certificationUri];
-    let endpoints: OidcProviderConfig['endpoints'];
-    if (oidc.wellKnownOpenIdConfiguration === undefined) {
-      if (explicit.some((e) => e === undefined)) {
-        problems.push(`${base}.registration.openIdConnectConfiguration: expected wellKnownOpenIdConfiguration, or all of authorizationEndpoint, tokenEndpoint, issuer and certificationUri`);
-        continue;
-      }
-      endpoints = {
-        authorization: oidc.authorizationEndpoint!,
-        token: oidc.tokenEndpoint!,
-        issuer: oidc.issuer!,
-        jwksUri: oidc.certificationUri!,
-        ...(oidc.endSessionEndpoint ? { endSession: oidc.endSessionEndpoint } : {}),
-      };
-    }
-    const settingName = provider.registration.clientCredential?.clientSecretSettingName;
-    let clientSecret: string | undefined;
-    if (settingName !== undefined) {
-      clientSecret = env[settingName];
-      if (clientSecret === undefined || clientSecret === '') {
-        problems.push(`${base}.registration.clientCredential.clientSecretSettingName: environment variable ${settingName} is not set`);
-      }
-    }
-    const scopes = provider.login?.scopes ?? ['openid', 'profile', 'email'];
-    providers.set(alias, {
-      alias,
-      clientId: provider.registration.clientId,
-      clientSecret,
-      discoveryUrl: oidc.wellKnownOpenIdConfiguration,
-      endpoints,
-      nameClaimType: provider.login?.nameClaimType,
-      scopes: scopes.includes('openid') ? scopes : ['openid', ...scopes],
-      loginParameters: parameters(provider.login),
-      fingerprint: fingerprint([provider.registration.clientId, oidc]),
-    });
-  }
+  const providers = resolveProviders(doc.identityProviders, env, problems);
 
   const global = doc.globalValidation ?? {};
   const defaultProvider = global.redirectToProvider ?? (providers.size === 1 ? [...providers.keys()][0] : undefined);

@@ -25,27 +25,111 @@ const openIdConnectConfiguration = z.object({
   endSessionEndpoint: httpUrl.optional(),
 });
 
+const scopeToken = z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'expected a scope token');
+const nameValue = z.string().regex(/^[^=]+=.*$/, 'expected "name=value"');
+const settingName = z.string().min(1);
+/** Provider endpoint overrides: for enterprise or sovereign installations (and test stand-ins). */
+const endpoint = httpUrl.optional();
+
+const loginSettings = z
+  .object({
+    nameClaimType: z.string().min(1).optional(),
+    scopes: z.array(scopeToken).optional(),
+    /** `name=value` strings, or an object of names to values. */
+    loginParameters: z.union([z.array(nameValue), z.record(z.string(), z.string())]).optional(),
+    /** Easy Auth's spelling of the same. */
+    loginParameterNames: z.array(nameValue).optional(),
+  })
+  .optional();
+
+const audienceValidation = z.object({ allowedAudiences: z.array(z.string().min(1)).optional() }).optional();
+
 const customOpenIdConnectProvider = z.object({
   enabled: z.boolean().default(true),
   registration: z.object({
     clientId: z.string().min(1, 'clientId must not be empty'),
     clientCredential: z
       .object({
-        clientSecretSettingName: z.string().min(1).optional(),
+        clientSecretSettingName: settingName.optional(),
       })
       .optional(),
     openIdConnectConfiguration,
   }),
-  login: z
+  login: loginSettings,
+  validation: audienceValidation,
+});
+
+const azureActiveDirectory = z.object({
+  enabled: z.boolean().default(true),
+  registration: z.object({
+    /** `https://login.microsoftonline.com/<tenant>/v2.0`; `common`, `organizations` or `consumers` for multi-tenant apps. */
+    openIdIssuer: httpUrl,
+    clientId: z.string().min(1, 'clientId must not be empty'),
+    clientSecretSettingName: settingName.optional(),
+  }),
+  login: loginSettings,
+  validation: z
     .object({
-      nameClaimType: z.string().min(1).optional(),
-      scopes: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'expected a scope token')).optional(),
-      /** `name=value` strings, or an object of names to values. */
-      loginParameters: z.union([z.array(z.string().regex(/^[^=]+=.*$/, 'expected "name=value"')), z.record(z.string(), z.string())]).optional(),
-      /** Easy Auth's spelling of the same. */
-      loginParameterNames: z.array(z.string().regex(/^[^=]+=.*$/, 'expected "name=value"')).optional(),
+      allowedAudiences: z.array(z.string().min(1)).optional(),
+      defaultAuthorizationPolicy: z
+        .object({
+          allowedApplications: z.array(z.string().min(1)).optional(),
+          allowedPrincipals: z.object({ identities: z.array(z.string().min(1)).optional(), groups: z.array(z.string().min(1)).optional() }).optional(),
+        })
+        .optional(),
+      /** Multi-tenant apps: the tenants (`tid`) allowed to sign in; absent means any. */
+      allowedTenants: z.array(z.string().min(1)).optional(),
     })
     .optional(),
+});
+
+const google = z.object({
+  enabled: z.boolean().default(true),
+  registration: z.object({ clientId: z.string().min(1, 'clientId must not be empty'), clientSecretSettingName: settingName }),
+  login: loginSettings,
+  validation: audienceValidation,
+  /** Default https://accounts.google.com/.well-known/openid-configuration. */
+  wellKnownOpenIdConfiguration: endpoint,
+});
+
+const facebook = z.object({
+  enabled: z.boolean().default(true),
+  registration: z.object({ appId: z.string().min(1, 'appId must not be empty'), appSecretSettingName: settingName }),
+  /** Graph API version, such as "v19.0". */
+  graphApiVersion: z.string().regex(/^v\d+\.\d+$/, 'expected a Graph API version such as "v19.0"').optional(),
+  login: z.object({ scopes: z.array(scopeToken).optional() }).optional(),
+  endpoints: z.object({ authorization: endpoint, graph: endpoint }).optional(),
+});
+
+const gitHub = z.object({
+  enabled: z.boolean().default(true),
+  registration: z.object({ clientId: z.string().min(1, 'clientId must not be empty'), clientSecretSettingName: settingName }),
+  login: z.object({ scopes: z.array(scopeToken).optional() }).optional(),
+  /** GitHub Enterprise Server: its web origin and API base (`https://host/api/v3`). */
+  endpoints: z.object({ web: endpoint, api: endpoint }).optional(),
+});
+
+const twitter = z.object({
+  enabled: z.boolean().default(true),
+  registration: z.object({ consumerKey: z.string().min(1, 'consumerKey must not be empty'), consumerSecretSettingName: settingName }),
+  endpoints: z.object({ api: endpoint }).optional(),
+});
+
+const apple = z.object({
+  enabled: z.boolean().default(true),
+  registration: z.object({
+    /** The Services ID. */
+    clientId: z.string().min(1, 'clientId must not be empty'),
+    /** A ready-made client-secret JWT (renewed by hand); or let gatehouse sign one from the key below. */
+    clientSecretSettingName: settingName.optional(),
+    teamId: z.string().min(1).optional(),
+    keyId: z.string().min(1).optional(),
+    /** Environment variable holding the Sign in with Apple private key (PKCS#8 PEM). */
+    privateKeySettingName: settingName.optional(),
+  }),
+  login: z.object({ scopes: z.array(scopeToken).optional() }).optional(),
+  /** Default https://appleid.apple.com/.well-known/openid-configuration. */
+  wellKnownOpenIdConfiguration: endpoint,
 });
 
 export const authSettingsSchema = z.object({
@@ -95,6 +179,12 @@ export const authSettingsSchema = z.object({
     .optional(),
   identityProviders: z
     .object({
+      azureActiveDirectory: azureActiveDirectory.optional(),
+      google: google.optional(),
+      facebook: facebook.optional(),
+      gitHub: gitHub.optional(),
+      twitter: twitter.optional(),
+      apple: apple.optional(),
       customOpenIdConnectProviders: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'expected a provider alias of letters, digits, "-" and "_"'), customOpenIdConnectProvider).optional(),
     })
     .optional(),

@@ -17,12 +17,14 @@ export interface CookieSpec {
   readonly path?: string;
   readonly maxAgeSeconds?: number;
   readonly secure: boolean;
-  readonly sameSite?: 'Lax' | 'Strict' | 'None';
+  /** Default Lax. `Unset`: no attribute (the browser's default), for cross-site POSTs over plain http, where None is not allowed. */
+  readonly sameSite?: 'Lax' | 'Strict' | 'None' | 'Unset';
 }
 
 /** A Set-Cookie value; always HttpOnly. `maxAgeSeconds: 0` deletes. */
 export function setCookie(spec: CookieSpec): string {
-  const parts = [`${spec.name}=${spec.value}`, `Path=${spec.path ?? '/'}`, 'HttpOnly', `SameSite=${spec.sameSite ?? 'Lax'}`];
+  const parts = [`${spec.name}=${spec.value}`, `Path=${spec.path ?? '/'}`, 'HttpOnly'];
+  if (spec.sameSite !== 'Unset') parts.push(`SameSite=${spec.sameSite ?? 'Lax'}`);
   if (spec.secure || spec.sameSite === 'None') parts.push('Secure');
   if (spec.maxAgeSeconds !== undefined) {
     parts.push(`Max-Age=${spec.maxAgeSeconds}`);

@@ -1,28 +1,23 @@
 // One OpenID Connect provider, through openid-client: discovery (cached),
 // the authorization URL, code redemption with every check, refresh, and
-// RP-initiated logout.
+// RP-initiated logout. Also the provider's keys and JWT rules, for bearer
+// tokens and ID tokens a client brings. Multi-tenant directories publish a
+// templated issuer (`.../{tenantid}/v2.0`) that openid-client accepts only on
+// one host; for them discovery, redemption and refresh are done here, with
+// the same checks, the issuer taken from the token's own tenant.
 import * as oidc from 'openid-client';
 
-import type { OidcProviderConfig } from '../config/auth-config.js';
+import type { JWTPayload } from 'jose';
 
-/** The provider could not be reached or answered nonsense: the user sees 502. */
-export class ProviderUnavailableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ProviderUnavailableError';
-  }
-}
+import type { OidcProviderConfig } from '../config/provider-settings.js';
+import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
+import { callProvider, expiresAt, jsonAnswer, optionalString, stringField } from '../providers/provider-http.js';
+import { InvalidTokenError } from '../tokens/errors.js';
+import { asymmetricAlgorithms, validateJwt } from '../tokens/jwt-validator.js';
+import { RemoteKeySet } from '../tokens/key-set.js';
+import { ClientSecretJwt } from './client-secret-jwt.js';
 
-/** The provider refused (invalid_grant, bad token, failed ID token check): the user must sign in again. */
-export class ProviderRefusedError extends Error {
-  constructor(
-    message: string,
-    readonly oauthError?: string,
-  ) {
-    super(message);
-    this.name = 'ProviderRefusedError';
-  }
-}
+export { ProviderRefusedError, ProviderUnavailableError };
 
 export interface TokenSet {
   readonly accessToken: string | undefined;
@@ -66,6 +61,7 @@ function isUnreachable(error: unknown): boolean {
 
 function classify(error: unknown, during: string): Error {
   if (error instanceof ProviderUnavailableError || error instanceof ProviderRefusedError) return error;
+  if (error instanceof InvalidTokenError) return new ProviderRefusedError(`${during}: ID token ${error.reason}`);
   if (isUnreachable(error)) return new ProviderUnavailableError(`${during}: provider unreachable`);
   if (error instanceof oidc.ResponseBodyError) return new ProviderRefusedError(`${during}: provider answered ${error.error}`, error.error);
   if (error instanceof oidc.AuthorizationResponseError) return new ProviderRefusedError(`${during}: ${error.error}`, error.error);
@@ -77,13 +73,33 @@ function classify(error: unknown, during: string): Error {
   return new ProviderRefusedError(`${during}: ${message}`);
 }
 
+const TENANT_PLACEHOLDER = '{tenantid}';
+/** A tenant id as it may appear in an issuer path segment. */
+const TENANT_ID = /^[A-Za-z0-9-]{1,64}$/;
+
 export class OidcProviderClient {
   #configuration: Promise<oidc.Configuration> | undefined;
+  readonly #clientSecretJwt: ClientSecretJwt | undefined;
+  readonly keys: RemoteKeySet;
 
-  constructor(readonly config: OidcProviderConfig) {}
+  constructor(
+    readonly config: OidcProviderConfig,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.#clientSecretJwt = config.signedClientSecret ? new ClientSecretJwt(config.signedClientSecret, config.clientId, now) : undefined;
+    this.keys = new RemoteKeySet(async () => {
+      const uri = (await this.configuration()).serverMetadata().jwks_uri;
+      if (uri === undefined) throw new ProviderUnavailableError('discovery: no jwks_uri');
+      return uri;
+    }, now);
+  }
 
   get alias(): string {
     return this.config.alias;
+  }
+
+  get #multiTenant(): boolean {
+    return this.config.directory?.multiTenant === true;
   }
 
   /** Discovered (or configured) metadata, cached; a failed discovery is retried on the next use. */
@@ -97,45 +113,63 @@ export class OidcProviderClient {
 
   async #discover(): Promise<oidc.Configuration> {
     const { config } = this;
-    const secret = config.clientSecret;
+    if (this.#multiTenant) return this.#configure(await this.#discoverTemplated(config.discoveryUrl!));
     if (config.discoveryUrl !== undefined) {
       const discovery = new URL(config.discoveryUrl);
       // Pass the issuer when the URL is the standard one, so openid-client validates the issuer it returns.
       const suffix = '/.well-known/openid-configuration';
       const issuer = discovery.pathname.endsWith(suffix) && discovery.search === '' ? new URL(discovery.href.slice(0, -suffix.length)) : discovery;
-      const configuration = await oidc.discovery(issuer, config.clientId, secret, undefined, {
+      const configuration = await oidc.discovery(issuer, config.clientId, config.clientSecret, undefined, {
         timeout: HTTP_TIMEOUT_SECONDS,
         ...(isLoopback(discovery) ? { execute: [oidc.allowInsecureRequests] } : {}),
       });
-      return this.#withClientAuth(configuration);
+      return this.#configure(configuration.serverMetadata());
     }
     const endpoints = config.endpoints!;
-    const configuration = new oidc.Configuration(
-      {
-        issuer: endpoints.issuer,
-        authorization_endpoint: endpoints.authorization,
-        token_endpoint: endpoints.token,
-        jwks_uri: endpoints.jwksUri,
-        ...(endpoints.endSession ? { end_session_endpoint: endpoints.endSession } : {}),
-      },
-      config.clientId,
-      secret,
-    );
-    configuration.timeout = HTTP_TIMEOUT_SECONDS;
-    if (isLoopback(new URL(endpoints.token))) oidc.allowInsecureRequests(configuration);
-    return this.#withClientAuth(configuration);
+    return this.#configure({
+      issuer: endpoints.issuer,
+      authorization_endpoint: endpoints.authorization,
+      token_endpoint: endpoints.token,
+      jwks_uri: endpoints.jwksUri,
+      ...(endpoints.endSession ? { end_session_endpoint: endpoints.endSession } : {}),
+    });
   }
 
-  /** client_secret_basic when the provider supports it (most do), else client_secret_post; no secret: public client with PKCE. */
-  #withClientAuth(configuration: oidc.Configuration): oidc.Configuration {
-    const secret = this.config.clientSecret;
-    if (secret === undefined) return new oidc.Configuration(configuration.serverMetadata(), this.config.clientId, undefined, oidc.None());
-    const methods = configuration.serverMetadata().token_endpoint_auth_methods_supported;
-    const auth = methods === undefined || methods.includes('client_secret_basic') ? oidc.ClientSecretBasic(secret) : oidc.ClientSecretPost(secret);
-    const rebuilt = new oidc.Configuration(configuration.serverMetadata(), this.config.clientId, secret, auth);
-    rebuilt.timeout = HTTP_TIMEOUT_SECONDS;
-    if (isLoopback(new URL(configuration.serverMetadata().issuer))) oidc.allowInsecureRequests(rebuilt);
-    return rebuilt;
+  /** A multi-tenant directory's metadata: its issuer must be the tenant template on the configured origin. */
+  async #discoverTemplated(url: string): Promise<oidc.ServerMetadata> {
+    const metadata = jsonAnswer(await callProvider(url, { headers: { accept: 'application/json' } }, 'discovery'), 'discovery');
+    const issuer = stringField(metadata, 'issuer', 'discovery');
+    for (const field of ['authorization_endpoint', 'token_endpoint', 'jwks_uri']) stringField(metadata, field, 'discovery');
+    if (!issuer.includes(TENANT_PLACEHOLDER) || new URL(issuer.replace(TENANT_PLACEHOLDER, 'x')).origin !== new URL(url).origin) {
+      throw new ProviderUnavailableError(`discovery: multi-tenant issuer "${issuer}" is not a tenant template on ${new URL(url).origin}`);
+    }
+    return metadata as unknown as oidc.ServerMetadata;
+  }
+
+  /**
+   * The client's configuration: a signed client secret (renewed before each use), or
+   * client_secret_basic when the provider supports it (most do), else client_secret_post;
+   * no secret: a public client with PKCE.
+   */
+  #configure(metadata: oidc.ServerMetadata): oidc.Configuration {
+    const { clientId, clientSecret } = this.config;
+    let auth: oidc.ClientAuth;
+    if (this.#clientSecretJwt !== undefined) {
+      const signed = this.#clientSecretJwt;
+      auth = (_as, _client, body) => {
+        body.set('client_id', clientId);
+        body.set('client_secret', signed.current());
+      };
+    } else if (clientSecret === undefined) {
+      auth = oidc.None();
+    } else {
+      const methods = metadata.token_endpoint_auth_methods_supported;
+      auth = methods === undefined || methods.includes('client_secret_basic') ? oidc.ClientSecretBasic(clientSecret) : oidc.ClientSecretPost(clientSecret);
+    }
+    const configuration = new oidc.Configuration(metadata, clientId, clientSecret, auth);
+    configuration.timeout = HTTP_TIMEOUT_SECONDS;
+    if (isLoopback(new URL(metadata.token_endpoint ?? metadata.issuer.replace(TENANT_PLACEHOLDER, 'x')))) oidc.allowInsecureRequests(configuration);
+    return configuration;
   }
 
   async authorizationUrl(request: AuthorizationRequest): Promise<URL> {
@@ -144,6 +178,7 @@ export class OidcProviderClient {
       ...this.config.loginParameters,
       redirect_uri: request.redirectUri,
       response_type: 'code',
+      ...(this.config.responseMode === 'form_post' ? { response_mode: 'form_post' } : {}),
       scope: this.config.scopes.join(' '),
       state: request.state,
       nonce: request.nonce,
@@ -156,6 +191,12 @@ export class OidcProviderClient {
   async redeem(callbackUrl: URL, checks: CallbackChecks): Promise<TokenSet> {
     try {
       const configuration = await this.configuration();
+      await this.#clientSecretJwt?.renew();
+      if (this.#multiTenant) {
+        if (callbackUrl.searchParams.get('state') !== checks.state) throw new ProviderRefusedError('code redemption: state mismatch');
+        const code = callbackUrl.searchParams.get('code') ?? '';
+        return await this.#ownGrant(configuration, { grant_type: 'authorization_code', code, redirect_uri: checks.redirectUri, code_verifier: checks.codeVerifier }, checks.nonce, true);
+      }
       const response = await oidc.authorizationCodeGrant(
         configuration,
         callbackUrl,
@@ -175,13 +216,88 @@ export class OidcProviderClient {
 
   async refresh(refreshToken: string): Promise<TokenSet> {
     try {
-      const response = await oidc.refreshTokenGrant(await this.configuration(), refreshToken);
-      const tokens = this.#tokenSet(response);
+      const configuration = await this.configuration();
+      await this.#clientSecretJwt?.renew();
+      const tokens = this.#multiTenant
+        ? await this.#ownGrant(configuration, { grant_type: 'refresh_token', refresh_token: refreshToken }, undefined, false)
+        : this.#tokenSet(await oidc.refreshTokenGrant(configuration, refreshToken));
       // Providers that do not rotate refresh tokens omit them from the answer: keep the old one.
       return { ...tokens, refreshToken: tokens.refreshToken ?? refreshToken };
     } catch (error) {
       throw classify(error, 'refresh');
     }
+  }
+
+  /** Client-directed: a code the client obtained itself (its own redirect URI and PKCE verifier, if any). */
+  async redeemClientCode(code: string, redirectUri: string | undefined, codeVerifier: string | undefined): Promise<TokenSet> {
+    try {
+      const configuration = await this.configuration();
+      await this.#clientSecretJwt?.renew();
+      return await this.#ownGrant(
+        configuration,
+        { grant_type: 'authorization_code', code, ...(redirectUri !== undefined ? { redirect_uri: redirectUri } : {}), ...(codeVerifier !== undefined ? { code_verifier: codeVerifier } : {}) },
+        undefined,
+        true,
+      );
+    } catch (error) {
+      throw classify(error, 'token exchange');
+    }
+  }
+
+  /** A token request without openid-client, for templated issuers: the ID token is checked by validateJwt. */
+  async #ownGrant(configuration: oidc.Configuration, parameters: Record<string, string>, nonce: string | undefined, idTokenExpected: boolean): Promise<TokenSet> {
+    const metadata = configuration.serverMetadata();
+    const body = new URLSearchParams({ ...parameters, client_id: this.config.clientId });
+    const secret = this.#clientSecretJwt?.current() ?? this.config.clientSecret;
+    if (secret !== undefined) body.set('client_secret', secret);
+    const answer = await callProvider(
+      metadata.token_endpoint!,
+      { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: body.toString() },
+      'token request',
+    );
+    const response = jsonAnswer(answer, 'token request');
+    if (String(response.token_type ?? '').toLowerCase() !== 'bearer') throw new ProviderRefusedError('token request: token_type is not Bearer');
+    const idToken = optionalString(response, 'id_token');
+    if (idTokenExpected && idToken === undefined) throw new ProviderRefusedError('token request: no ID token');
+    const claims = idToken === undefined ? undefined : await this.validateJwt(idToken, { audiences: [this.config.clientId], ...(nonce !== undefined ? { nonce } : {}) });
+    return {
+      accessToken: optionalString(response, 'access_token'),
+      idToken,
+      refreshToken: optionalString(response, 'refresh_token'),
+      accessTokenExpiresAt: expiresAt(response, this.now()),
+      claims,
+    };
+  }
+
+  /** The issuer a token of this provider must carry: the configured one, or the template filled with the token's own tenant. */
+  expectedIssuer(metadata: oidc.ServerMetadata, unverified: JWTPayload): string | undefined {
+    if (!this.#multiTenant) return metadata.issuer;
+    const tid = unverified.tid;
+    if (typeof tid !== 'string' || !TENANT_ID.test(tid)) return undefined;
+    const allowed = this.config.directory?.allowedTenants ?? [];
+    if (allowed.length > 0 && !allowed.includes(tid)) return undefined;
+    return metadata.issuer.replace(TENANT_PLACEHOLDER, tid);
+  }
+
+  /** Whether `issuer` could be this provider's (before any signature work). */
+  async acceptsIssuer(issuer: string): Promise<boolean> {
+    const metadata = (await this.configuration()).serverMetadata();
+    if (!this.#multiTenant) return issuer === metadata.issuer;
+    const [before, after] = metadata.issuer.split(TENANT_PLACEHOLDER) as [string, string];
+    return issuer.length > before.length + after.length && issuer.startsWith(before) && issuer.endsWith(after);
+  }
+
+  /** A JWT of this provider: keys, algorithms and issuer from its metadata. Throws InvalidTokenError. */
+  async validateJwt(token: string, rules: { audiences: readonly string[]; nonce?: string }): Promise<JWTPayload> {
+    const metadata = (await this.configuration()).serverMetadata();
+    return validateJwt(token, {
+      keys: this.keys,
+      algorithms: asymmetricAlgorithms(metadata.id_token_signing_alg_values_supported),
+      issuer: (unverified) => this.expectedIssuer(metadata, unverified),
+      audiences: rules.audiences,
+      now: this.now,
+      ...(rules.nonce !== undefined ? { nonce: rules.nonce } : {}),
+    });
   }
 
   #tokenSet(response: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers): TokenSet {
@@ -190,7 +306,7 @@ export class OidcProviderClient {
       accessToken: response.access_token,
       idToken: response.id_token,
       refreshToken: response.refresh_token,
-      accessTokenExpiresAt: expiresIn === undefined ? undefined : Date.now() + expiresIn * 1000,
+      accessTokenExpiresAt: expiresIn === undefined ? undefined : this.now() + expiresIn * 1000,
       claims: response.claims() as Record<string, unknown> | undefined,
     };
   }

@@ -74,11 +74,11 @@ export async function logout(context: LayerContext, request: RouteRequest): Prom
   const record = await context.sessions.load(id);
   await context.sessions.destroy(id); // server-side: a copied cookie is dead from now on
   context.logger.info({ provider: record?.provider, path: request.view.path }, 'signed out');
-  const client = record === undefined ? undefined : context.clients.get(record.provider);
-  if (client !== undefined) {
+  const provider = record === undefined ? undefined : context.providers.get(record.provider);
+  if (provider?.endSessionUrl !== undefined) {
     try {
       const state = seal(context.transactionKey, 'logout', verdict.location, context.now() + LOGOUT_STATE_LIFETIME_MS);
-      const endSession = await client.endSessionUrl({
+      const endSession = await provider.endSessionUrl({
         ...(record?.tokens.idToken ? { idTokenHint: record.tokens.idToken } : {}),
         postLogoutRedirectUri: `${originUrl(request.origin)}${context.config.apiPrefix}/logout/complete`,
         state,
@@ -86,7 +86,7 @@ export async function logout(context: LayerContext, request: RouteRequest): Prom
       if (endSession !== undefined) return redirectDecision(endSession.href, { cookies });
     } catch (error) {
       // The local session is gone either way; the provider session outlives it.
-      context.logger.warn({ provider: client.alias, reason: (error as Error).message }, 'provider logout unavailable');
+      context.logger.warn({ provider: provider.alias, reason: (error as Error).message }, 'provider logout unavailable');
     }
   }
   return redirectDecision(verdict.location, { cookies });

@@ -2,14 +2,14 @@ import type { Logger } from '../../logging.js';
 import type { AuthConfig } from '../config/auth-config.js';
 import type { Origin } from '../http/origin.js';
 import type { RequestView } from '../http/request-view.js';
-import type { OidcProviderClient } from '../oidc/provider-client.js';
+import type { Provider } from '../providers/provider.js';
 import type { Sessions } from '../session/sessions.js';
 
 /** What every route handler of the auth layer works with. */
 export interface LayerContext {
   readonly config: AuthConfig;
   readonly sessions: Sessions;
-  readonly clients: ReadonlyMap<string, OidcProviderClient>;
+  readonly providers: ReadonlyMap<string, Provider>;
   /** Key for the sealed login-transaction and logout-state values. */
   readonly transactionKey: Buffer;
   readonly logger: Logger;

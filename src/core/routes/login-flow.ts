@@ -5,8 +5,9 @@ import { seal, unseal } from '../crypto/sealed.js';
 import { originUrl } from '../http/origin.js';
 import { headerValue, requestCookie, type Decision } from '../http/request-view.js';
 import { errorDecision, redirectDecision, setCookie } from '../http/responses.js';
-import { ProviderUnavailableError, type OidcProviderClient } from '../oidc/provider-client.js';
-import { claimList, userNameFrom } from '../principal.js';
+import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
+import type { Provider, SignIn } from '../providers/provider.js';
+import { TokenForbiddenError } from '../tokens/errors.js';
 import { validateReturnUrl } from '../return-url.js';
 import type { SessionRecord } from '../session/record.js';
 import type { LayerContext, RouteRequest } from './context.js';
@@ -20,6 +21,7 @@ interface LoginTransaction {
   readonly r: string; // validated return URL
   readonly t: number; // started at (ms)
   readonly h: string; // host the login started on
+  readonly x?: Readonly<Record<string, string>>; // provider's own per-login values (OAuth 1.0a request token)
 }
 
 /** The cookie outlives the nonce window so an expired transaction can restart instead of failing. */
@@ -36,8 +38,14 @@ function callbackPath(context: LayerContext, alias: string): string {
   return `${context.config.apiPrefix}/login/${alias}/callback`;
 }
 
-function transactionCookie(context: LayerContext, alias: string, value: string, maxAgeSeconds: number, secure: boolean): string {
-  return setCookie({ name: transactionCookieName(context), value, path: `${context.config.apiPrefix}/login/${alias}`, secure, maxAgeSeconds });
+/**
+ * The login transaction cookie. A provider that POSTs the callback from its own site
+ * (form_post) needs SameSite=None (https only) to get it back; over plain http the
+ * attribute is left out (the browser's default lets a top-level POST carry it briefly).
+ */
+function transactionCookie(context: LayerContext, provider: Provider, value: string, maxAgeSeconds: number, secure: boolean): string {
+  const sameSite = provider.responseMode === 'form_post' ? (secure ? 'None' : 'Unset') : 'Lax';
+  return setCookie({ name: transactionCookieName(context), value, path: `${context.config.apiPrefix}/login/${provider.alias}`, secure, maxAgeSeconds, sameSite });
 }
 
 export function returnUrlParameter(params: URLSearchParams, names: readonly string[]): string | undefined {
@@ -53,15 +61,15 @@ function unavailable(context: LayerContext, request: RouteRequest, alias: string
   return errorDecision(502, 'Sign-in is unavailable', 'The identity provider could not be reached. Please try again in a moment.', request.json);
 }
 
-export async function startLogin(context: LayerContext, request: RouteRequest, client: OidcProviderClient, returnUrlRaw: string | undefined): Promise<Decision> {
+export async function startLogin(context: LayerContext, request: RouteRequest, provider: Provider, returnUrlRaw: string | undefined): Promise<Decision> {
   const defaultReturn = `${context.config.apiPrefix}/login/done`;
   const verdict = validateReturnUrl(returnUrlRaw ?? defaultReturn, context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
   if (!verdict.ok) {
     context.logger.warn({ reason: `return URL refused (${verdict.reason})`, path: request.view.path }, 'login refused');
     return errorDecision(400, 'Invalid return address', 'The post-login redirect address is not allowed.', request.json);
   }
-  const transaction: LoginTransaction = {
-    p: client.alias,
+  const started = {
+    p: provider.alias,
     s: oidc.randomState(),
     n: oidc.randomNonce(),
     v: oidc.randomPKCECodeVerifier(),
@@ -69,20 +77,25 @@ export async function startLogin(context: LayerContext, request: RouteRequest, c
     t: context.now(),
     h: request.origin.host,
   };
-  let url: URL;
+  let begun;
   try {
-    url = await client.authorizationUrl({
-      redirectUri: `${originUrl(request.origin)}${callbackPath(context, client.alias)}`,
-      state: transaction.s,
-      nonce: transaction.n,
-      codeVerifier: transaction.v,
+    begun = await provider.begin({
+      redirectUri: `${originUrl(request.origin)}${callbackPath(context, provider.alias)}`,
+      state: started.s,
+      nonce: started.n,
+      codeVerifier: started.v,
     });
   } catch (error) {
-    return unavailable(context, request, client.alias, error);
+    if (error instanceof ProviderRefusedError) {
+      context.logger.error({ provider: provider.alias, reason: error.message }, 'identity provider refused to start a sign-in');
+      return errorDecision(502, 'Sign-in is unavailable', 'The identity provider refused to start the sign-in. Please try again later.', request.json);
+    }
+    return unavailable(context, request, provider.alias, error);
   }
+  const transaction: LoginTransaction = { ...started, ...(begun.saved ? { x: begun.saved } : {}) };
   const lifetime = context.config.nonce.lifetimeMs + TRANSACTION_COOKIE_GRACE_MS;
-  const sealed = seal(context.transactionKey, `login:${client.alias}`, transaction, context.now() + lifetime);
-  return redirectDecision(url.href, { cookies: [transactionCookie(context, client.alias, sealed, Math.floor(lifetime / 1000), request.secure)] });
+  const sealed = seal(context.transactionKey, `login:${provider.alias}`, transaction, context.now() + lifetime);
+  return redirectDecision(begun.url.href, { cookies: [transactionCookie(context, provider, sealed, Math.floor(lifetime / 1000), request.secure)] });
 }
 
 async function callbackParameters(request: RouteRequest): Promise<URLSearchParams | Decision> {
@@ -98,9 +111,9 @@ async function callbackParameters(request: RouteRequest): Promise<URLSearchParam
   }
 }
 
-export async function finishLogin(context: LayerContext, request: RouteRequest, client: OidcProviderClient): Promise<Decision> {
-  const alias = client.alias;
-  const clearTransaction = transactionCookie(context, alias, '', 0, request.secure);
+export async function finishLogin(context: LayerContext, request: RouteRequest, provider: Provider): Promise<Decision> {
+  const alias = provider.alias;
+  const clearTransaction = transactionCookie(context, provider, '', 0, request.secure);
   const refuse = (status: number, reason: string, message: string): Decision => {
     context.logger.warn({ provider: alias, reason, path: request.view.path }, 'sign-in callback refused');
     return errorDecision(status, 'Sign-in failed', message, request.json, { cookies: [clearTransaction] });
@@ -129,56 +142,60 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
 
   const providerError = params.get('error');
   if (providerError !== null) {
-    return refuse(401, `provider error ${providerError}`, `The identity provider did not sign you in (${providerError}).`);
+    return refuse(401, `provider error ${providerError.slice(0, 64)}`, `The identity provider did not sign you in (${providerError.slice(0, 64)}).`);
   }
-  if (params.get('state') !== transaction.s) return refuse(400, 'state mismatch', 'The sign-in state does not match. Please start again.');
-  if (params.get('code') === null) return refuse(400, 'no authorization code', 'The identity provider returned no authorization code.');
 
   const redirectUri = `${originUrl(request.origin)}${callbackPath(context, alias)}`;
-  const callbackUrl = new URL(redirectUri);
-  for (const [k, v] of params) callbackUrl.searchParams.append(k, v);
-  let tokens;
+  let signIn: SignIn;
   try {
-    tokens = await client.redeem(callbackUrl, {
+    signIn = await provider.complete({
+      params,
       redirectUri,
       state: transaction.s,
-      nonce: context.config.nonce.validate ? transaction.n : undefined,
+      nonce: transaction.n,
+      expectedNonce: context.config.nonce.validate ? transaction.n : undefined,
       codeVerifier: transaction.v,
+      saved: transaction.x ?? {},
     });
   } catch (error) {
     if (error instanceof ProviderUnavailableError) return unavailable(context, request, alias, error);
-    return refuse(401, (error as Error).message, 'The identity provider response could not be verified. Please sign in again.');
+    if (error instanceof TokenForbiddenError) return refuse(403, error.message, 'Your account is not allowed to sign in to this application.');
+    if (error instanceof ProviderRefusedError) {
+      if (error.oauthError === 'invalid_state') return refuse(400, error.message, 'The sign-in state does not match. Please start again.');
+      if (error.oauthError === 'invalid_request') return refuse(400, error.message, 'The identity provider returned an incomplete answer. Please start again.');
+      return refuse(401, error.message, 'The identity provider response could not be verified. Please sign in again.');
+    }
+    context.logger.error({ provider: alias, reason: (error as Error).message, path: request.view.path }, 'sign-in failed unexpectedly');
+    return errorDecision(500, 'Sign-in failed', 'Something went wrong while signing you in. Please try again.', request.json, { cookies: [clearTransaction] });
   }
-  const claims = tokens.claims ?? {};
-  const subject = typeof claims.sub === 'string' ? claims.sub : '';
-  const now = context.now();
-  const name = userNameFrom(claims, client.config.nameClaimType);
-  const idTokenExpiry = typeof claims.exp === 'number' ? claims.exp * 1000 : undefined;
-  const expiresAt =
-    context.config.cookieExpiration.convention === 'IdentityProviderDerived' && idTokenExpiry !== undefined ? idTokenExpiry : now + context.config.cookieExpiration.lifetimeMs;
-  const record: SessionRecord = {
-    app: context.config.app,
-    provider: alias,
-    userId: subject,
-    userName: name.name,
-    nameType: name.type,
-    roleType: 'roles',
-    claims: claimList(claims),
-    tokens: {
-      ...(tokens.accessToken !== undefined ? { accessToken: tokens.accessToken } : {}),
-      ...(tokens.idToken !== undefined ? { idToken: tokens.idToken } : {}),
-      ...(tokens.refreshToken !== undefined ? { refreshToken: tokens.refreshToken } : {}),
-      ...(tokens.accessTokenExpiresAt !== undefined ? { accessTokenExpiresAt: tokens.accessTokenExpiresAt } : {}),
-    },
-    createdAt: now,
-    expiresAt,
-    configFingerprint: client.config.fingerprint,
-    host: request.origin.host,
-  };
+  const record = sessionRecord(context, provider, signIn, request.origin.host);
   // Rotate: a session id the browser held before signing in is never promoted.
   const previous = context.sessions.idFromRequest(request.view);
   if (previous !== null) await context.sessions.destroy(previous);
   const id = await context.sessions.create(record);
   context.logger.info({ provider: alias, path: request.view.path }, 'signed in');
   return redirectDecision(transaction.r, { cookies: [context.sessions.cookie(id, request.secure, record), clearTransaction] });
+}
+
+/** The session a sign-in establishes; its lifetime per the cookieExpiration convention. */
+export function sessionRecord(context: LayerContext, provider: Provider, signIn: SignIn, host: string): SessionRecord {
+  const now = context.now();
+  const expiresAt =
+    context.config.cookieExpiration.convention === 'IdentityProviderDerived' && signIn.assertionExpiresAt !== undefined
+      ? signIn.assertionExpiresAt
+      : now + context.config.cookieExpiration.lifetimeMs;
+  return {
+    app: context.config.app,
+    provider: provider.alias,
+    userId: signIn.userId,
+    userName: signIn.userName,
+    nameType: signIn.nameType,
+    roleType: signIn.roleType,
+    claims: signIn.claims,
+    tokens: signIn.tokens,
+    createdAt: now,
+    expiresAt,
+    configFingerprint: provider.fingerprint,
+    host,
+  };
 }

@@ -26,6 +26,8 @@ export interface SessionTokens {
   readonly accessToken?: string;
   readonly idToken?: string;
   readonly refreshToken?: string;
+  /** OAuth 1.0a providers: the access token's secret. */
+  readonly accessTokenSecret?: string;
   /** Access token expiry, ms since epoch. */
   readonly accessTokenExpiresAt?: number;
 }

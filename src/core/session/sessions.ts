@@ -5,7 +5,7 @@ import type { AuthConfig } from '../config/auth-config.js';
 import { newSessionId, signSessionId, verifySessionCookie } from '../crypto/session-id.js';
 import { requestCookie, type RequestView } from '../http/request-view.js';
 import { setCookie } from '../http/responses.js';
-import type { OidcProviderClient, TokenSet } from '../oidc/provider-client.js';
+import type { Provider, RefreshedTokens } from '../providers/provider.js';
 import type { TokenStore } from '../token-store/token-store.js';
 import { assessSession, type Assessment } from './assess.js';
 import type { SessionRecord } from './record.js';
@@ -32,12 +32,12 @@ export class Sessions {
     private readonly config: AuthConfig,
     private readonly store: TokenStore<SessionRecord>,
     private readonly cookieKey: Buffer,
-    private readonly clients: ReadonlyMap<string, OidcProviderClient>,
+    private readonly providers: ReadonlyMap<string, Provider>,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
     private readonly cacheTtlMs: number = SESSION_CACHE_TTL_MS,
   ) {
-    this.#fingerprints = new Map([...clients].map(([alias, client]) => [alias, client.config.fingerprint]));
+    this.#fingerprints = new Map([...providers].map(([alias, provider]) => [alias, provider.fingerprint]));
   }
 
   /** The session id the request's cookie carries, if its MAC is right (forgeries stop here, before any lookup). */
@@ -109,11 +109,12 @@ export class Sessions {
   async #refresh(id: string, record: SessionRecord): Promise<RefreshOutcome> {
     const refreshToken = record.tokens.refreshToken;
     if (refreshToken === undefined) return { ok: false, reason: 'no-refresh-token' };
-    const client = this.clients.get(record.provider);
-    if (client === undefined) return { ok: false, reason: 'gone' };
-    let tokens: TokenSet;
+    const provider = this.providers.get(record.provider);
+    if (provider === undefined) return { ok: false, reason: 'gone' };
+    if (provider.refresh === undefined) return { ok: false, reason: 'no-refresh-token' };
+    let tokens: RefreshedTokens;
     try {
-      tokens = await client.refresh(refreshToken);
+      tokens = await provider.refresh(refreshToken);
     } catch (error) {
       const unavailable = (error as Error).name === 'ProviderUnavailableError';
       this.logger.warn({ provider: record.provider, reason: (error as Error).message }, 'token refresh failed');

@@ -1,0 +1,320 @@
+// The identityProviders block, resolved: one settings object per enabled
+// provider, secrets read from the environment, every problem named by its path.
+import { createHash } from 'node:crypto';
+
+import type { AuthSettingsDocument } from './schema.js';
+
+type Providers = NonNullable<AuthSettingsDocument['identityProviders']>;
+
+export type OidcKind = 'oidc' | 'aad' | 'google' | 'apple';
+
+interface Common {
+  readonly alias: string;
+  /** Changes whenever client id, issuer, audiences or signing metadata change (a re-authentication trigger). */
+  readonly fingerprint: string;
+}
+
+export interface OidcProviderConfig extends Common {
+  readonly kind: OidcKind;
+  readonly clientId: string;
+  /** From the environment variable clientSecretSettingName names; never logged. */
+  readonly clientSecret: string | undefined;
+  readonly discoveryUrl: string | undefined;
+  readonly endpoints:
+    | { readonly authorization: string; readonly token: string; readonly issuer: string; readonly jwksUri: string; readonly endSession?: string }
+    | undefined;
+  readonly nameClaimType: string | undefined;
+  readonly scopes: readonly string[];
+  readonly loginParameters: Readonly<Record<string, string>>;
+  /** Accepted `aud` values of bearer tokens; the client id when empty. */
+  readonly allowedAudiences: readonly string[];
+  /** `form_post`: the provider POSTs the callback from its own site. */
+  readonly responseMode: 'query' | 'form_post';
+  /** Enterprise directory: multi-tenant issuers and the default authorization policy. */
+  readonly directory?: {
+    /** The issuer's tenant segment is `common`, `organizations` or `consumers`: the real issuer is per tenant (`tid`). */
+    readonly multiTenant: boolean;
+    readonly allowedTenants: readonly string[];
+    readonly allowedApplications: readonly string[];
+    readonly allowedIdentities: readonly string[];
+  };
+  /** Device maker: the client secret is a JWT signed with this key, renewed by gatehouse. */
+  readonly signedClientSecret?: { readonly teamId: string; readonly keyId: string; readonly privateKeyPem: string };
+}
+
+export interface GitHubProviderConfig extends Common {
+  readonly kind: 'github';
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly scopes: readonly string[];
+  /** `https://github.com`, or a GitHub Enterprise Server origin. */
+  readonly webOrigin: string;
+  /** `https://api.github.com`, or `https://host/api/v3`. */
+  readonly apiBase: string;
+}
+
+export interface FacebookProviderConfig extends Common {
+  readonly kind: 'facebook';
+  readonly appId: string;
+  readonly appSecret: string;
+  readonly graphApiVersion: string;
+  readonly scopes: readonly string[];
+  /** `https://www.facebook.com` (the login dialog). */
+  readonly dialogOrigin: string;
+  /** `https://graph.facebook.com`. */
+  readonly graphOrigin: string;
+}
+
+export interface TwitterProviderConfig extends Common {
+  readonly kind: 'twitter';
+  readonly consumerKey: string;
+  readonly consumerSecret: string;
+  /** `https://api.twitter.com`. */
+  readonly apiOrigin: string;
+}
+
+export type ProviderConfig = OidcProviderConfig | GitHubProviderConfig | FacebookProviderConfig | TwitterProviderConfig;
+
+/** The aliases of the built-in providers (`/.auth/login/<alias>`, `-IDP`). */
+export const BUILT_IN_ALIASES = ['aad', 'google', 'facebook', 'github', 'twitter', 'apple'] as const;
+
+export const DEFAULT_FACEBOOK_GRAPH_VERSION = 'v19.0';
+const MULTI_TENANT_SEGMENTS = new Set(['common', 'organizations', 'consumers']);
+
+function fingerprint(parts: unknown): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
+}
+
+function parameters(login: { loginParameters?: string[] | Record<string, string>; loginParameterNames?: string[] } | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  const pairs = [...(Array.isArray(login?.loginParameters) ? login.loginParameters : []), ...(login?.loginParameterNames ?? [])];
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    out[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  if (login?.loginParameters && !Array.isArray(login.loginParameters)) Object.assign(out, login.loginParameters);
+  return out;
+}
+
+function withOpenId(scopes: readonly string[]): string[] {
+  return scopes.includes('openid') ? [...scopes] : ['openid', ...scopes];
+}
+
+/** Trailing slashes off, so paths can be appended. */
+function base(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+class SecretReader {
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly problems: string[],
+  ) {}
+
+  /** The variable's value; a problem (and '') when it is unset or empty. */
+  required(path: string, name: string): string {
+    const value = this.env[name];
+    if (value === undefined || value === '') {
+      this.problems.push(`${path}: environment variable ${name} is not set`);
+      return '';
+    }
+    return value;
+  }
+
+  optional(path: string, name: string | undefined): string | undefined {
+    return name === undefined ? undefined : this.required(path, name);
+  }
+}
+
+function customProviders(block: Providers['customOpenIdConnectProviders'], secrets: SecretReader, problems: string[]): OidcProviderConfig[] {
+  const out: OidcProviderConfig[] = [];
+  for (const [alias, provider] of Object.entries(block ?? {})) {
+    const path = `identityProviders.customOpenIdConnectProviders.${alias}`;
+    if (!provider.enabled) continue;
+    if ((BUILT_IN_ALIASES as readonly string[]).includes(alias.toLowerCase())) {
+      problems.push(`${path}: "${alias}" is the alias of a built-in provider; choose another`);
+      continue;
+    }
+    const oidc = provider.registration.openIdConnectConfiguration;
+    const explicit = [oidc.authorizationEndpoint, oidc.tokenEndpoint, oidc.issuer, oidc.certificationUri];
+    let endpoints: OidcProviderConfig['endpoints'];
+    if (oidc.wellKnownOpenIdConfiguration === undefined) {
+      if (explicit.some((e) => e === undefined)) {
+        problems.push(`${path}.registration.openIdConnectConfiguration: expected wellKnownOpenIdConfiguration, or all of authorizationEndpoint, tokenEndpoint, issuer and certificationUri`);
+        continue;
+      }
+      endpoints = {
+        authorization: oidc.authorizationEndpoint!,
+        token: oidc.tokenEndpoint!,
+        issuer: oidc.issuer!,
+        jwksUri: oidc.certificationUri!,
+        ...(oidc.endSessionEndpoint ? { endSession: oidc.endSessionEndpoint } : {}),
+      };
+    }
+    const audiences = provider.validation?.allowedAudiences ?? [];
+    out.push({
+      kind: 'oidc',
+      alias,
+      clientId: provider.registration.clientId,
+      clientSecret: secrets.optional(`${path}.registration.clientCredential.clientSecretSettingName`, provider.registration.clientCredential?.clientSecretSettingName),
+      discoveryUrl: oidc.wellKnownOpenIdConfiguration,
+      endpoints,
+      nameClaimType: provider.login?.nameClaimType,
+      scopes: withOpenId(provider.login?.scopes ?? ['openid', 'profile', 'email']),
+      loginParameters: parameters(provider.login),
+      allowedAudiences: audiences,
+      responseMode: 'query',
+      fingerprint: fingerprint([provider.registration.clientId, oidc, audiences]),
+    });
+  }
+  return out;
+}
+
+function directoryProvider(block: NonNullable<Providers['azureActiveDirectory']>, secrets: SecretReader, problems: string[]): OidcProviderConfig | undefined {
+  const path = 'identityProviders.azureActiveDirectory';
+  const issuer = base(block.registration.openIdIssuer);
+  const segments = new URL(issuer).pathname.split('/').filter(Boolean);
+  if (segments.length === 0) {
+    problems.push(`${path}.registration.openIdIssuer: expected an issuer with a tenant, such as https://login.microsoftonline.com/<tenant>/v2.0`);
+    return undefined;
+  }
+  const multiTenant = MULTI_TENANT_SEGMENTS.has(segments[0]!.toLowerCase());
+  const validation = block.validation ?? {};
+  const policy = validation.defaultAuthorizationPolicy ?? {};
+  const loginParameters = parameters(block.login);
+  // `scope=...` among the login parameters (as Easy Auth documents for refresh tokens) adds scopes.
+  const extraScopes = (loginParameters.scope ?? '').split(' ').filter(Boolean);
+  delete loginParameters.scope;
+  return {
+    kind: 'aad',
+    alias: 'aad',
+    clientId: block.registration.clientId,
+    clientSecret: secrets.optional(`${path}.registration.clientSecretSettingName`, block.registration.clientSecretSettingName),
+    discoveryUrl: `${issuer}/.well-known/openid-configuration`,
+    endpoints: undefined,
+    nameClaimType: block.login?.nameClaimType ?? 'preferred_username',
+    scopes: withOpenId([...new Set([...(block.login?.scopes ?? ['openid', 'profile', 'email']), ...extraScopes])]),
+    loginParameters,
+    allowedAudiences: validation.allowedAudiences ?? [],
+    responseMode: 'query',
+    directory: {
+      multiTenant,
+      allowedTenants: validation.allowedTenants ?? [],
+      allowedApplications: policy.allowedApplications ?? [],
+      allowedIdentities: policy.allowedPrincipals?.identities ?? [],
+    },
+    fingerprint: fingerprint([block.registration.clientId, issuer, validation.allowedAudiences ?? []]),
+  };
+}
+
+function googleProvider(block: NonNullable<Providers['google']>, secrets: SecretReader): OidcProviderConfig {
+  const path = 'identityProviders.google';
+  const discoveryUrl = block.wellKnownOpenIdConfiguration ?? 'https://accounts.google.com/.well-known/openid-configuration';
+  const audiences = block.validation?.allowedAudiences ?? [];
+  return {
+    kind: 'google',
+    alias: 'google',
+    clientId: block.registration.clientId,
+    clientSecret: secrets.required(`${path}.registration.clientSecretSettingName`, block.registration.clientSecretSettingName),
+    discoveryUrl,
+    endpoints: undefined,
+    nameClaimType: block.login?.nameClaimType ?? 'email',
+    scopes: withOpenId(block.login?.scopes ?? ['openid', 'profile', 'email']),
+    // Google issues a refresh token only for offline access, and again only when consent is asked.
+    loginParameters: { access_type: 'offline', prompt: 'consent', ...parameters(block.login) },
+    allowedAudiences: audiences,
+    responseMode: 'query',
+    fingerprint: fingerprint([block.registration.clientId, discoveryUrl, audiences]),
+  };
+}
+
+function appleProvider(block: NonNullable<Providers['apple']>, secrets: SecretReader, problems: string[]): OidcProviderConfig | undefined {
+  const path = 'identityProviders.apple.registration';
+  const registration = block.registration;
+  const discoveryUrl = block.wellKnownOpenIdConfiguration ?? 'https://appleid.apple.com/.well-known/openid-configuration';
+  let signedClientSecret: OidcProviderConfig['signedClientSecret'];
+  let clientSecret: string | undefined;
+  if (registration.privateKeySettingName !== undefined) {
+    if (registration.teamId === undefined || registration.keyId === undefined) {
+      problems.push(`${path}: privateKeySettingName needs teamId and keyId`);
+      return undefined;
+    }
+    const pem = secrets.required(`${path}.privateKeySettingName`, registration.privateKeySettingName);
+    signedClientSecret = { teamId: registration.teamId, keyId: registration.keyId, privateKeyPem: pem };
+  } else if (registration.clientSecretSettingName !== undefined) {
+    clientSecret = secrets.required(`${path}.clientSecretSettingName`, registration.clientSecretSettingName);
+  } else {
+    problems.push(`${path}: expected privateKeySettingName (with teamId and keyId), or clientSecretSettingName`);
+    return undefined;
+  }
+  return {
+    kind: 'apple',
+    alias: 'apple',
+    clientId: registration.clientId,
+    clientSecret,
+    discoveryUrl,
+    endpoints: undefined,
+    nameClaimType: 'email',
+    scopes: withOpenId(block.login?.scopes ?? ['openid', 'name', 'email']),
+    loginParameters: {},
+    allowedAudiences: [],
+    // Apple requires form_post whenever name or email is asked for.
+    responseMode: 'form_post',
+    ...(signedClientSecret ? { signedClientSecret } : {}),
+    fingerprint: fingerprint([registration.clientId, discoveryUrl, registration.teamId, registration.keyId]),
+  };
+}
+
+/** Every enabled provider of the document, keyed by alias. */
+export function resolveProviders(providers: Providers | undefined, env: NodeJS.ProcessEnv, problems: string[]): Map<string, ProviderConfig> {
+  const secrets = new SecretReader(env, problems);
+  const out = new Map<string, ProviderConfig>();
+  const add = (config: ProviderConfig | undefined) => config !== undefined && out.set(config.alias, config);
+  const block = providers ?? {};
+  if (block.azureActiveDirectory?.enabled) add(directoryProvider(block.azureActiveDirectory, secrets, problems));
+  if (block.google?.enabled) add(googleProvider(block.google, secrets));
+  if (block.facebook?.enabled) {
+    const fb = block.facebook;
+    const endpoints = fb.endpoints ?? {};
+    add({
+      kind: 'facebook',
+      alias: 'facebook',
+      appId: fb.registration.appId,
+      appSecret: secrets.required('identityProviders.facebook.registration.appSecretSettingName', fb.registration.appSecretSettingName),
+      graphApiVersion: fb.graphApiVersion ?? DEFAULT_FACEBOOK_GRAPH_VERSION,
+      scopes: fb.login?.scopes ?? ['public_profile', 'email'],
+      dialogOrigin: base(endpoints.authorization ?? 'https://www.facebook.com'),
+      graphOrigin: base(endpoints.graph ?? 'https://graph.facebook.com'),
+      fingerprint: fingerprint([fb.registration.appId, endpoints]),
+    });
+  }
+  if (block.gitHub?.enabled) {
+    const gh = block.gitHub;
+    const endpoints = gh.endpoints ?? {};
+    add({
+      kind: 'github',
+      alias: 'github',
+      clientId: gh.registration.clientId,
+      clientSecret: secrets.required('identityProviders.gitHub.registration.clientSecretSettingName', gh.registration.clientSecretSettingName),
+      // user:email reads the primary verified address when the profile's is private.
+      scopes: gh.login?.scopes ?? ['read:user', 'user:email'],
+      webOrigin: base(endpoints.web ?? 'https://github.com'),
+      apiBase: base(endpoints.api ?? 'https://api.github.com'),
+      fingerprint: fingerprint([gh.registration.clientId, endpoints]),
+    });
+  }
+  if (block.twitter?.enabled) {
+    const tw = block.twitter;
+    add({
+      kind: 'twitter',
+      alias: 'twitter',
+      consumerKey: tw.registration.consumerKey,
+      consumerSecret: secrets.required('identityProviders.twitter.registration.consumerSecretSettingName', tw.registration.consumerSecretSettingName),
+      apiOrigin: base(tw.endpoints?.api ?? 'https://api.twitter.com'),
+      fingerprint: fingerprint([tw.registration.consumerKey, tw.endpoints ?? {}]),
+    });
+  }
+  if (block.apple?.enabled) add(appleProvider(block.apple, secrets, problems));
+  for (const custom of customProviders(block.customOpenIdConnectProviders, secrets, problems)) add(custom);
+  return out;
+}

@@ -1,0 +1,125 @@
+// The code-hosting provider (GitHub, or GitHub Enterprise Server): OAuth 2.0
+// web flow with PKCE. The token endpoint answers JSON only when asked with
+// `Accept: application/json` (and reports errors with status 200); the user
+// comes from /user, the primary verified address from /user/emails. No
+// refresh tokens (OAuth-app tokens do not expire).
+import * as oidc from 'openid-client';
+
+import type { GitHubProviderConfig } from '../config/provider-settings.js';
+import { constantTimeEqual } from '../crypto/equal.js';
+import type { Claim } from '../identity.js';
+import { ProviderRefusedError, ProviderUnavailableError } from './errors.js';
+import type { LoginBegun, LoginCallback, LoginStart, Provider, SignIn, TokenExchange } from './provider.js';
+import { callProvider, jsonAnswer, optionalString, stringField } from './provider-http.js';
+
+const API_VERSION = '2022-11-28';
+const USER_AGENT = 'gatehouse';
+
+export class GitHubProvider implements Provider {
+  readonly responseMode = 'query' as const;
+
+  constructor(readonly config: GitHubProviderConfig) {}
+
+  get alias(): string {
+    return this.config.alias;
+  }
+  get kind(): 'github' {
+    return 'github';
+  }
+  get fingerprint(): string {
+    return this.config.fingerprint;
+  }
+
+  async begin(start: LoginStart): Promise<LoginBegun> {
+    const url = new URL(`${this.config.webOrigin}/login/oauth/authorize`);
+    url.search = new URLSearchParams({
+      client_id: this.config.clientId,
+      redirect_uri: start.redirectUri,
+      scope: this.config.scopes.join(' '),
+      state: start.state,
+      code_challenge: await oidc.calculatePKCECodeChallenge(start.codeVerifier),
+      code_challenge_method: 'S256',
+    }).toString();
+    return { url };
+  }
+
+  async complete(callback: LoginCallback): Promise<SignIn> {
+    if (!constantTimeEqual(callback.params.get('state') ?? '', callback.state)) throw new ProviderRefusedError('callback: state mismatch', 'invalid_state');
+    const code = callback.params.get('code');
+    if (code === null || code === '') throw new ProviderRefusedError('callback: no authorization code', 'invalid_request');
+    const answer = await callProvider(
+      `${this.config.webOrigin}/login/oauth/access_token`,
+      {
+        method: 'POST',
+        headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', 'user-agent': USER_AGENT },
+        body: new URLSearchParams({ client_id: this.config.clientId, client_secret: this.config.clientSecret, code, redirect_uri: callback.redirectUri, code_verifier: callback.codeVerifier }).toString(),
+      },
+      'code redemption',
+    );
+    const body = jsonAnswer(answer, 'code redemption');
+    // GitHub reports a bad code as 200 {"error": "bad_verification_code"}.
+    if (typeof body.error === 'string') throw new ProviderRefusedError(`code redemption: provider answered ${body.error}`, body.error);
+    const accessToken = stringField(body, 'access_token', 'code redemption');
+    return this.#signIn(accessToken);
+  }
+
+  /** A token the client got from GitHub: it must belong to this OAuth app (GitHub's token check), then the user is read. */
+  async exchange(request: TokenExchange): Promise<SignIn> {
+    const token = request.accessToken;
+    if (token === undefined) throw new ProviderRefusedError('token exchange: expected access_token', 'invalid_request');
+    const basic = Buffer.from(`${encodeURIComponent(this.config.clientId)}:${encodeURIComponent(this.config.clientSecret)}`).toString('base64');
+    const answer = await callProvider(
+      `${this.config.apiBase}/applications/${encodeURIComponent(this.config.clientId)}/token`,
+      { method: 'POST', headers: { ...this.#apiHeaders(), authorization: `Basic ${basic}`, 'content-type': 'application/json' }, body: JSON.stringify({ access_token: token }) },
+      'token check',
+    );
+    // 404: not a token of this app (or not a token at all).
+    if (answer.status === 404 || answer.status === 422) throw new ProviderRefusedError('token exchange: not a token of this application', 'invalid_token');
+    jsonAnswer(answer, 'token check');
+    return this.#signIn(token);
+  }
+
+  #apiHeaders(token?: string): Record<string, string> {
+    return {
+      accept: 'application/vnd.github+json',
+      'x-github-api-version': API_VERSION,
+      'user-agent': USER_AGENT,
+      ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
+    };
+  }
+
+  async #signIn(accessToken: string): Promise<SignIn> {
+    const userAnswer = await callProvider(`${this.config.apiBase}/user`, { headers: this.#apiHeaders(accessToken) }, 'profile');
+    if (userAnswer.status === 401) throw new ProviderRefusedError('profile: token refused', 'invalid_token');
+    const user = jsonAnswer(userAnswer, 'profile');
+    const id = user.id;
+    if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw new ProviderUnavailableError('profile: no numeric id');
+    const login = stringField(user, 'login', 'profile');
+    const email = await this.#primaryEmail(accessToken);
+    const name = optionalString(user, 'name');
+    const claims: Claim[] = [
+      { typ: 'id', val: String(id) },
+      { typ: 'login', val: login },
+      ...(name !== undefined ? [{ typ: 'name', val: name }] : []),
+      ...(email !== undefined ? [{ typ: 'email', val: email }] : []),
+    ];
+    return { userId: String(id), userName: login, nameType: 'login', roleType: 'roles', claims, tokens: { accessToken } };
+  }
+
+  /** The primary, verified address; none when the token lacks the user:email scope. */
+  async #primaryEmail(accessToken: string): Promise<string | undefined> {
+    const answer = await callProvider(`${this.config.apiBase}/user/emails`, { headers: this.#apiHeaders(accessToken) }, 'e-mail addresses');
+    if (answer.status === 403 || answer.status === 404) return undefined;
+    let list: unknown;
+    try {
+      list = JSON.parse(answer.text);
+    } catch {
+      list = undefined;
+    }
+    if (answer.status !== 200 || !Array.isArray(list)) throw new ProviderUnavailableError(`e-mail addresses: provider answered ${answer.status}`);
+    const primary = list.find((e: unknown) => typeof e === 'object' && e !== null && (e as { primary?: unknown }).primary === true && (e as { verified?: unknown }).verified === true) as
+      | { email?: unknown }
+      | undefined;
+    return typeof primary?.email === 'string' ? primary.email : undefined;
+  }
+}

@@ -1,0 +1,164 @@
+// The OpenID Connect providers: custom ones, the enterprise directory (aad),
+// the consumer web provider (google) and the device maker (apple). One
+// protocol (openid-client underneath); what differs is configuration and
+// which claims fill -ID and -NAME.
+import type { JWTPayload } from 'jose';
+
+import type { OidcProviderConfig } from '../config/provider-settings.js';
+import { constantTimeEqual } from '../crypto/equal.js';
+import { OidcProviderClient } from '../oidc/provider-client.js';
+import { claimList, userNameFrom } from '../principal.js';
+import type { SessionTokens } from '../session/record.js';
+import { TokenForbiddenError, InvalidTokenError } from '../tokens/errors.js';
+import { ProviderRefusedError } from './errors.js';
+import type { BearerValidation, LoginBegun, LoginCallback, LoginStart, Provider, RefreshedTokens, SignIn, TokenExchange } from './provider.js';
+
+/** Apple's `user` form field (first sign-in only) is small JSON; anything else is ignored. */
+const MAX_APPLE_USER_FIELD = 4096;
+
+export class OpenIdProvider implements Provider {
+  readonly client: OidcProviderClient;
+  readonly bearer: BearerValidation;
+
+  constructor(
+    readonly config: OidcProviderConfig,
+    now: () => number = Date.now,
+  ) {
+    this.client = new OidcProviderClient(config, now);
+    this.bearer = {
+      acceptsIssuer: (issuer) => this.client.acceptsIssuer(issuer),
+      validate: async (token) => {
+        const claims = await this.client.validateJwt(token, { audiences: this.#bearerAudiences() });
+        this.#checkPolicy(claims, true);
+        return { ...this.#signIn(claims, { accessToken: token, ...(claims.exp !== undefined ? { accessTokenExpiresAt: claims.exp * 1000 } : {}) }), expiresAt: claims.exp! * 1000 };
+      },
+    };
+  }
+
+  get alias(): string {
+    return this.config.alias;
+  }
+  get kind(): OidcProviderConfig['kind'] {
+    return this.config.kind;
+  }
+  get fingerprint(): string {
+    return this.config.fingerprint;
+  }
+  get responseMode(): 'query' | 'form_post' {
+    return this.config.responseMode;
+  }
+
+  async begin(start: LoginStart): Promise<LoginBegun> {
+    return { url: await this.client.authorizationUrl(start) };
+  }
+
+  async complete(callback: LoginCallback): Promise<SignIn> {
+    if (!constantTimeEqual(callback.params.get('state') ?? '', callback.state)) throw new ProviderRefusedError('callback: state mismatch', 'invalid_state');
+    if ((callback.params.get('code') ?? '') === '') throw new ProviderRefusedError('callback: no authorization code', 'invalid_request');
+    const callbackUrl = new URL(callback.redirectUri);
+    for (const [k, v] of callback.params) if (k !== 'user') callbackUrl.searchParams.append(k, v);
+    const tokens = await this.client.redeem(callbackUrl, {
+      redirectUri: callback.redirectUri,
+      state: callback.state,
+      nonce: callback.expectedNonce,
+      codeVerifier: callback.codeVerifier,
+    });
+    const claims = { ...(tokens.claims ?? {}), ...this.#appleUser(callback.params) };
+    this.#checkPolicy(claims, false);
+    return this.#signIn(claims, {
+      ...(tokens.accessToken !== undefined ? { accessToken: tokens.accessToken } : {}),
+      ...(tokens.idToken !== undefined ? { idToken: tokens.idToken } : {}),
+      ...(tokens.refreshToken !== undefined ? { refreshToken: tokens.refreshToken } : {}),
+      ...(tokens.accessTokenExpiresAt !== undefined ? { accessTokenExpiresAt: tokens.accessTokenExpiresAt } : {}),
+    });
+  }
+
+  async refresh(refreshToken: string): Promise<RefreshedTokens> {
+    return this.client.refresh(refreshToken);
+  }
+
+  endSessionUrl(parameters: { idTokenHint?: string; postLogoutRedirectUri: string; state: string }): Promise<URL | undefined> {
+    return this.client.endSessionUrl(parameters);
+  }
+
+  /** An ID token (audience: this client, or an allowed audience such as a native app's id), or a JWT access token. */
+  async exchange(request: TokenExchange): Promise<SignIn> {
+    try {
+      if (request.idToken !== undefined) {
+        const claims = await this.client.validateJwt(request.idToken, { audiences: [...new Set([this.config.clientId, ...this.config.allowedAudiences])] });
+        this.#checkPolicy(claims, true);
+        return this.#signIn(claims, {
+          idToken: request.idToken,
+          ...(request.accessToken !== undefined ? { accessToken: request.accessToken } : {}),
+        });
+      }
+      if (request.accessToken !== undefined) {
+        const claims = await this.client.validateJwt(request.accessToken, { audiences: this.#bearerAudiences() });
+        this.#checkPolicy(claims, true);
+        return this.#signIn(claims, { accessToken: request.accessToken, ...(claims.exp !== undefined ? { accessTokenExpiresAt: claims.exp * 1000 } : {}) });
+      }
+    } catch (error) {
+      if (error instanceof InvalidTokenError) throw new ProviderRefusedError(`token exchange: ${error.reason}`, 'invalid_token');
+      throw error;
+    }
+    if (request.authorizationCode !== undefined) {
+      const tokens = await this.client.redeemClientCode(request.authorizationCode, request.redirectUri, request.codeVerifier);
+      const claims = tokens.claims ?? {};
+      this.#checkPolicy(claims, false);
+      return this.#signIn(claims, {
+        ...(tokens.accessToken !== undefined ? { accessToken: tokens.accessToken } : {}),
+        ...(tokens.idToken !== undefined ? { idToken: tokens.idToken } : {}),
+        ...(tokens.refreshToken !== undefined ? { refreshToken: tokens.refreshToken } : {}),
+        ...(tokens.accessTokenExpiresAt !== undefined ? { accessTokenExpiresAt: tokens.accessTokenExpiresAt } : {}),
+      });
+    }
+    throw new ProviderRefusedError('token exchange: expected id_token, access_token or authorization_code', 'invalid_request');
+  }
+
+  #bearerAudiences(): string[] {
+    return this.config.allowedAudiences.length > 0 ? [...this.config.allowedAudiences] : [this.config.clientId];
+  }
+
+  /** The directory's default authorization policy: allowed client applications (bearer tokens only) and principals. */
+  #checkPolicy(claims: JWTPayload | Record<string, unknown>, clientDirected: boolean): void {
+    const directory = this.config.directory;
+    if (directory === undefined) return;
+    if (clientDirected && directory.allowedApplications.length > 0) {
+      const application = typeof claims.azp === 'string' ? claims.azp : typeof claims.appid === 'string' ? claims.appid : undefined;
+      if (application === undefined || !directory.allowedApplications.includes(application)) throw new TokenForbiddenError('client application not allowed');
+    }
+    if (directory.allowedIdentities.length > 0) {
+      if (typeof claims.oid !== 'string' || !directory.allowedIdentities.includes(claims.oid)) throw new TokenForbiddenError('principal not allowed');
+    }
+  }
+
+  /** Apple sends the user's name once, on the first sign-in, as JSON in the `user` form field. */
+  #appleUser(params: URLSearchParams): Record<string, unknown> {
+    if (this.kind !== 'apple') return {};
+    const raw = params.get('user');
+    if (raw === null || raw.length > MAX_APPLE_USER_FIELD) return {};
+    try {
+      const user = JSON.parse(raw) as { name?: { firstName?: unknown; lastName?: unknown } };
+      const parts = [user.name?.firstName, user.name?.lastName].filter((p): p is string => typeof p === 'string' && p.trim() !== '');
+      return parts.length > 0 ? { name: parts.join(' ') } : {};
+    } catch {
+      return {};
+    }
+  }
+
+  /** -ID: `oid` for the directory (stable across its apps), else `sub`. -NAME: the kind's name claim, then the usual fallbacks. */
+  #signIn(claims: Readonly<Record<string, unknown>>, tokens: SessionTokens): SignIn {
+    const subject = typeof claims.sub === 'string' ? claims.sub : '';
+    const userId = this.kind === 'aad' && typeof claims.oid === 'string' ? claims.oid : subject;
+    const name = userNameFrom(claims, this.kind === 'apple' && typeof claims.name === 'string' ? 'name' : this.config.nameClaimType);
+    return {
+      userId,
+      userName: name.name,
+      nameType: name.type,
+      roleType: 'roles',
+      claims: claimList(claims),
+      tokens,
+      ...(typeof claims.exp === 'number' ? { assertionExpiresAt: claims.exp * 1000 } : {}),
+    };
+  }
+}

@@ -1,0 +1,87 @@
+// One identity provider, whatever its protocol (OpenID Connect, OAuth 2.0,
+// OAuth 1.0a): how a sign-in starts and finishes, how its tokens refresh,
+// how a client-obtained token is checked. The routes know only this.
+import type { ProviderConfig } from '../config/provider-settings.js';
+import type { Claim } from '../identity.js';
+import type { SessionTokens } from '../session/record.js';
+
+/** What a provider established about the user. */
+export interface SignIn {
+  /** -ID */
+  readonly userId: string;
+  /** -NAME */
+  readonly userName: string;
+  /** principal.name_typ: the claim type that names the user. */
+  readonly nameType: string;
+  /** principal.role_typ */
+  readonly roleType: string;
+  readonly claims: readonly Claim[];
+  readonly tokens: SessionTokens;
+  /** End of the provider's assertion (ID token `exp`), ms; for IdentityProviderDerived cookies. */
+  readonly assertionExpiresAt?: number;
+}
+
+export interface LoginStart {
+  readonly redirectUri: string;
+  readonly state: string;
+  readonly nonce: string;
+  readonly codeVerifier: string;
+}
+
+export interface LoginBegun {
+  readonly url: URL;
+  /** Per-login values the callback needs (e.g. an OAuth 1.0a request-token secret); sealed in the transaction cookie. */
+  readonly saved?: Readonly<Record<string, string>>;
+}
+
+export interface LoginCallback extends LoginStart {
+  /** The callback's query or form parameters. */
+  readonly params: URLSearchParams;
+  /** The nonce to require in the ID token, or undefined when nonce validation is off. */
+  readonly expectedNonce: string | undefined;
+  readonly saved: Readonly<Record<string, string>>;
+}
+
+/** The token set a refresh returns. */
+export interface RefreshedTokens {
+  readonly accessToken: string | undefined;
+  readonly idToken: string | undefined;
+  readonly refreshToken: string | undefined;
+  readonly accessTokenExpiresAt: number | undefined;
+}
+
+/** The body of `POST /.auth/login/<provider>` (client-directed sign-in). */
+export interface TokenExchange {
+  readonly accessToken?: string;
+  readonly accessTokenSecret?: string;
+  readonly idToken?: string;
+  readonly authorizationCode?: string;
+  readonly redirectUri?: string;
+  readonly codeVerifier?: string;
+}
+
+/** A provider whose tokens are JWTs the layer can check itself. */
+export interface BearerValidation {
+  /** Whether a token claiming this issuer may be this provider's (checked before any signature work). */
+  acceptsIssuer(issuer: string): Promise<boolean>;
+  /** Signature, iss, aud, exp/nbf, algorithm; then the provider's own policy. Throws InvalidTokenError or TokenForbiddenError. */
+  validate(token: string): Promise<SignIn & { readonly expiresAt: number }>;
+}
+
+export interface Provider {
+  readonly alias: string;
+  readonly kind: ProviderConfig['kind'];
+  readonly fingerprint: string;
+  /** `form_post`: the callback arrives as a cross-site POST. */
+  readonly responseMode: 'query' | 'form_post';
+  begin(start: LoginStart): Promise<LoginBegun>;
+  /** Checks the callback (state or request token), redeems it, returns the user. Throws ProviderRefusedError / ProviderUnavailableError. */
+  complete(callback: LoginCallback): Promise<SignIn>;
+  /** Absent for providers that issue no refresh tokens. */
+  refresh?(refreshToken: string): Promise<RefreshedTokens>;
+  /** The provider's end-session URL (RP-initiated logout), when it has one. */
+  endSessionUrl?(parameters: { idTokenHint?: string; postLogoutRedirectUri: string; state: string }): Promise<URL | undefined>;
+  /** Client-directed sign-in with a token the client obtained itself. Throws ProviderRefusedError when it is not good. */
+  exchange(request: TokenExchange): Promise<SignIn>;
+  readonly bearer?: BearerValidation;
+}
