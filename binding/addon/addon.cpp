@@ -199,7 +199,7 @@ Napi::Value NormalizeHeaders(const Napi::CallbackInfo& info) {
   std::string provider, user_id, user_name, auth_typ, name_typ, role_typ;
   std::vector<std::string> claim_storage;
   std::vector<gh_claim> claims;
-  OptionalToken access, id, expires, refresh;
+  OptionalToken access, id, expires, refresh, secret;
   const bool has_identity = !info[1].IsUndefined() && !info[1].IsNull();
   if (has_identity) {
     if (!info[1].IsObject()) throw Napi::TypeError::New(env, "identity must be an object or null");
@@ -236,6 +236,7 @@ Napi::Value NormalizeHeaders(const Napi::CallbackInfo& info) {
       id = token_field(tokens, "idToken");
       expires = token_field(tokens, "expiresOn");
       refresh = token_field(tokens, "refreshToken");
+      secret = token_field(tokens, "accessTokenSecret");
     }
     identity.provider = view(provider);
     identity.user_id = view(user_id);
@@ -249,6 +250,7 @@ Napi::Value NormalizeHeaders(const Napi::CallbackInfo& info) {
     identity.id_token = id.bytes();
     identity.expires_on = expires.bytes();
     identity.refresh_token = refresh.bytes();
+    identity.access_token_secret = secret.bytes();
   }
 
   gh_normalize_options options{{nullptr, 0}, 1};

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define GH_ABI_VERSION 1
+#define GH_ABI_VERSION 2
 
 /* A borrowed byte range; never owned by the callee. */
 typedef struct gh_bytes {
@@ -81,6 +81,7 @@ typedef struct gh_identity {
   gh_bytes id_token;
   gh_bytes expires_on;
   gh_bytes refresh_token;
+  gh_bytes access_token_secret; /* OAuth 1.0a providers (ABI 2) */
 } gh_identity;
 
 typedef struct gh_normalize_options {

@@ -65,6 +65,7 @@ gh_status add_identity(gh_normalized& out, const gh_identity& identity, const st
         {"ID-TOKEN", identity.id_token},
         {"EXPIRES-ON", identity.expires_on},
         {"REFRESH-TOKEN", identity.refresh_token},
+        {"ACCESS-TOKEN-SECRET", identity.access_token_secret},
     };
     for (const auto& token : tokens) {
       if (token.second.ptr == nullptr) continue;  // absent

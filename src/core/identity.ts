@@ -10,6 +10,8 @@ export interface IdentityTokens {
   readonly idToken?: string;
   readonly expiresOn?: string;
   readonly refreshToken?: string;
+  /** OAuth 1.0a providers: the access token's secret. */
+  readonly accessTokenSecret?: string;
 }
 
 /** Who the caller is: everything the identity headers are built from. */

@@ -46,6 +46,7 @@ export function identityFromRecord(record: SessionRecord, exposeTokens: boolean)
             ...(tokens.idToken !== undefined ? { idToken: tokens.idToken } : {}),
             ...(tokens.accessTokenExpiresAt !== undefined ? { expiresOn: new Date(tokens.accessTokenExpiresAt).toISOString() } : {}),
             ...(tokens.refreshToken !== undefined ? { refreshToken: tokens.refreshToken } : {}),
+            ...(tokens.accessTokenSecret !== undefined ? { accessTokenSecret: tokens.accessTokenSecret } : {}),
           },
         }
       : {}),

@@ -170,6 +170,7 @@ function normalizeHeaders(
         idToken: optionalToken(t, 'idToken'),
         expiresOn: optionalToken(t, 'expiresOn'),
         refreshToken: optionalToken(t, 'refreshToken'),
+        accessTokenSecret: optionalToken(t, 'accessTokenSecret'),
       };
     }
     identityFields = { object, claims, tokens };
@@ -214,6 +215,7 @@ function normalizeHeaders(
       ['ID-TOKEN', tokens.idToken],
       ['EXPIRES-ON', tokens.expiresOn],
       ['REFRESH-TOKEN', tokens.refreshToken],
+      ['ACCESS-TOKEN-SECRET', tokens.accessTokenSecret],
     ];
     for (const [suffix, value] of entries) {
       if (value !== undefined) add(tokenPrefix + suffix, value);
