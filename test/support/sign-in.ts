@@ -59,7 +59,22 @@ export function defaultDocument(issuer: string): Record<string, unknown> {
   };
 }
 
-export async function startDeployment(options: DeploymentOptions = {}): Promise<Deployment> {
+export interface GatewayDeployment {
+  readonly url: string;
+  readonly gateway: Gateway;
+  readonly upstream: { url: string; requests: Array<{ url: string; headers: http.IncomingHttpHeaders }> };
+  readonly storeDirectory: string;
+  closeUpstream(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface GatewayOptions extends Omit<DeploymentOptions, 'document'> {
+  /** Called once gatehouse's address is known (callback URLs): the document and the environment its secrets come from. */
+  readonly prepare: (frontUrl: string) => Promise<{ document: Record<string, unknown>; env: Record<string, string>; close?: () => Promise<void> }>;
+}
+
+/** An echoing upstream app behind gatehouse, configured by `prepare`. */
+export async function startGatewayDeployment(options: GatewayOptions): Promise<GatewayDeployment> {
   const requests: Array<{ url: string; headers: http.IncomingHttpHeaders }> = [];
   const upstreamServer = http.createServer(
     options.upstreamHandler ??
@@ -71,15 +86,11 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
   options.upstreamSetup?.(upstreamServer);
   const upstream = await listen(upstreamServer);
   const front: Listening = await listenEarly('127.0.0.1', 0);
-  const secret = randomBytes(16).toString('hex');
-  const idp = await startDevIdentityProvider({
-    clients: [{ clientId: CLIENT_ID, clientSecret: secret, redirectUris: [`${front.url}/.auth/login/dev/callback`], postLogoutRedirectUris: [`${front.url}/.auth/logout/complete`] }],
-    ...(options.accessTokenTtl ? { accessTokenTtl: options.accessTokenTtl } : {}),
-  });
-  const document = options.document?.(idp.issuer) ?? defaultDocument(idp.issuer);
+  const prepared = await options.prepare(front.url);
   const storeDirectory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-deploy-'));
+  const document = prepared.document;
   const withStore = { ...document, login: { ...(document.login as object), tokenStore: { fileSystem: { directory: storeDirectory } } } };
-  const { config } = resolveAuthConfig(withStore, { TEST_CLIENT_SECRET: secret });
+  const { config } = resolveAuthConfig(withStore, prepared.env);
   const gateway = await createGateway({
     config,
     upstream: upstream.url,
@@ -93,17 +104,32 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
   attach(front, gateway);
   return {
     url: front.url,
-    idp,
     gateway,
     upstream: { url: upstream.url, requests },
     storeDirectory,
-    clientSecret: secret,
     closeUpstream: () => upstream.close(),
     close: async () => {
       gateway.close();
-      await Promise.all([front.close(), idp.close(), upstream.server.listening ? upstream.close() : undefined]);
+      await Promise.all([front.close(), prepared.close?.(), upstream.server.listening ? upstream.close() : undefined]);
     },
   };
+}
+
+/** The test OpenID provider ("dev") in front of an echoing app. */
+export async function startDeployment(options: DeploymentOptions = {}): Promise<Deployment> {
+  const secret = randomBytes(16).toString('hex');
+  let idp: RunningIdentityProvider | undefined;
+  const deployment = await startGatewayDeployment({
+    ...options,
+    prepare: async (frontUrl) => {
+      idp = await startDevIdentityProvider({
+        clients: [{ clientId: CLIENT_ID, clientSecret: secret, redirectUris: [`${frontUrl}/.auth/login/dev/callback`], postLogoutRedirectUris: [`${frontUrl}/.auth/logout/complete`] }],
+        ...(options.accessTokenTtl ? { accessTokenTtl: options.accessTokenTtl } : {}),
+      });
+      return { document: options.document?.(idp.issuer) ?? defaultDocument(idp.issuer), env: { TEST_CLIENT_SECRET: secret }, close: () => idp!.close() };
+    },
+  });
+  return { ...deployment, idp: idp!, clientSecret: secret };
 }
 
 /** Signs `browser` in through the provider's page; returns every hop from the protected page to its return. */

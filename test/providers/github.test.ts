@@ -1,0 +1,102 @@
+// GitHub sign-in through gatehouse against the GitHub stand-in (real HTTP,
+// GitHub's documented protocol).
+import { expect } from 'chai';
+
+import { Browser } from '../support/browser.js';
+import { forwarded, principal } from '../support/principal.js';
+import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
+import { startGitHub, OCTOCAT, type GitHubStandIn } from '../stand-ins/github.js';
+
+export function gitHubDocument(github: GitHubStandIn): Record<string, unknown> {
+  return {
+    identityProviders: {
+      gitHub: {
+        registration: { clientId: github.clientId, clientSecretSettingName: 'GITHUB_SECRET' },
+        endpoints: { web: github.url, api: `${github.url}/api/v3` },
+      },
+    },
+  };
+}
+
+describe('github provider', () => {
+  let github: GitHubStandIn;
+  let deployment: GatewayDeployment;
+
+  beforeEach(async () => {
+    github = await startGitHub();
+    deployment = await startGatewayDeployment({ prepare: async () => ({ document: gitHubDocument(github), env: { GITHUB_SECRET: github.clientSecret } }) });
+  });
+  afterEach(async () => {
+    await deployment.close();
+    await github.close();
+  });
+
+  it('signs in: -ID is the numeric id, -NAME the login, the e-mail the primary verified address, the token a header', async () => {
+    const browser = new Browser();
+    const hops = await browser.follow(`${deployment.url}/repos?tab=stars`);
+    expect(hops.map((h) => h.status)).to.deep.equal([302, 302, 302, 302, 200]);
+    expect(new URL(hops[1]!.headers.location!).pathname).to.equal('/login/oauth/authorize');
+    const final = forwarded(hops.at(-1)!.body);
+    expect(final.url).to.equal('/repos?tab=stars');
+    expect(final.headers['x-platform-client-principal-id']).to.equal(String(OCTOCAT.id));
+    expect(final.headers['x-platform-client-principal-name']).to.equal('octocat');
+    expect(final.headers['x-platform-client-principal-idp']).to.equal('github');
+    expect(final.headers['x-platform-token-github-access-token']).to.match(/^gho_/);
+    expect(final.headers).to.not.have.property('x-platform-token-github-refresh-token');
+    const p = principal(final.headers);
+    expect(p).to.include({ auth_typ: 'github', name_typ: 'login' });
+    expect(p.claims).to.deep.include({ typ: 'email', val: 'octocat@github.example' });
+    expect(p.claims).to.deep.include({ typ: 'id', val: '583231' });
+  });
+
+  it('asks the token endpoint for JSON, with PKCE, and calls the API with a User-Agent', async () => {
+    await new Browser().follow(`${deployment.url}/`);
+    const tokenCall = github.seen.find((r) => r.url === '/login/oauth/access_token')!;
+    expect(tokenCall.headers.accept).to.equal('application/json');
+    expect(new URLSearchParams(tokenCall.body).get('code_verifier')).to.match(/^[A-Za-z0-9_-]{43,}$/);
+    const authorize = new URL(github.seen.find((r) => r.url.startsWith('/login/oauth/authorize'))!.url, github.url);
+    expect(authorize.searchParams.get('code_challenge_method')).to.equal('S256');
+    expect(authorize.searchParams.get('scope')).to.equal('read:user user:email');
+    for (const call of github.seen.filter((r) => r.url.startsWith('/api/v3/'))) expect(call.headers['user-agent']).to.be.a('string').and.not.equal('');
+  });
+
+  it('a denied authorization ends in a 401 page, not a loop and not a 500', async () => {
+    github.nextAuthorization = 'deny';
+    const hops = await new Browser().follow(`${deployment.url}/`);
+    const last = hops.at(-1)!;
+    expect(last.status).to.equal(401);
+    expect(last.body).to.contain('access_denied');
+    expect(hops.length).to.be.below(6);
+  });
+
+  it('a code GitHub does not know (200 {"error": "bad_verification_code"}) is a 401 page', async () => {
+    const browser = new Browser();
+    const first = await browser.request(`${deployment.url}/.auth/login/github`);
+    const authorize = await browser.request(first.headers.location!);
+    const callback = new URL(authorize.headers.location!);
+    callback.searchParams.set('code', 'not-a-real-code');
+    const answer = await browser.request(callback.href);
+    expect(answer.status).to.equal(401);
+    expect(answer.body).to.contain('could not be verified');
+  });
+
+  it('GitHub down: 502 with a clear page, and the sidecar keeps serving', async () => {
+    const browser = new Browser();
+    const first = await browser.request(`${deployment.url}/.auth/login/github`);
+    const authorize = await browser.request(first.headers.location!);
+    await github.close();
+    const answer = await browser.request(authorize.headers.location!);
+    expect(answer.status).to.equal(502);
+    expect(answer.body).to.contain('could not be reached');
+    expect((await new Browser().request(`${deployment.url}/.auth/version`)).status).to.equal(200);
+  });
+
+  it('no refresh token: /.auth/refresh says so with a 401', async () => {
+    const browser = new Browser();
+    await browser.follow(`${deployment.url}/`);
+    browser.accept = 'application/json';
+    const refreshed = await browser.request(`${deployment.url}/.auth/refresh`);
+    expect(refreshed.status).to.equal(401);
+    expect(JSON.parse(refreshed.body).error).to.contain('no refresh token');
+  });
+});
