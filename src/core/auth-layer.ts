@@ -11,13 +11,17 @@ import { errorDecision, escapeHtml, fragmentPreservingRedirect, jsonDecision, pa
 import { createProviders } from './providers/registry.js';
 import type { Identity } from './identity.js';
 import { identityFromRecord } from './principal.js';
-import { currentSession, loginDone, logout, logoutComplete, logoutDone, me, refresh, version } from './routes/account-routes.js';
+import { AUTHENTICATION_TOKEN_HEADER, currentSession, loginDone, logout, logoutComplete, logoutDone, me, refresh, version } from './routes/account-routes.js';
 import type { LayerContext, RouteRequest } from './routes/context.js';
+import { bearerIdentity, bearerToken, exchangeToken, invalidTokenDecision } from './routes/client-directed.js';
 import { finishLogin, returnUrlParameter, startLogin } from './routes/login-flow.js';
 import { transition, type LifecycleTrigger, type SessionState } from './session/lifecycle.js';
 import type { SessionRecord } from './session/record.js';
 import { Sessions } from './session/sessions.js';
 import type { TokenStore } from './token-store/token-store.js';
+import { AuthenticationTokens } from './tokens/authentication-token.js';
+import { InvalidTokenError } from './tokens/errors.js';
+import { ValidatedTokenCache } from './tokens/validated-token-cache.js';
 
 export interface AuthLayerOptions {
   readonly config: AuthConfig;
@@ -46,6 +50,8 @@ export class AuthLayer {
       providers,
       sessions: new Sessions(options.config, options.store, deriveKey(options.masterKey, 'session-cookie', options.config.app), providers, logger, now, options.sessionCacheTtlMs),
       transactionKey: deriveKey(options.masterKey, 'login-transaction', options.config.app),
+      authTokens: new AuthenticationTokens(deriveKey(options.masterKey, 'authentication-token', options.config.app), options.config.app, now),
+      bearerCache: new ValidatedTokenCache<Identity>(now),
       logger,
       now,
       version: options.version ?? '0.0.0',
@@ -82,7 +88,12 @@ export class AuthLayer {
     const prefix = config.apiPrefix;
     if (view.path === prefix || view.path.startsWith(`${prefix}/`)) return this.#authRoute(request, view.path.slice(prefix.length));
     if (matchExcludedPath(config.excludedPaths, view.path) !== undefined) {
-      // Anonymous access allowed; a signed-in caller is still identified.
+      // Anonymous access allowed; a signed-in caller is still identified (a bad token just stays anonymous).
+      const bearer = bearerToken(request);
+      if (bearer !== undefined) {
+        const checked = await bearerIdentity(this.#context, request, bearer);
+        return { kind: 'forward', identity: 'identity' in checked ? checked.identity : null };
+      }
       const session = await currentSession(this.#context, request);
       return { kind: 'forward', identity: session ? identityFromRecord(session.record, config.tokenStore.enabled) : null };
     }
@@ -109,7 +120,8 @@ export class AuthLayer {
         if (method !== 'GET' && method !== 'POST') return this.#methodNotAllowed('GET, POST');
         return finishLogin(context, request, provider);
       }
-      if (method !== 'GET' && method !== 'HEAD') return this.#methodNotAllowed('GET');
+      if (method === 'POST') return exchangeToken(context, request, provider);
+      if (method !== 'GET' && method !== 'HEAD') return this.#methodNotAllowed('GET, POST');
       return startLogin(context, request, provider, returnUrlParameter(request.searchParams, ['post_login_redirect_uri', 'post_login_redirect_url']));
     }
     switch (route) {
@@ -139,7 +151,26 @@ export class AuthLayer {
   /** A protected path: forward with identity, refresh, or challenge, as the lifecycle table says. */
   async #protected(request: RouteRequest): Promise<Decision> {
     const { sessions, config } = this.#context;
-    const id = sessions.idFromRequest(request.view);
+    // Client-directed: a provider's bearer token, checked on its own (no session).
+    const bearer = bearerToken(request);
+    if (bearer !== undefined) {
+      const checked = await bearerIdentity(this.#context, request, bearer);
+      return 'identity' in checked ? { kind: 'forward', identity: checked.identity } : checked.decision;
+    }
+    // An authentication token (X-ZUMO-AUTH) names a session like the cookie does; its holder is an API client.
+    const token = headerValue(request.view, AUTHENTICATION_TOKEN_HEADER);
+    let id: string | null;
+    if (token !== undefined) {
+      try {
+        id = await this.#context.authTokens.sessionId(token);
+      } catch (error) {
+        if (!(error instanceof InvalidTokenError)) throw error;
+        this.#context.logger.info({ reason: `authentication token ${error.reason}`, path: request.view.path }, 'request challenged');
+        return invalidTokenDecision(error.reason);
+      }
+    } else {
+      id = sessions.idFromRequest(request.view);
+    }
     if (id === null) return this.#challenge(request, 'no session', false);
     const record = await sessions.load(id);
     const assessment = sessions.assess(record, request.origin.host);
@@ -151,7 +182,10 @@ export class AuthLayer {
     };
     if (assessment.kind === 'reauth' || record === undefined) {
       step('sessionInvalidated');
-      if (record !== undefined) await sessions.destroy(id);
+      // An expired record is kept for its refresh extension (the store sweeps it); anything else is gone for good.
+      const lapsed = assessment.kind === 'reauth' && assessment.reason === 'cookie-expired';
+      if (record !== undefined && !lapsed) await sessions.destroy(id);
+      if (token !== undefined) return invalidTokenDecision('session ended');
       return this.#challenge(request, assessment.kind === 'reauth' ? assessment.reason : 'record-missing', true);
     }
     let current = record;
@@ -169,6 +203,7 @@ export class AuthLayer {
       } else {
         step('refreshFailed');
         await sessions.destroy(id);
+        if (token !== undefined) return invalidTokenDecision('session ended');
         return this.#challenge(request, `refresh ${outcome.reason}`, true);
       }
     }

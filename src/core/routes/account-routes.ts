@@ -1,19 +1,41 @@
 // /.auth/me, /.auth/refresh, /.auth/logout and the small pages.
 import { seal, unseal } from '../crypto/sealed.js';
 import { originUrl } from '../http/origin.js';
-import type { Decision } from '../http/request-view.js';
+import { headerValue, type Decision } from '../http/request-view.js';
 import { errorDecision, jsonDecision, pageDecision, redirectDecision } from '../http/responses.js';
 import { validateReturnUrl } from '../return-url.js';
 import type { SessionRecord } from '../session/record.js';
+import { InvalidTokenError } from '../tokens/errors.js';
 import type { LayerContext, RouteRequest } from './context.js';
 import { returnUrlParameter } from './login-flow.js';
 
 const LOGOUT_STATE_LIFETIME_MS = 10 * 60_000;
 
-/** The caller's live session, or undefined (no cookie, forged cookie, absent or invalid record). */
-export async function currentSession(context: LayerContext, request: RouteRequest): Promise<{ id: string; record: SessionRecord } | undefined> {
+export const AUTHENTICATION_TOKEN_HEADER = 'x-zumo-auth';
+
+/**
+ * The session id the request names: its X-ZUMO-AUTH authentication token if it
+ * sends one (then the cookie is not looked at), else its session cookie. null
+ * when it names none; InvalidTokenError for a forged or expired token.
+ */
+export async function sessionIdOf(context: LayerContext, request: RouteRequest, expiredGraceMs = 0): Promise<{ id: string; via: 'token' | 'cookie' } | null> {
+  const token = headerValue(request.view, AUTHENTICATION_TOKEN_HEADER);
+  if (token !== undefined) return { id: await context.authTokens.sessionId(token, expiredGraceMs), via: 'token' };
   const id = context.sessions.idFromRequest(request.view);
-  if (id === null) return undefined;
+  return id === null ? null : { id, via: 'cookie' };
+}
+
+/** The caller's live session, or undefined (no cookie or token, a forged one, an absent or invalid record). */
+export async function currentSession(context: LayerContext, request: RouteRequest): Promise<{ id: string; record: SessionRecord } | undefined> {
+  let id: string;
+  try {
+    const named = await sessionIdOf(context, request);
+    if (named === null) return undefined;
+    id = named.id;
+  } catch (error) {
+    if (error instanceof InvalidTokenError) return undefined;
+    throw error;
+  }
   const record = await context.sessions.load(id);
   const assessment = context.sessions.assess(record, request.origin.host);
   if (assessment.kind === 'reauth' || record === undefined) return undefined;
@@ -41,13 +63,43 @@ export async function me(context: LayerContext, request: RouteRequest): Promise<
   return jsonDecision(200, [meEntry(context, session.record)]);
 }
 
+/**
+ * A session that may be refreshed: live, or (tokenRefreshExtensionHours) ended by
+ * its lifetime no longer ago than the extension; with an authentication token,
+ * that token may have expired as long ago too.
+ */
+async function refreshableSession(context: LayerContext, request: RouteRequest): Promise<{ id: string; record: SessionRecord; via: 'token' | 'cookie'; lapsed: boolean } | undefined> {
+  const extension = context.config.tokenStore.refreshExtensionMs;
+  let named: { id: string; via: 'token' | 'cookie' } | null;
+  try {
+    named = await sessionIdOf(context, request, extension);
+  } catch (error) {
+    if (error instanceof InvalidTokenError) return undefined;
+    throw error;
+  }
+  if (named === null) return undefined;
+  const record = await context.sessions.load(named.id);
+  const assessment = context.sessions.assess(record, request.origin.host);
+  if (record === undefined) return undefined;
+  if (assessment.kind !== 'reauth') return { ...named, record, lapsed: false };
+  if (assessment.reason === 'cookie-expired' && context.now() < record.expiresAt + extension) return { ...named, record, lapsed: true };
+  return undefined;
+}
+
 export async function refresh(context: LayerContext, request: RouteRequest): Promise<Decision> {
-  const session = await currentSession(context, request);
+  const session = await refreshableSession(context, request);
   if (session === undefined) return jsonDecision(401, NOT_SIGNED_IN);
-  const outcome = await context.sessions.refresh(session.id, session.record);
+  const extendedUntil = session.lapsed ? context.now() + context.config.cookieExpiration.lifetimeMs : undefined;
+  const outcome = await context.sessions.refresh(session.id, session.record, extendedUntil);
   if (outcome.ok) {
     const expires = outcome.record.tokens.accessTokenExpiresAt;
-    return jsonDecision(200, { refreshed: true, expires_on: expires !== undefined ? new Date(expires).toISOString() : '' });
+    const answer: Record<string, unknown> = { refreshed: true, expires_on: expires !== undefined ? new Date(expires).toISOString() : '' };
+    if (session.via === 'token') {
+      // A renewed authentication token, valid as long as the session now is.
+      answer.authenticationToken = await context.authTokens.issue(session.id, { userId: outcome.record.userId, provider: outcome.record.provider, expiresAt: outcome.record.expiresAt });
+      answer.user = { userId: outcome.record.userId };
+    }
+    return jsonDecision(200, answer);
   }
   switch (outcome.reason) {
     case 'no-refresh-token':
@@ -69,7 +121,12 @@ export async function logout(context: LayerContext, request: RouteRequest): Prom
     return errorDecision(400, 'Invalid return address', 'The post-logout redirect address is not allowed.', request.json);
   }
   const cookies = [context.sessions.clearCookie(request.secure)];
-  const id = context.sessions.idFromRequest(request.view);
+  // An authentication token ends its session too (a forged or expired one names none).
+  const named = await sessionIdOf(context, request).catch((error: unknown) => {
+    if (error instanceof InvalidTokenError) return null;
+    throw error;
+  });
+  const id = named?.id ?? null;
   if (id === null) return redirectDecision(verdict.location, { cookies });
   const record = await context.sessions.load(id);
   await context.sessions.destroy(id); // server-side: a copied cookie is dead from now on

@@ -2,7 +2,10 @@ import type { Logger } from '../../logging.js';
 import type { AuthConfig } from '../config/auth-config.js';
 import type { Origin } from '../http/origin.js';
 import type { RequestView } from '../http/request-view.js';
+import type { Identity } from '../identity.js';
 import type { Provider } from '../providers/provider.js';
+import type { AuthenticationTokens } from '../tokens/authentication-token.js';
+import type { ValidatedTokenCache } from '../tokens/validated-token-cache.js';
 import type { Sessions } from '../session/sessions.js';
 
 /** What every route handler of the auth layer works with. */
@@ -12,6 +15,10 @@ export interface LayerContext {
   readonly providers: ReadonlyMap<string, Provider>;
   /** Key for the sealed login-transaction and logout-state values. */
   readonly transactionKey: Buffer;
+  /** Authentication tokens (X-ZUMO-AUTH) of the client-directed flow. */
+  readonly authTokens: AuthenticationTokens;
+  /** Bearer tokens already validated, until they expire. */
+  readonly bearerCache: ValidatedTokenCache<Identity>;
   readonly logger: Logger;
   readonly now: () => number;
   readonly version: string;

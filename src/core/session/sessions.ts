@@ -78,9 +78,14 @@ export class Sessions {
   /** Stores a new session under a fresh id (never a reused one: no fixation). */
   async create(record: SessionRecord): Promise<string> {
     const id = newSessionId();
-    await this.store.put(id, record, record.expiresAt);
+    await this.store.put(id, record, this.#keepUntil(record));
     this.#remember(id, record);
     return id;
+  }
+
+  /** Records outlive their session by the refresh extension, so /.auth/refresh can still renew them. */
+  #keepUntil(record: SessionRecord): number {
+    return record.expiresAt + this.config.tokenStore.refreshExtensionMs;
   }
 
   async destroy(id: string): Promise<void> {
@@ -98,15 +103,16 @@ export class Sessions {
   }
 
   /** One provider refresh per session at a time; concurrent callers share it. */
-  refresh(id: string, record: SessionRecord): Promise<RefreshOutcome> {
+  refresh(id: string, record: SessionRecord, extendedUntil?: number): Promise<RefreshOutcome> {
     const running = this.#refreshing.get(id);
     if (running !== undefined) return running;
-    const attempt = this.#refresh(id, record).finally(() => this.#refreshing.delete(id));
+    const attempt = this.#refresh(id, record, extendedUntil).finally(() => this.#refreshing.delete(id));
     this.#refreshing.set(id, attempt);
     return attempt;
   }
 
-  async #refresh(id: string, record: SessionRecord): Promise<RefreshOutcome> {
+  /** `extendedUntil`: a session renewed within its refresh extension gets this new end. */
+  async #refresh(id: string, record: SessionRecord, extendedUntil: number | undefined): Promise<RefreshOutcome> {
     const refreshToken = record.tokens.refreshToken;
     if (refreshToken === undefined) return { ok: false, reason: 'no-refresh-token' };
     const provider = this.providers.get(record.provider);
@@ -122,6 +128,7 @@ export class Sessions {
     }
     const refreshed: SessionRecord = {
       ...record,
+      ...(extendedUntil !== undefined ? { expiresAt: extendedUntil } : {}),
       tokens: {
         ...record.tokens,
         ...(tokens.accessToken !== undefined ? { accessToken: tokens.accessToken } : {}),
@@ -130,7 +137,7 @@ export class Sessions {
         ...(tokens.accessTokenExpiresAt !== undefined ? { accessTokenExpiresAt: tokens.accessTokenExpiresAt } : {}),
       },
     };
-    await this.store.put(id, refreshed, refreshed.expiresAt);
+    await this.store.put(id, refreshed, this.#keepUntil(refreshed));
     this.#remember(id, refreshed);
     return { ok: true, record: refreshed };
   }

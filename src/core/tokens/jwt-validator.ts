@@ -8,8 +8,8 @@ import { ProviderUnavailableError } from '../providers/errors.js';
 import { InvalidTokenError } from './errors.js';
 import type { RemoteKeySet } from './key-set.js';
 
-/** Tokens are a few KB; anything much bigger is refused before parsing. */
-export const MAX_TOKEN_LENGTH = 16 * 1024;
+/** Tokens are a few KB (directory tokens with many groups near 6 KB); anything much bigger is refused before parsing. */
+export const MAX_TOKEN_LENGTH = 12 * 1024;
 export const CLOCK_TOLERANCE_SECONDS = 60;
 /** Never symmetric (a provider's public key must not become an HMAC secret), never none. */
 const ASYMMETRIC = /^(RS|PS|ES)(256|384|512)$|^ES256K$|^EdDSA$|^Ed25519$/;

@@ -20,6 +20,8 @@ export class RemoteKeySet {
   readonly #imported = new Map<string, Promise<ImportedKey>>();
   #fetching: Promise<void> | undefined;
   #fetchedAt = Number.NEGATIVE_INFINITY;
+  /** When an unknown key id last caused a fetch (the load at first use does not count). */
+  #unknownKidFetchAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     /** The JWKS URL (from discovery, so it may need a lookup first). */
@@ -32,7 +34,8 @@ export class RemoteKeySet {
   async key(header: JWSHeaderParameters): Promise<ImportedKey> {
     if (this.#jwks === undefined) await this.#refresh();
     let jwk = this.#find(header);
-    if (jwk === undefined && this.now() - this.#fetchedAt >= this.cooldownMs) {
+    if (jwk === undefined && this.now() - this.#unknownKidFetchAt >= this.cooldownMs) {
+      this.#unknownKidFetchAt = this.now();
       await this.#refresh();
       jwk = this.#find(header);
     } else if (this.now() - this.#fetchedAt >= KEY_MAX_AGE_MS) {

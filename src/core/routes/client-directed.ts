@@ -1,0 +1,160 @@
+// The client-directed flow: `Authorization: Bearer <provider JWT>` on any
+// protected path, and token exchange at `POST /.auth/login/<provider>` that
+// answers an authentication token for X-ZUMO-AUTH.
+import type { Identity } from '../identity.js';
+import type { Decision } from '../http/request-view.js';
+import { headerValue } from '../http/request-view.js';
+import { jsonDecision } from '../http/responses.js';
+import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
+import type { Provider, SignIn, TokenExchange } from '../providers/provider.js';
+import { InvalidTokenError, TokenForbiddenError } from '../tokens/errors.js';
+import { MAX_TOKEN_LENGTH, peekClaims } from '../tokens/jwt-validator.js';
+import { ValidatedTokenCache } from '../tokens/validated-token-cache.js';
+import type { LayerContext, RouteRequest } from './context.js';
+import { sessionRecord } from './login-flow.js';
+
+const MAX_EXCHANGE_BODY = 64 * 1024;
+
+/** 401 as RFC 6750 §3 describes it: the reason in WWW-Authenticate and in the JSON body. */
+export function invalidTokenDecision(description: string): Decision {
+  const safe = description.replace(/["\\\r\n]/g, ' ').slice(0, 120);
+  return jsonDecision(
+    401,
+    { error: 'invalid_token', error_description: safe },
+    { headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${safe}"` } },
+  );
+}
+
+/** The bearer token of `Authorization: Bearer <token>`, undefined when the header is absent or another scheme. */
+export function bearerToken(request: RouteRequest): string | undefined {
+  const header = headerValue(request.view, 'authorization');
+  if (header === undefined) return undefined;
+  // "Bearer" alone (servers trim the trailing space) is an empty token, not another scheme.
+  const match = /^Bearer(?:[ ]+(\S*))?\s*$/i.exec(header);
+  return match === null ? undefined : (match[1] ?? '');
+}
+
+/** The identity a bearer token proves, or the 401/403/503 to answer. */
+export async function bearerIdentity(context: LayerContext, request: RouteRequest, token: string): Promise<{ identity: Identity } | { decision: Decision }> {
+  const key = ValidatedTokenCache.key(token);
+  const cached = context.bearerCache.get(key);
+  if (cached !== undefined) return { identity: cached };
+  const refuse = (reason: string): { decision: Decision } => {
+    context.logger.info({ reason: `bearer token ${reason}`, path: request.view.path }, 'request challenged');
+    return { decision: invalidTokenDecision(reason) };
+  };
+  let issuer: unknown;
+  try {
+    if (token === '' || token.length > MAX_TOKEN_LENGTH) return refuse(token === '' ? 'empty token' : 'token too large');
+    issuer = peekClaims(token).iss;
+  } catch (error) {
+    return refuse((error as InvalidTokenError).reason);
+  }
+  if (typeof issuer !== 'string') return refuse('no issuer');
+  let unavailable = false;
+  let lastReason = 'issuer not accepted';
+  for (const provider of context.providers.values()) {
+    if (provider.bearer === undefined) continue;
+    try {
+      if (!(await provider.bearer.acceptsIssuer(issuer))) continue;
+      const signIn = await provider.bearer.validate(token);
+      const identity = identityOf(provider, signIn, context.config.tokenStore.enabled);
+      context.bearerCache.set(key, identity, signIn.expiresAt);
+      return { identity };
+    } catch (error) {
+      if (error instanceof TokenForbiddenError) {
+        context.logger.warn({ provider: provider.alias, reason: error.reason, path: request.view.path }, 'bearer token forbidden');
+        return { decision: jsonDecision(403, { error: 'forbidden', error_description: 'The token is valid but not allowed here.' }) };
+      }
+      if (error instanceof InvalidTokenError) lastReason = error.reason;
+      else if (error instanceof ProviderUnavailableError) unavailable = true;
+      else throw error;
+    }
+  }
+  if (unavailable) {
+    context.logger.error({ reason: 'provider keys or metadata unavailable', path: request.view.path }, 'bearer token not checkable');
+    return { decision: jsonDecision(503, { error: 'temporarily_unavailable', error_description: 'The identity provider could not be reached to check the token.' }, { headers: { 'Retry-After': '5' } }) };
+  }
+  return refuse(lastReason);
+}
+
+function identityOf(provider: Provider, signIn: SignIn, exposeTokens: boolean): Identity {
+  return {
+    provider: provider.alias,
+    userId: signIn.userId,
+    userName: signIn.userName,
+    authType: provider.alias,
+    nameType: signIn.nameType,
+    roleType: signIn.roleType,
+    claims: signIn.claims,
+    ...(exposeTokens ? { tokens: { ...(signIn.tokens.accessToken !== undefined ? { accessToken: signIn.tokens.accessToken } : {}) } } : {}),
+  };
+}
+
+const EXCHANGE_FIELDS: ReadonlyArray<[string, keyof TokenExchange]> = [
+  ['access_token', 'accessToken'],
+  ['access_token_secret', 'accessTokenSecret'],
+  ['id_token', 'idToken'],
+  ['authorization_code', 'authorizationCode'],
+  ['redirect_uri', 'redirectUri'],
+  ['code_verifier', 'codeVerifier'],
+];
+
+async function exchangeRequest(request: RouteRequest): Promise<{ exchange: TokenExchange } | { decision: Decision }> {
+  const refuse = (status: number, value: unknown) => ({ decision: jsonDecision(status, value) });
+  const type = (headerValue(request.view, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') return refuse(415, { error: 'Send the provider token as JSON (Content-Type: application/json).' });
+  let body: Buffer;
+  try {
+    body = await request.view.readBody(MAX_EXCHANGE_BODY);
+  } catch {
+    return refuse(413, { error: `The body is larger than ${MAX_EXCHANGE_BODY} bytes.` });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return refuse(400, { error: 'The body is not valid JSON.' });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return refuse(400, { error: 'The body must be a JSON object.' });
+  const out: Record<string, string> = {};
+  for (const [wire, field] of EXCHANGE_FIELDS) {
+    const value = (parsed as Record<string, unknown>)[wire];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string' || value === '' || value.length > MAX_TOKEN_LENGTH) return refuse(400, { error: `"${wire}" must be a non-empty string of at most ${MAX_TOKEN_LENGTH} characters.` });
+    out[field] = value;
+  }
+  if (out.accessToken === undefined && out.idToken === undefined && out.authorizationCode === undefined) {
+    return refuse(400, { error: 'Expected "access_token", "id_token" or "authorization_code".' });
+  }
+  return { exchange: out as TokenExchange };
+}
+
+/** POST /.auth/login/<provider>: a provider token in, an authentication token (and a session) out. */
+export async function exchangeToken(context: LayerContext, request: RouteRequest, provider: Provider): Promise<Decision> {
+  const parsed = await exchangeRequest(request);
+  if ('decision' in parsed) return parsed.decision;
+  let signIn: SignIn;
+  try {
+    signIn = await provider.exchange(parsed.exchange);
+  } catch (error) {
+    if (error instanceof TokenForbiddenError) {
+      context.logger.warn({ provider: provider.alias, reason: error.reason }, 'token exchange forbidden');
+      return jsonDecision(403, { error: 'This account or application is not allowed to sign in.' });
+    }
+    if (error instanceof ProviderRefusedError) {
+      context.logger.warn({ provider: provider.alias, reason: error.message }, 'token exchange refused');
+      return error.oauthError === 'invalid_request' ? jsonDecision(400, { error: error.message }) : invalidTokenDecision('the provider token is not valid');
+    }
+    if (error instanceof ProviderUnavailableError) {
+      context.logger.error({ provider: provider.alias, reason: error.message }, 'identity provider unavailable');
+      return jsonDecision(502, { error: 'The identity provider could not be reached.' });
+    }
+    throw error;
+  }
+  const record = sessionRecord(context, provider, signIn, request.origin.host);
+  const id = await context.sessions.create(record);
+  const authenticationToken = await context.authTokens.issue(id, { userId: record.userId, provider: provider.alias, expiresAt: record.expiresAt });
+  context.logger.info({ provider: provider.alias, path: request.view.path }, 'signed in (token exchange)');
+  return jsonDecision(200, { authenticationToken, user: { userId: record.userId } });
+}
