@@ -27,5 +27,8 @@ export function verifySessionCookie(key: Buffer, value: string): string | null {
   if (!ID_PATTERN.test(id) || !ID_PATTERN.test(given)) return null;
   const expected = mac(key, id);
   const received = Buffer.from(given, 'base64url');
+  // Only the canonical spelling: the last character's low bits are padding, and a
+  // second spelling of one MAC would let a cookie change and still verify.
+  if (received.toString('base64url') !== given) return null;
   return received.length === expected.length && timingSafeEqual(received, expected) ? id : null;
 }
