@@ -20,6 +20,8 @@ export interface DevClient {
   readonly clientSecret: string;
   readonly redirectUris: readonly string[];
   readonly postLogoutRedirectUris: readonly string[];
+  /** Default client_secret_basic. */
+  readonly tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post';
 }
 
 export interface DevIdentityProviderOptions {
@@ -28,6 +30,14 @@ export interface DevIdentityProviderOptions {
   readonly clients: readonly DevClient[];
   /** Access token lifetime in seconds (default 3600). */
   readonly accessTokenTtl?: number;
+  /** A path the issuer identifier ends with (e.g. `/<tenant>/v2.0`); its endpoints live under it. */
+  readonly issuerPath?: string;
+  /** Which claims each scope releases (default: sub; profile: name, preferred_username, roles; email). */
+  readonly claims?: Configuration['claims'];
+  /** Extra Koa middleware for the provider (shaping answers the way another provider does). */
+  readonly middleware?: ReadonlyArray<Parameters<Provider['use']>[0]>;
+  /** Handles a request before the provider does; returns true when it answered. */
+  readonly intercept?: (req: IncomingMessage, res: ServerResponse, issuer: string) => boolean;
 }
 
 export interface RunningIdentityProvider {
@@ -73,7 +83,9 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
   const server = http.createServer();
   server.listen(options.port ?? 0, '127.0.0.1');
   await once(server, 'listening');
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const issuerPath = options.issuerPath ?? '';
+  const issuer = `${origin}${issuerPath}`;
 
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const jwk = { ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), use: 'sig', alg: 'RS256' };
@@ -86,12 +98,13 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
       post_logout_redirect_uris: [...c.postLogoutRedirectUris],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
+      token_endpoint_auth_method: c.tokenEndpointAuthMethod ?? 'client_secret_basic',
     })),
     jwks: { keys: [jwk as never] },
     cookies: { keys: [randomBytes(32).toString('hex')] },
     pkce: { required: () => true },
     conformIdTokenClaims: false,
-    claims: { openid: ['sub'], profile: ['name', 'preferred_username', 'roles'], email: ['email', 'email_verified'] },
+    claims: options.claims ?? { openid: ['sub'], profile: ['name', 'preferred_username', 'roles'], email: ['email', 'email_verified'] },
     scopes: ['openid', 'profile', 'email', 'offline_access'],
     ttl: { AccessToken: options.accessTokenTtl ?? 3600, IdToken: 3600, RefreshToken: 24 * 3600, Interaction: 600, Session: 3600, Grant: 3600 },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
@@ -120,6 +133,7 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
     },
   };
   const provider = new Provider(issuer, configuration);
+  for (const middleware of options.middleware ?? []) provider.use(middleware);
   const grants = new Map<string, number>();
   provider.on('grant.success', (ctx: KoaContextWithOIDC) => {
     const type = String((ctx.oidc.params as Record<string, unknown> | undefined)?.grant_type ?? 'unknown');
@@ -166,11 +180,19 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
   }
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (options.intercept?.(req, res, issuer) === true) return;
     if ((req.url ?? '').startsWith('/interaction/')) {
       interaction(req, res).catch((error: unknown) => {
         if (!res.headersSent) send(res, 400, page('Sign-in error', `<p>${escapeHtml((error as Error).message)}</p>`));
       });
       return;
+    }
+    if (issuerPath !== '') {
+      // Mounted under the issuer's path: oidc-provider reads the mount point from originalUrl.
+      const url = req.url ?? '/';
+      if (!url.startsWith(`${issuerPath}/`)) return send(res, 404, page('Not found', ''));
+      (req as IncomingMessage & { originalUrl?: string }).originalUrl = url;
+      req.url = url.slice(issuerPath.length);
     }
     void oidcCallback(req, res);
   });

@@ -18,6 +18,11 @@ export interface Response {
   setCookies: string[];
 }
 
+/** The character references pages use in attribute values. */
+function decodeEntities(text: string): string {
+  return text.replace(/&(?:quot|amp|lt|gt|#39|#x27|#34);/g, (entity) => ({ '&quot;': '"', '&amp;': '&', '&lt;': '<', '&gt;': '>', '&#39;': "'", '&#x27;': "'", '&#34;': '"' })[entity]!);
+}
+
 export class Browser {
   /** origin → cookie name → cookie */
   readonly jar = new Map<string, Map<string, StoredCookie>>();
@@ -93,7 +98,7 @@ export class Browser {
     const forms = [...page.body.matchAll(/<form[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/g)];
     const form = forms.find((f) => actionPattern.test(f[1]!.replace(/&amp;/g, '&')));
     if (!form) throw new Error(`no form matching ${actionPattern} in ${page.url}`);
-    const hidden = Object.fromEntries([...form[2]!.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+    const hidden = Object.fromEntries([...form[2]!.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)].map((m) => [m[1]!, decodeEntities(m[2]!)]));
     const action = new URL(form[1]!.replace(/&amp;/g, '&'), page.url).href;
     return this.follow(action, {
       method: 'POST',
