@@ -7,19 +7,8 @@ import { expect } from 'chai';
 import { Browser } from '../support/browser.js';
 import { forwarded, principal } from '../support/principal.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
-import { FACEBOOK_USER, startFacebook, type FacebookStandIn } from '../stand-ins/facebook.js';
+import { FACEBOOK_USER, facebookDocument, startFacebook, type FacebookStandIn } from '../stand-ins/facebook.js';
 
-export function facebookDocument(facebook: FacebookStandIn): Record<string, unknown> {
-  return {
-    identityProviders: {
-      facebook: {
-        registration: { appId: facebook.appId, appSecretSettingName: 'FACEBOOK_SECRET' },
-        graphApiVersion: facebook.version,
-        endpoints: { authorization: facebook.url, graph: facebook.url },
-      },
-    },
-  };
-}
 
 describe('facebook provider', () => {
   let facebook: FacebookStandIn;

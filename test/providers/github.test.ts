@@ -5,18 +5,8 @@ import { expect } from 'chai';
 import { Browser } from '../support/browser.js';
 import { forwarded, principal } from '../support/principal.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
-import { startGitHub, OCTOCAT, type GitHubStandIn } from '../stand-ins/github.js';
+import { gitHubDocument, startGitHub, OCTOCAT, type GitHubStandIn } from '../stand-ins/github.js';
 
-export function gitHubDocument(github: GitHubStandIn): Record<string, unknown> {
-  return {
-    identityProviders: {
-      gitHub: {
-        registration: { clientId: github.clientId, clientSecretSettingName: 'GITHUB_SECRET' },
-        endpoints: { web: github.url, api: `${github.url}/api/v3` },
-      },
-    },
-  };
-}
 
 describe('github provider', () => {
   let github: GitHubStandIn;

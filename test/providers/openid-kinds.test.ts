@@ -10,6 +10,7 @@ import { jwtVerify, decodeProtectedHeader } from 'jose';
 
 import { startDevIdentityProvider, type RunningIdentityProvider } from '../../src/dev/identity-provider.js';
 import { Browser, type Response } from '../support/browser.js';
+import { expectClaimMapping } from '../support/claim-mapping.js';
 import { forwarded, principal } from '../support/principal.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
 
@@ -88,6 +89,7 @@ describe('OpenID Connect provider kinds', function () {
       expect(headers).to.include({ 'x-platform-client-principal-id': '00000000-0000-0000-0000-0000000000aa', 'x-platform-client-principal-name': 'alice@contoso.example', 'x-platform-client-principal-idp': 'aad' });
       expect(principal(headers).claims).to.deep.include({ typ: 'tid', val: TENANT });
       expect(headers['x-platform-token-aad-refresh-token']).to.be.a('string');
+      expectClaimMapping('aad', 'aad', headers);
     });
 
     it('refreshes through the template issuer too', async () => {
@@ -198,6 +200,7 @@ describe('OpenID Connect provider kinds', function () {
       expect(after[0]!.status).to.equal(302);
       const { headers } = forwarded(after.at(-1)!.body);
       expect(headers).to.include({ 'x-platform-client-principal-name': 'Ada Lovelace', 'x-platform-client-principal-idp': 'apple', 'x-platform-client-principal-id': 'demo' });
+      expectClaimMapping('apple', 'apple', headers);
       expect(verifiedSecrets).to.have.length(1);
       expect(verifiedSecrets[0]!.header).to.include({ alg: 'ES256', kid: 'KEY1234567' });
       const { iat, exp } = verifiedSecrets[0]!.claims as { iat: number; exp: number };

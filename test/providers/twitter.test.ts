@@ -6,15 +6,8 @@ import { oauthSigner } from '../../src/core/providers/twitter.js';
 import { Browser } from '../support/browser.js';
 import { forwarded, principal } from '../support/principal.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
-import { startTwitter, TWITTER_USER, type TwitterStandIn } from '../stand-ins/twitter.js';
+import { startTwitter, twitterDocument, TWITTER_USER, type TwitterStandIn } from '../stand-ins/twitter.js';
 
-export function twitterDocument(twitter: TwitterStandIn): Record<string, unknown> {
-  return {
-    identityProviders: {
-      twitter: { registration: { consumerKey: twitter.consumerKey, consumerSecretSettingName: 'TWITTER_SECRET' }, endpoints: { api: twitter.url } },
-    },
-  };
-}
 
 describe('twitter provider (OAuth 1.0a)', () => {
   it("the signer reproduces Twitter's published signature example", () => {

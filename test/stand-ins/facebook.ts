@@ -90,3 +90,16 @@ export async function startFacebook(options: { version?: string } = {}): Promise
   );
   return standIn;
 }
+
+/** The identityProviders block that points gatehouse at this stand-in. */
+export function facebookDocument(facebook: FacebookStandIn): Record<string, unknown> {
+  return {
+    identityProviders: {
+      facebook: {
+        registration: { appId: facebook.appId, appSecretSettingName: 'FACEBOOK_SECRET' },
+        graphApiVersion: facebook.version,
+        endpoints: { authorization: facebook.url, graph: facebook.url },
+      },
+    },
+  };
+}

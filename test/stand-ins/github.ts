@@ -107,3 +107,15 @@ export async function startGitHub(options: { user?: GitHubUser; clientId?: strin
   );
   return standIn;
 }
+
+/** The identityProviders block that points gatehouse at this stand-in. */
+export function gitHubDocument(github: GitHubStandIn): Record<string, unknown> {
+  return {
+    identityProviders: {
+      gitHub: {
+        registration: { clientId: github.clientId, clientSecretSettingName: 'GITHUB_SECRET' },
+        endpoints: { web: github.url, api: `${github.url}/api/v3` },
+      },
+    },
+  };
+}

@@ -106,3 +106,12 @@ export async function startTwitter(): Promise<TwitterStandIn> {
   );
   return standIn;
 }
+
+/** The identityProviders block that points gatehouse at this stand-in. */
+export function twitterDocument(twitter: TwitterStandIn): Record<string, unknown> {
+  return {
+    identityProviders: {
+      twitter: { registration: { consumerKey: twitter.consumerKey, consumerSecretSettingName: 'TWITTER_SECRET' }, endpoints: { api: twitter.url } },
+    },
+  };
+}

@@ -1,0 +1,103 @@
+// Every OAuth family at once in one deployment: a custom OpenID provider and
+// Google (real oidc-provider), GitHub, Facebook and Twitter (stand-ins). With
+// no default provider a challenge shows the provider choice; each provider
+// then signs in on its own path and yields the documented claim mapping.
+import { randomBytes } from 'node:crypto';
+
+import { expect } from 'chai';
+
+import { startDevIdentityProvider, type RunningIdentityProvider } from '../../src/dev/identity-provider.js';
+import { Browser } from '../support/browser.js';
+import { expectClaimMapping } from '../support/claim-mapping.js';
+import { forwarded } from '../support/principal.js';
+import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
+import { facebookDocument, startFacebook, type FacebookStandIn } from '../stand-ins/facebook.js';
+import { gitHubDocument, startGitHub, type GitHubStandIn } from '../stand-ins/github.js';
+import { startTwitter, twitterDocument, type TwitterStandIn } from '../stand-ins/twitter.js';
+
+describe('several providers side by side', function () {
+  this.timeout(30_000);
+  let idp: RunningIdentityProvider;
+  let github: GitHubStandIn;
+  let facebook: FacebookStandIn;
+  let twitter: TwitterStandIn;
+  let deployment: GatewayDeployment;
+  const secrets = { corp: randomBytes(8).toString('hex'), google: randomBytes(8).toString('hex') };
+
+  before(async () => {
+    [github, facebook, twitter] = await Promise.all([startGitHub(), startFacebook(), startTwitter()]);
+    deployment = await startGatewayDeployment({
+      prepare: async (front) => {
+        idp = await startDevIdentityProvider({
+          clients: [
+            { clientId: 'corp-app', clientSecret: secrets.corp, redirectUris: [`${front}/.auth/login/corp/callback`], postLogoutRedirectUris: [] },
+            { clientId: 'google-app', clientSecret: secrets.google, redirectUris: [`${front}/.auth/login/google/callback`], postLogoutRedirectUris: [] },
+          ],
+        });
+        const providers = {
+          ...(gitHubDocument(github).identityProviders as object),
+          ...(facebookDocument(facebook).identityProviders as object),
+          ...(twitterDocument(twitter).identityProviders as object),
+          google: { registration: { clientId: 'google-app', clientSecretSettingName: 'GOOGLE_SECRET' }, wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration` },
+          customOpenIdConnectProviders: {
+            corp: {
+              registration: { clientId: 'corp-app', clientCredential: { clientSecretSettingName: 'CORP_SECRET' }, openIdConnectConfiguration: { wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration` } },
+              login: { scopes: ['openid', 'profile', 'email', 'offline_access'] },
+            },
+          },
+        };
+        return {
+          document: { identityProviders: providers },
+          env: { GITHUB_SECRET: github.clientSecret, FACEBOOK_SECRET: facebook.appSecret, TWITTER_SECRET: twitter.consumerSecret, GOOGLE_SECRET: secrets.google, CORP_SECRET: secrets.corp },
+          close: () => idp.close(),
+        };
+      },
+    });
+  });
+  after(async () => {
+    await deployment.close();
+    await Promise.all([github.close(), facebook.close(), twitter.close()]);
+  });
+
+  it('with no default provider a challenge is a small provider-choice page linking every provider', async () => {
+    const page = await new Browser().request(`${deployment.url}/reports?year=2026`);
+    expect(page.status).to.equal(401);
+    expect(page.headers['content-type']).to.match(/^text\/html/);
+    const links = [...page.body.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!.replace(/&amp;/g, '&'));
+    for (const alias of ['corp', 'google', 'github', 'facebook', 'twitter']) {
+      expect(links, alias).to.include(`/.auth/login/${alias}?post_login_redirect_uri=${encodeURIComponent('/reports?year=2026')}`);
+    }
+    const api = await new Browser().request(`${deployment.url}/reports`, { headers: { accept: 'application/json' } });
+    expect(api.status).to.equal(401);
+  });
+
+  const oauth = [
+    ['github', 'github'],
+    ['facebook', 'facebook'],
+    ['twitter', 'twitter'],
+  ] as const;
+  for (const [alias, kind] of oauth) {
+    it(`${alias}: signs in on its own path with the ${kind} claim mapping`, async () => {
+      const hops = await new Browser().follow(`${deployment.url}/.auth/login/${alias}?post_login_redirect_uri=/home`);
+      expect(hops.at(-1)!.status).to.equal(200);
+      expectClaimMapping(kind, alias, forwarded(hops.at(-1)!.body).headers);
+    });
+  }
+
+  for (const [alias, kind] of [['corp', 'custom'], ['google', 'google']] as const) {
+    it(`${alias}: signs in through the OpenID provider with the ${kind} claim mapping`, async () => {
+      const browser = new Browser();
+      const hops = await browser.follow(`${deployment.url}/.auth/login/${alias}?post_login_redirect_uri=/home`);
+      const after = await browser.submitForm(hops.at(-1)!, /\/login$/, { username: 'demo', password: 'demo' });
+      expect(after.at(-1)!.status).to.equal(200);
+      expectClaimMapping(kind, alias, forwarded(after.at(-1)!.body).headers);
+    });
+  }
+
+  it("a session of one provider is not another's: signing in with GitHub then asking /.auth/me shows only GitHub", async () => {
+    const browser = new Browser();
+    await browser.follow(`${deployment.url}/.auth/login/github`);
+    const me = JSON.parse((await browser.request(`${deployment.url}/.auth/me`, { headers: { accept: 'application/json' } })).body) as Array<{ provider_name: string }>;
+    expect(me.map((e) => e.provider_name)).to.deep.equal(['github']);
+  });
+});
