@@ -162,6 +162,54 @@ describe('authsettingsV2 configuration', () => {
     expect(resolveAuthConfig(minimal, { OIDC_SECRET: 'rotated' }).config.providers.get('corp')!.fingerprint).to.equal(base);
   });
 
+  describe('identity provider blocks', () => {
+    const all = {
+      azureActiveDirectory: { registration: { openIdIssuer: 'https://login.microsoftonline.com/common/v2.0/', clientId: 'aad-app', clientSecretSettingName: 'AAD_SECRET' }, login: { loginParameters: ['domain_hint=contoso.com', 'scope=openid offline_access'] }, validation: { allowedAudiences: ['api://orders'], defaultAuthorizationPolicy: { allowedApplications: ['app-1'], allowedPrincipals: { identities: ['oid-1'] } } } },
+      google: { registration: { clientId: 'g.apps', clientSecretSettingName: 'GOOGLE_SECRET' } },
+      facebook: { registration: { appId: '123', appSecretSettingName: 'FB_SECRET' }, graphApiVersion: 'v21.0' },
+      gitHub: { registration: { clientId: 'Iv1.x', clientSecretSettingName: 'GH_SECRET' } },
+      twitter: { registration: { consumerKey: 'ck', consumerSecretSettingName: 'TW_SECRET' } },
+      apple: { registration: { clientId: 'com.example.web', teamId: 'TEAM', keyId: 'KEY', privateKeySettingName: 'APPLE_KEY' } },
+    };
+    const secrets = { AAD_SECRET: 'a', GOOGLE_SECRET: 'g', FB_SECRET: 'f', GH_SECRET: 'h', TW_SECRET: 't', APPLE_KEY: 'pem' };
+
+    it('every kind resolves under its alias, with its defaults', () => {
+      const { config, warnings } = resolveAuthConfig({ identityProviders: all, globalValidation: { redirectToProvider: 'github' } }, secrets);
+      expect(warnings).to.deep.equal([]);
+      expect([...config.providers.keys()]).to.deep.equal(['aad', 'google', 'facebook', 'github', 'twitter', 'apple']);
+      const aad = config.providers.get('aad') as OidcProviderConfig;
+      expect(aad).to.include({ kind: 'aad', discoveryUrl: 'https://login.microsoftonline.com/common/v2.0/.well-known/openid-configuration', nameClaimType: 'preferred_username' });
+      expect(aad.directory).to.deep.equal({ multiTenant: true, allowedTenants: [], allowedApplications: ['app-1'], allowedIdentities: ['oid-1'] });
+      expect(aad.scopes).to.include('offline_access');
+      expect(aad.loginParameters).to.deep.equal({ domain_hint: 'contoso.com' });
+      const google = config.providers.get('google') as OidcProviderConfig;
+      expect(google.loginParameters).to.include({ access_type: 'offline', prompt: 'consent' });
+      expect(config.providers.get('facebook')).to.include({ kind: 'facebook', graphApiVersion: 'v21.0', graphOrigin: 'https://graph.facebook.com' });
+      expect(config.providers.get('github')).to.include({ kind: 'github', webOrigin: 'https://github.com', apiBase: 'https://api.github.com' });
+      expect(config.providers.get('twitter')).to.include({ kind: 'twitter', apiOrigin: 'https://api.twitter.com' });
+      expect(config.providers.get('apple')).to.include({ kind: 'apple', responseMode: 'form_post' });
+      expect(config.defaultProvider).to.equal('github');
+      const single = resolveAuthConfig({ identityProviders: { azureActiveDirectory: { registration: { openIdIssuer: 'https://login.microsoftonline.com/72f988bf-86f1-41af-91ab-2d7cd011db47/v2.0', clientId: 'x' } } } }, {});
+      expect((single.config.providers.get('aad') as OidcProviderConfig).directory!.multiTenant).to.equal(false);
+    });
+
+    it('names the path of every missing secret and bad setting', () => {
+      const found = problems({ identityProviders: all }, {}).join('\n');
+      for (const path of ['azureActiveDirectory.registration.clientSecretSettingName', 'google.registration.clientSecretSettingName', 'facebook.registration.appSecretSettingName', 'gitHub.registration.clientSecretSettingName', 'twitter.registration.consumerSecretSettingName', 'apple.registration.privateKeySettingName']) {
+        expect(found).to.contain(`identityProviders.${path}: environment variable`);
+      }
+      expect(problems({ identityProviders: { facebook: { registration: { appId: '1', appSecretSettingName: 'F' }, graphApiVersion: '19' } } }, { F: 'x' })[0]).to.match(/^identityProviders\.facebook\.graphApiVersion: expected a Graph API version/);
+      expect(problems({ identityProviders: { apple: { registration: { clientId: 'c', privateKeySettingName: 'K' } } } }, { K: 'pem' })[0]).to.equal('identityProviders.apple.registration: privateKeySettingName needs teamId and keyId');
+      expect(problems({ identityProviders: { apple: { registration: { clientId: 'c' } } } }, {})[0]).to.match(/^identityProviders\.apple\.registration: expected privateKeySettingName/);
+      expect(problems({ identityProviders: { customOpenIdConnectProviders: { github: provider } } }, env)[0]).to.match(/^identityProviders\.customOpenIdConnectProviders\.github: "github" is the alias of a built-in provider/);
+    });
+
+    it('a disabled provider is not there', () => {
+      const { config } = resolveAuthConfig({ identityProviders: { ...all, gitHub: { ...all.gitHub, enabled: false } } }, secrets);
+      expect(config.providers.has('github')).to.equal(false);
+    });
+  });
+
   describe('sources', () => {
     it('a file given with --config', () => {
       const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'gh-config-')), 'auth.json');
