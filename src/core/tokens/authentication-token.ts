@@ -43,7 +43,9 @@ export class AuthenticationTokens {
         algorithms: ['HS256'],
         issuer: ISSUER,
         audience: this.app,
-        currentDate: new Date(this.now() - expiredGraceMs),
+        currentDate: new Date(this.now()),
+        // The grace extends exp (a small tolerance for clocks otherwise).
+        clockTolerance: Math.max(5, Math.floor(expiredGraceMs / 1000)),
         requiredClaims: ['exp', 'sid', 'sub'],
       });
       if (typeof payload.sid !== 'string' || !SESSION_ID.test(payload.sid)) throw new InvalidTokenError('malformed session reference');

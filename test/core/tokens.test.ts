@@ -1,0 +1,79 @@
+import { generateKeyPairSync } from 'node:crypto';
+
+import { expect } from 'chai';
+import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+
+import { ClientSecretJwt, CLIENT_SECRET_LIFETIME_SECONDS } from '../../src/core/oidc/client-secret-jwt.js';
+import { AuthenticationTokens } from '../../src/core/tokens/authentication-token.js';
+import { asymmetricAlgorithms } from '../../src/core/tokens/jwt-validator.js';
+import { ValidatedTokenCache } from '../../src/core/tokens/validated-token-cache.js';
+
+describe('validated token cache', () => {
+  it('keeps a token until its expiry, keyed by hash, bounded with the oldest going first', () => {
+    let now = 1_000;
+    const cache = new ValidatedTokenCache<string>(() => now, 3);
+    const key = ValidatedTokenCache.key('token-a');
+    expect(key).to.not.contain('token-a');
+    cache.set(key, 'identity-a', 2_000);
+    expect(cache.get(key)).to.equal('identity-a');
+    now = 2_000;
+    expect(cache.get(key)).to.equal(undefined);
+    now = 1_000;
+    cache.set('expired', 'x', 999);
+    expect(cache.size).to.equal(0);
+    for (const k of ['k1', 'k2', 'k3', 'k4']) cache.set(k, k, 5_000);
+    expect(cache.size).to.equal(3);
+    expect(cache.get('k1')).to.equal(undefined);
+    expect(cache.get('k4')).to.equal('k4');
+  });
+});
+
+describe('asymmetric algorithm allow-list', () => {
+  it('keeps only asymmetric algorithms a provider announces; never none or HMAC', () => {
+    expect(asymmetricAlgorithms(['RS256', 'HS256', 'none', 'ES256', 'PS384'])).to.deep.equal(['RS256', 'ES256', 'PS384']);
+    expect(asymmetricAlgorithms(['HS256'])).to.deep.equal(['RS256']);
+    expect(asymmetricAlgorithms(undefined)).to.deep.equal(['RS256']);
+  });
+});
+
+describe('authentication tokens', () => {
+  const key = Buffer.alloc(32, 1);
+  const sid = 'A'.repeat(43);
+  it('name their session; expired ones pass only within the given grace', async () => {
+    let now = Date.UTC(2026, 0, 1);
+    const tokens = new AuthenticationTokens(key, 'shop', () => now);
+    const token = await tokens.issue(sid, { userId: 'u', provider: 'github', expiresAt: now + 60_000 });
+    expect(await tokens.sessionId(token)).to.equal(sid);
+    now += 120_000;
+    await tokens.sessionId(token).then(() => expect.fail('accepted'), (e: Error) => expect(e.message).to.contain('expired'));
+    expect(await tokens.sessionId(token, 3_600_000)).to.equal(sid);
+    const other = new AuthenticationTokens(key, 'another-app', () => now);
+    await other.sessionId(token, 3_600_000).then(() => expect.fail('accepted by another app'), (e: Error) => expect(e.name).to.equal('InvalidTokenError'));
+  });
+});
+
+describe('Sign in with Apple client secret', () => {
+  it('is an ES256 JWT for Apple, renewed before it expires', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    let now = Date.UTC(2026, 0, 1);
+    const secret = new ClientSecretJwt({ teamId: 'TEAM', keyId: 'KID', privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }, 'com.example.web', () => now);
+    expect(() => secret.current()).to.throw();
+    await secret.renew();
+    const first = secret.current();
+    const { payload } = await jwtVerify(first, publicKey, { issuer: 'TEAM', audience: 'https://appleid.apple.com', subject: 'com.example.web', currentDate: new Date(now) });
+    expect(payload.exp! - payload.iat!).to.equal(CLIENT_SECRET_LIFETIME_SECONDS);
+    expect(decodeProtectedHeader(first)).to.include({ alg: 'ES256', kid: 'KID' });
+    now += 60_000;
+    await secret.renew();
+    expect(secret.current(), 'still fresh: kept').to.equal(first);
+    now += (CLIENT_SECRET_LIFETIME_SECONDS - 300) * 1000;
+    await secret.renew();
+    expect(secret.current(), 'near expiry: renewed').to.not.equal(first);
+    expect(decodeJwt(secret.current()).iat).to.equal(Math.floor(now / 1000));
+  });
+
+  it('a key that is not P-256 PKCS#8 is a clear provider-unavailable error', async () => {
+    const secret = new ClientSecretJwt({ teamId: 'T', keyId: 'K', privateKeyPem: 'not a key' }, 'c');
+    await secret.renew().then(() => expect.fail('renewed'), (e: Error) => expect(e.message).to.contain('PKCS#8'));
+  });
+});
