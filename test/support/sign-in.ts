@@ -89,7 +89,8 @@ export async function startGatewayDeployment(options: GatewayOptions): Promise<G
   const prepared = await options.prepare(front.url);
   const storeDirectory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-deploy-'));
   const document = prepared.document;
-  const withStore = { ...document, login: { ...(document.login as object), tokenStore: { fileSystem: { directory: storeDirectory } } } };
+  const login = (document.login ?? {}) as { tokenStore?: object };
+  const withStore = { ...document, login: { ...login, tokenStore: { ...login.tokenStore, fileSystem: { directory: storeDirectory } } } };
   const { config } = resolveAuthConfig(withStore, prepared.env);
   const gateway = await createGateway({
     config,
