@@ -33,6 +33,8 @@ export interface AuthLayerOptions {
   readonly version?: string;
   /** Session cache lifetime (default SESSION_CACHE_TTL_MS; 0 reads the store on every request). */
   readonly sessionCacheTtlMs?: number;
+  /** How many validated bearer tokens are remembered (default VALIDATED_TOKEN_CACHE_MAX; 0 checks every time). */
+  readonly bearerCacheMax?: number;
 }
 
 const LOGIN_PATH = /^\/login\/([A-Za-z0-9][A-Za-z0-9_-]*)(\/callback)?$/;
@@ -51,7 +53,8 @@ export class AuthLayer {
       sessions: new Sessions(options.config, options.store, deriveKey(options.masterKey, 'session-cookie', options.config.app), providers, logger, now, options.sessionCacheTtlMs),
       transactionKey: deriveKey(options.masterKey, 'login-transaction', options.config.app),
       authTokens: new AuthenticationTokens(deriveKey(options.masterKey, 'authentication-token', options.config.app), options.config.app, now),
-      bearerCache: new ValidatedTokenCache<Identity>(now),
+      bearerCache: new ValidatedTokenCache<Identity>(now, options.bearerCacheMax),
+      bearerIssuers: new Map(),
       logger,
       now,
       version: options.version ?? '0.0.0',

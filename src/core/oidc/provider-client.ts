@@ -79,6 +79,9 @@ const TENANT_ID = /^[A-Za-z0-9-]{1,64}$/;
 
 export class OidcProviderClient {
   #configuration: Promise<oidc.Configuration> | undefined;
+  /** serverMetadata() copies on every call; the token path reads it once. */
+  #metadata: oidc.ServerMetadata | undefined;
+  #algorithms: string[] | undefined;
   readonly #clientSecretJwt: ClientSecretJwt | undefined;
   readonly keys: RemoteKeySet;
 
@@ -279,25 +282,32 @@ export class OidcProviderClient {
     return metadata.issuer.replace(TENANT_PLACEHOLDER, tid);
   }
 
+  async #serverMetadata(): Promise<oidc.ServerMetadata> {
+    const configuration = await this.configuration();
+    this.#metadata ??= configuration.serverMetadata();
+    return this.#metadata;
+  }
+
   /** Whether `issuer` could be this provider's (before any signature work). */
   async acceptsIssuer(issuer: string): Promise<boolean> {
-    const metadata = (await this.configuration()).serverMetadata();
+    const metadata = this.#metadata ?? (await this.#serverMetadata());
     if (!this.#multiTenant) return issuer === metadata.issuer;
     const [before, after] = metadata.issuer.split(TENANT_PLACEHOLDER) as [string, string];
     return issuer.length > before.length + after.length && issuer.startsWith(before) && issuer.endsWith(after);
   }
 
   /** A JWT of this provider: keys, algorithms and issuer from its metadata. Throws InvalidTokenError. */
-  async validateJwt(token: string, rules: { audiences: readonly string[]; nonce?: string }): Promise<JWTPayload> {
-    const metadata = (await this.configuration()).serverMetadata();
+  async validateJwt(token: string, rules: { audiences: readonly string[]; nonce?: string }, unverified?: JWTPayload): Promise<JWTPayload> {
+    const metadata = this.#metadata ?? (await this.#serverMetadata());
+    this.#algorithms ??= asymmetricAlgorithms(metadata.id_token_signing_alg_values_supported);
     return validateJwt(token, {
       keys: this.keys,
-      algorithms: asymmetricAlgorithms(metadata.id_token_signing_alg_values_supported),
+      algorithms: this.#algorithms,
       issuer: (unverified) => this.expectedIssuer(metadata, unverified),
       audiences: rules.audiences,
       now: this.now,
       ...(rules.nonce !== undefined ? { nonce: rules.nonce } : {}),
-    });
+    }, unverified);
   }
 
   #tokenSet(response: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers): TokenSet {

@@ -27,8 +27,8 @@ export class OpenIdProvider implements Provider {
     this.client = new OidcProviderClient(config, now);
     this.bearer = {
       acceptsIssuer: (issuer) => this.client.acceptsIssuer(issuer),
-      validate: async (token) => {
-        const claims = await this.client.validateJwt(token, { audiences: this.#bearerAudiences() });
+      validate: async (token, unverified) => {
+        const claims = await this.client.validateJwt(token, { audiences: this.#bearerAudiences() }, unverified);
         this.#checkPolicy(claims, true);
         return { ...this.#signIn(claims, { accessToken: token, ...(claims.exp !== undefined ? { accessTokenExpiresAt: claims.exp * 1000 } : {}) }), expiresAt: claims.exp! * 1000 };
       },

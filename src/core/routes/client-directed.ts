@@ -1,6 +1,8 @@
 // The client-directed flow: `Authorization: Bearer <provider JWT>` on any
 // protected path, and token exchange at `POST /.auth/login/<provider>` that
 // answers an authentication token for X-ZUMO-AUTH.
+import type { JWTPayload } from 'jose';
+
 import type { Identity } from '../identity.js';
 import type { Decision } from '../http/request-view.js';
 import { headerValue } from '../http/request-view.js';
@@ -43,21 +45,35 @@ export async function bearerIdentity(context: LayerContext, request: RouteReques
     context.logger.info({ reason: `bearer token ${reason}`, path: request.view.path }, 'request challenged');
     return { decision: invalidTokenDecision(reason) };
   };
-  let issuer: unknown;
+  let unverified: JWTPayload;
   try {
     if (token === '' || token.length > MAX_TOKEN_LENGTH) return refuse(token === '' ? 'empty token' : 'token too large');
-    issuer = peekClaims(token).iss;
+    unverified = peekClaims(token);
   } catch (error) {
     return refuse((error as InvalidTokenError).reason);
   }
+  const issuer = unverified.iss;
   if (typeof issuer !== 'string') return refuse('no issuer');
   let unavailable = false;
   let lastReason = 'issuer not accepted';
-  for (const provider of context.providers.values()) {
-    if (provider.bearer === undefined) continue;
+  // Which providers accept this issuer: learned on first sight (several may share one issuer).
+  let candidates = context.bearerIssuers.get(issuer);
+  if (candidates === undefined) {
+    const accepting: Provider[] = [];
+    for (const provider of context.providers.values()) {
+      try {
+        if (provider.bearer !== undefined && (await provider.bearer.acceptsIssuer(issuer))) accepting.push(provider);
+      } catch (error) {
+        if (!(error instanceof ProviderUnavailableError)) throw error;
+        unavailable = true;
+      }
+    }
+    if (!unavailable && accepting.length > 0) rememberIssuer(context, issuer, accepting);
+    candidates = accepting;
+  }
+  for (const provider of candidates) {
     try {
-      if (!(await provider.bearer.acceptsIssuer(issuer))) continue;
-      const signIn = await provider.bearer.validate(token);
+      const signIn = await provider.bearer!.validate(token, unverified);
       const identity = identityOf(provider, signIn, context.config.tokenStore.enabled);
       context.bearerCache.set(key, identity, signIn.expiresAt);
       return { identity };
@@ -76,6 +92,13 @@ export async function bearerIdentity(context: LayerContext, request: RouteReques
     return { decision: jsonDecision(503, { error: 'temporarily_unavailable', error_description: 'The identity provider could not be reached to check the token.' }, { headers: { 'Retry-After': '5' } }) };
   }
   return refuse(lastReason);
+}
+
+/** Issuers some provider accepted, bounded (made-up issuers are never remembered). */
+const MAX_REMEMBERED_ISSUERS = 1_000;
+function rememberIssuer(context: LayerContext, issuer: string, providers: readonly Provider[]): void {
+  context.bearerIssuers.set(issuer, providers);
+  if (context.bearerIssuers.size > MAX_REMEMBERED_ISSUERS) context.bearerIssuers.delete(context.bearerIssuers.keys().next().value as string);
 }
 
 function identityOf(provider: Provider, signIn: SignIn, exposeTokens: boolean): Identity {

@@ -19,6 +19,8 @@ export interface LayerContext {
   readonly authTokens: AuthenticationTokens;
   /** Bearer tokens already validated, until they expire. */
   readonly bearerCache: ValidatedTokenCache<Identity>;
+  /** Which providers accept which bearer-token issuers (learned on first sight). */
+  readonly bearerIssuers: Map<string, readonly Provider[]>;
   readonly logger: Logger;
   readonly now: () => number;
   readonly version: string;

@@ -32,6 +32,10 @@ export class RemoteKeySet {
 
   /** The key a JWS header names, for jose's key resolver. */
   async key(header: JWSHeaderParameters): Promise<ImportedKey> {
+    // The common case: a key id and algorithm seen before (imports are kept until the next fetch).
+    const id = `${header.kid ?? ''}\u0000${header.alg ?? ''}`;
+    const known = this.#imported.get(id);
+    if (known !== undefined && this.now() - this.#fetchedAt < KEY_MAX_AGE_MS) return this.#settle(known);
     if (this.#jwks === undefined) await this.#refresh();
     let jwk = this.#find(header);
     if (jwk === undefined && this.now() - this.#unknownKidFetchAt >= this.cooldownMs) {
@@ -42,14 +46,16 @@ export class RemoteKeySet {
       void this.#refresh().catch(() => undefined); // in the background; the old keys serve meanwhile
     }
     if (jwk === undefined) throw new InvalidTokenError(header.kid === undefined ? 'no key id and no single matching key' : 'unknown signing key');
-    const alg = header.alg!;
-    const id = `${jwk.kid ?? ''}\u0000${alg}\u0000${jwk.n ?? jwk.x ?? ''}`;
     let imported = this.#imported.get(id);
     if (imported === undefined) {
-      imported = importJWK(jwk, alg);
+      imported = importJWK(jwk, header.alg!);
       this.#imported.set(id, imported);
       imported.catch(() => this.#imported.delete(id));
     }
+    return this.#settle(imported);
+  }
+
+  async #settle(imported: Promise<ImportedKey>): Promise<ImportedKey> {
     try {
       return await imported;
     } catch {
