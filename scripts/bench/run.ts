@@ -1,6 +1,7 @@
 // npm run bench [-- --quick]: every benchmark, ratios against baselines measured in this run.
 import os from 'node:os';
 
+import { benchBearer } from './bearer.js';
 import { benchDeliveries, benchMemory } from './deliveries.js';
 import { benchSidecar } from './sidecar.js';
 import { benchVerify } from './verify.js';
@@ -13,5 +14,7 @@ console.log('\n## End-to-end deliveries\n');
 console.log(await benchDeliveries(quick));
 console.log('\n## Memory\n');
 console.log(await benchMemory());
+console.log('\n## Bearer tokens\n');
+console.log(await benchBearer(quick));
 console.log('\n## Sidecar: a signed-in GET\n');
 console.log(await benchSidecar(quick));

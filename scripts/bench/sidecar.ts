@@ -18,6 +18,7 @@ import type { SessionRecord } from '../../src/core/session/record.js';
 import { FileSystemTokenStore } from '../../src/core/token-store/filesystem.js';
 import { identityFromRecord } from '../../src/core/principal.js';
 import { fallbackCore } from '../../src/native/fallback.js';
+import { bearerFixture } from './bearer.js';
 import { table } from './measure.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -28,6 +29,8 @@ interface Target {
   readonly port: number;
   /** The process that does the proxying (for nginx, its master: workers are its children). */
   readonly pid: number;
+  /** Credentials to send (default: the session cookie). */
+  readonly credentials?: Record<string, string>;
 }
 
 /** CPU seconds (user + system) used so far by a process and its direct children (nginx's worker). */
@@ -143,7 +146,7 @@ async function signedInSession(document: Record<string, unknown>, directory: str
 
 async function load(target: Target, cookie: string, seconds: number) {
   const cpuBefore = cpuSeconds(target.pid);
-  const result = await autocannon({ url: `http://127.0.0.1:${target.port}/page`, connections: 50, duration: seconds, headers: { cookie, accept: 'text/html' } });
+  const result = await autocannon({ url: `http://127.0.0.1:${target.port}/page`, connections: 50, duration: seconds, headers: { ...(target.credentials ?? { cookie }), accept: 'text/html' } });
   const cpuMicros = ((cpuSeconds(target.pid) - cpuBefore) * 1e6) / Math.max(1, result.requests.total);
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpuMicros, bad: result.non2xx + result.errors };
 }
@@ -155,6 +158,7 @@ export async function benchSidecar(quick: boolean): Promise<string> {
   const seconds = quick ? 2 : 5;
   const rounds = quick ? 1 : 5;
   const directory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-store-'));
+  const bearer = await bearerFixture('bench');
   const masterKey = randomBytes(32);
   const document = {
     identityProviders: {
@@ -164,7 +168,8 @@ export async function benchSidecar(quick: boolean): Promise<string> {
             clientId: 'bench',
             clientCredential: { clientSecretSettingName: 'BENCH_SECRET' },
             // Never contacted: the session exists and its token is far from expiry.
-            openIdConnectConfiguration: { authorizationEndpoint: 'http://127.0.0.1:9/authorize', tokenEndpoint: 'http://127.0.0.1:9/token', issuer: 'http://127.0.0.1:9', certificationUri: 'http://127.0.0.1:9/jwks' },
+            // Never contacted but for its keys: the session exists and its token is far from expiry; bearer tokens are signed by the fixture.
+            openIdConnectConfiguration: { authorizationEndpoint: `${bearer.issuer}/authorize`, tokenEndpoint: `${bearer.issuer}/token`, issuer: bearer.issuer, certificationUri: bearer.jwksUri },
           },
         },
       },
@@ -189,11 +194,13 @@ export async function benchSidecar(quick: boolean): Promise<string> {
       { name: 'bare koa-proxies (baseline)', port: koa.port, pid: koa.child.pid! },
       { name: 'koa-proxies + the same header bytes', port: koaBytes.port, pid: koaBytes.child.pid! },
       { name: 'gatehouse (signed in)', port: gatehouse.port, pid: gatehouse.child.pid! },
+      { name: 'gatehouse (bearer token)', port: gatehouse.port, pid: gatehouse.child.pid!, credentials: { authorization: `Bearer ${bearer.token}` } },
     ];
     const results = new Map<string, Array<{ rps: number; p50: number; p99: number; cpuMicros: number; bad: number }>>();
     for (const target of targets) await load(target, cookie, 1); // warm-up
-    const check = await load(targets[4]!, cookie, 1);
-    if (check.bad > 0) throw new Error('gatehouse did not answer 200 to the signed-in request');
+    for (const target of targets.slice(4)) {
+      if ((await load(target, cookie, 1)).bad > 0) throw new Error(`${target.name}: gatehouse did not answer 200`);
+    }
     for (let round = 0; round < rounds; round++) {
       // Rotate the order each round: on a machine whose speed drifts, a fixed order would favour whoever goes first.
       const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
@@ -212,6 +219,7 @@ export async function benchSidecar(quick: boolean): Promise<string> {
       }),
     );
   } finally {
+    await bearer.close();
     // Ask politely first so profiles (if any) are written; nginx gets SIGTERM.
     await Promise.all(
       processes.map(
