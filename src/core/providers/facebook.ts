@@ -5,28 +5,21 @@
 import { createHmac } from 'node:crypto';
 
 import type { FacebookProviderConfig } from '../config/provider-settings.js';
-import { constantTimeEqual } from '../crypto/equal.js';
 import type { Claim } from '../identity.js';
+import { authorizationCode } from './authorization-callback.js';
+import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError } from './errors.js';
 import type { LoginBegun, LoginCallback, LoginStart, Provider, SignIn, TokenExchange } from './provider.js';
 import { callProvider, expiresAt, jsonAnswer, optionalString, stringField } from './provider-http.js';
 
-export class FacebookProvider implements Provider {
+export class FacebookProvider extends ConfiguredProvider<FacebookProviderConfig> implements Provider {
   readonly responseMode = 'query' as const;
 
   constructor(
-    readonly config: FacebookProviderConfig,
+    config: FacebookProviderConfig,
     private readonly now: () => number = Date.now,
-  ) {}
-
-  get alias(): string {
-    return this.config.alias;
-  }
-  get kind(): 'facebook' {
-    return 'facebook';
-  }
-  get fingerprint(): string {
-    return this.config.fingerprint;
+  ) {
+    super(config);
   }
 
   #graph(path: string, query: Record<string, string>): string {
@@ -51,9 +44,7 @@ export class FacebookProvider implements Provider {
   }
 
   async complete(callback: LoginCallback): Promise<SignIn> {
-    if (!constantTimeEqual(callback.params.get('state') ?? '', callback.state)) throw new ProviderRefusedError('callback: state mismatch', 'invalid_state');
-    const code = callback.params.get('code');
-    if (code === null || code === '') throw new ProviderRefusedError('callback: no authorization code', 'invalid_request');
+    const code = authorizationCode(callback);
     const short = jsonAnswer(
       await callProvider(this.#graph('/oauth/access_token', { client_id: this.config.appId, client_secret: this.config.appSecret, redirect_uri: callback.redirectUri, code }), {}, 'code redemption'),
       'code redemption',

@@ -6,8 +6,9 @@
 import * as oidc from 'openid-client';
 
 import type { GitHubProviderConfig } from '../config/provider-settings.js';
-import { constantTimeEqual } from '../crypto/equal.js';
 import type { Claim } from '../identity.js';
+import { authorizationCode } from './authorization-callback.js';
+import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError, ProviderUnavailableError } from './errors.js';
 import type { LoginBegun, LoginCallback, LoginStart, Provider, SignIn, TokenExchange } from './provider.js';
 import { callProvider, jsonAnswer, optionalString, stringField } from './provider-http.js';
@@ -15,20 +16,8 @@ import { callProvider, jsonAnswer, optionalString, stringField } from './provide
 const API_VERSION = '2022-11-28';
 const USER_AGENT = 'gatehouse';
 
-export class GitHubProvider implements Provider {
+export class GitHubProvider extends ConfiguredProvider<GitHubProviderConfig> implements Provider {
   readonly responseMode = 'query' as const;
-
-  constructor(readonly config: GitHubProviderConfig) {}
-
-  get alias(): string {
-    return this.config.alias;
-  }
-  get kind(): 'github' {
-    return 'github';
-  }
-  get fingerprint(): string {
-    return this.config.fingerprint;
-  }
 
   async begin(start: LoginStart): Promise<LoginBegun> {
     const url = new URL(`${this.config.webOrigin}/login/oauth/authorize`);
@@ -44,9 +33,7 @@ export class GitHubProvider implements Provider {
   }
 
   async complete(callback: LoginCallback): Promise<SignIn> {
-    if (!constantTimeEqual(callback.params.get('state') ?? '', callback.state)) throw new ProviderRefusedError('callback: state mismatch', 'invalid_state');
-    const code = callback.params.get('code');
-    if (code === null || code === '') throw new ProviderRefusedError('callback: no authorization code', 'invalid_request');
+    const code = authorizationCode(callback);
     const answer = await callProvider(
       `${this.config.webOrigin}/login/oauth/access_token`,
       {

@@ -5,25 +5,34 @@
 import type { JWTPayload } from 'jose';
 
 import type { OidcProviderConfig } from '../config/provider-settings.js';
-import { constantTimeEqual } from '../crypto/equal.js';
 import { OidcProviderClient } from '../oidc/provider-client.js';
 import { claimList, userNameFrom } from '../principal.js';
 import type { SessionTokens } from '../session/record.js';
 import { TokenForbiddenError, InvalidTokenError } from '../tokens/errors.js';
+import { authorizationCode } from './authorization-callback.js';
+import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError } from './errors.js';
 import type { BearerValidation, LoginBegun, LoginCallback, LoginStart, Provider, RefreshedTokens, SignIn, TokenExchange } from './provider.js';
 
 /** Apple's `user` form field (first sign-in only) is small JSON; anything else is ignored. */
 const MAX_APPLE_USER_FIELD = 4096;
 
-export class OpenIdProvider implements Provider {
+/** The tokens of a token response that a session keeps (absent ones left out). */
+function storedTokens(tokens: RefreshedTokens): SessionTokens {
+  return {
+    ...(tokens.accessToken !== undefined ? { accessToken: tokens.accessToken } : {}),
+    ...(tokens.idToken !== undefined ? { idToken: tokens.idToken } : {}),
+    ...(tokens.refreshToken !== undefined ? { refreshToken: tokens.refreshToken } : {}),
+    ...(tokens.accessTokenExpiresAt !== undefined ? { accessTokenExpiresAt: tokens.accessTokenExpiresAt } : {}),
+  };
+}
+
+export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> implements Provider {
   readonly client: OidcProviderClient;
   readonly bearer: BearerValidation;
 
-  constructor(
-    readonly config: OidcProviderConfig,
-    now: () => number = Date.now,
-  ) {
+  constructor(config: OidcProviderConfig, now: () => number = Date.now) {
+    super(config);
     this.client = new OidcProviderClient(config, now);
     this.bearer = {
       acceptsIssuer: (issuer) => this.client.acceptsIssuer(issuer),
@@ -35,15 +44,6 @@ export class OpenIdProvider implements Provider {
     };
   }
 
-  get alias(): string {
-    return this.config.alias;
-  }
-  get kind(): OidcProviderConfig['kind'] {
-    return this.config.kind;
-  }
-  get fingerprint(): string {
-    return this.config.fingerprint;
-  }
   get responseMode(): 'query' | 'form_post' {
     return this.config.responseMode;
   }
@@ -53,8 +53,7 @@ export class OpenIdProvider implements Provider {
   }
 
   async complete(callback: LoginCallback): Promise<SignIn> {
-    if (!constantTimeEqual(callback.params.get('state') ?? '', callback.state)) throw new ProviderRefusedError('callback: state mismatch', 'invalid_state');
-    if ((callback.params.get('code') ?? '') === '') throw new ProviderRefusedError('callback: no authorization code', 'invalid_request');
+    authorizationCode(callback); // state and code checked before the provider is called
     const callbackUrl = new URL(callback.redirectUri);
     for (const [k, v] of callback.params) if (k !== 'user') callbackUrl.searchParams.append(k, v);
     const tokens = await this.client.redeem(callbackUrl, {
@@ -65,12 +64,7 @@ export class OpenIdProvider implements Provider {
     });
     const claims = { ...(tokens.claims ?? {}), ...this.#appleUser(callback.params) };
     this.#checkPolicy(claims, false);
-    return this.#signIn(claims, {
-      ...(tokens.accessToken !== undefined ? { accessToken: tokens.accessToken } : {}),
-      ...(tokens.idToken !== undefined ? { idToken: tokens.idToken } : {}),
-      ...(tokens.refreshToken !== undefined ? { refreshToken: tokens.refreshToken } : {}),
-      ...(tokens.accessTokenExpiresAt !== undefined ? { accessTokenExpiresAt: tokens.accessTokenExpiresAt } : {}),
-    });
+    return this.#signIn(claims, storedTokens(tokens));
   }
 
   async refresh(refreshToken: string): Promise<RefreshedTokens> {
@@ -105,12 +99,7 @@ export class OpenIdProvider implements Provider {
       const tokens = await this.client.redeemClientCode(request.authorizationCode, request.redirectUri, request.codeVerifier);
       const claims = tokens.claims ?? {};
       this.#checkPolicy(claims, false);
-      return this.#signIn(claims, {
-        ...(tokens.accessToken !== undefined ? { accessToken: tokens.accessToken } : {}),
-        ...(tokens.idToken !== undefined ? { idToken: tokens.idToken } : {}),
-        ...(tokens.refreshToken !== undefined ? { refreshToken: tokens.refreshToken } : {}),
-        ...(tokens.accessTokenExpiresAt !== undefined ? { accessTokenExpiresAt: tokens.accessTokenExpiresAt } : {}),
-      });
+      return this.#signIn(claims, storedTokens(tokens));
     }
     throw new ProviderRefusedError('token exchange: expected id_token, access_token or authorization_code', 'invalid_request');
   }

@@ -10,6 +10,7 @@ import OAuth from 'oauth-1.0a';
 import type { TwitterProviderConfig } from '../config/provider-settings.js';
 import { constantTimeEqual } from '../crypto/equal.js';
 import type { Claim } from '../identity.js';
+import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError, ProviderUnavailableError } from './errors.js';
 import type { LoginBegun, LoginCallback, LoginStart, Provider, SignIn, TokenExchange } from './provider.js';
 import { callProvider, jsonAnswer, optionalString, stringField, type ProviderAnswer } from './provider-http.js';
@@ -23,22 +24,13 @@ export function oauthSigner(consumerKey: string, consumerSecret: string): OAuth 
   });
 }
 
-export class TwitterProvider implements Provider {
+export class TwitterProvider extends ConfiguredProvider<TwitterProviderConfig> implements Provider {
   readonly responseMode = 'query' as const;
   readonly #oauth: OAuth;
 
-  constructor(readonly config: TwitterProviderConfig) {
+  constructor(config: TwitterProviderConfig) {
+    super(config);
     this.#oauth = oauthSigner(config.consumerKey, config.consumerSecret);
-  }
-
-  get alias(): string {
-    return this.config.alias;
-  }
-  get kind(): 'twitter' {
-    return 'twitter';
-  }
-  get fingerprint(): string {
-    return this.config.fingerprint;
   }
 
   /** A signed request; `oauth` holds protocol parameters (oauth_callback, oauth_verifier) that go in the header. */
