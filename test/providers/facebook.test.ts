@@ -51,6 +51,17 @@ describe('facebook provider', () => {
     for (const call of facebook.seen) expect(call.url.startsWith('/v21.0/')).to.equal(true);
   });
 
+  it('token exchange: a token of this app becomes a session; one of another app is refused', async () => {
+    const exchange = (token: string) =>
+      new Browser().request(`${deployment.url}/.auth/login/facebook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token: token }) });
+    const ok = await exchange(facebook.issueToken());
+    expect(ok.status, ok.body).to.equal(200);
+    expect(JSON.parse(ok.body).user).to.deep.equal({ userId: FACEBOOK_USER.id });
+    expect(facebook.seen.some((r) => r.url.startsWith('/v21.0/debug_token?'))).to.equal(true);
+    expect((await exchange(facebook.issueToken('999999999'))).status).to.equal(401);
+    expect((await exchange('EAAB-made-up')).status).to.equal(401);
+  });
+
   it('error=access_denied ends in a 401 page', async () => {
     facebook.nextAuthorization = 'deny';
     const hops = await new Browser().follow(`${deployment.url}/`);

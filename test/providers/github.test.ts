@@ -81,6 +81,14 @@ describe('github provider', () => {
     expect((await new Browser().request(`${deployment.url}/.auth/version`)).status).to.equal(200);
   });
 
+  it('a token endpoint answering an HTML error page is a 502 page, logged, never a 500', async () => {
+    github.tokenEndpoint = 'broken';
+    const hops = await new Browser().follow(`${deployment.url}/`);
+    expect(hops.at(-1)!.status).to.equal(502);
+    expect(hops.at(-1)!.headers['content-type']).to.match(/^text\/html/);
+    expect(hops.at(-1)!.body).to.not.match(/at .*\.ts:\d+/);
+  });
+
   it('no refresh token: /.auth/refresh says so with a 401', async () => {
     const browser = new Browser();
     await browser.follow(`${deployment.url}/`);

@@ -23,6 +23,8 @@ export interface GitHubStandIn extends StandIn {
   issueToken(scopes?: string[]): string;
   /** What the next authorization does: approve (default) or deny. */
   nextAuthorization: 'approve' | 'deny';
+  /** `broken`: the token endpoint answers an HTML error page, as a proxy in trouble would. */
+  tokenEndpoint: 'working' | 'broken';
 }
 
 export const OCTOCAT: GitHubUser = {
@@ -68,6 +70,7 @@ export async function startGitHub(options: { user?: GitHubUser; clientId?: strin
         return redirect(res, back.href);
       }
       if (!api && req.method === 'POST' && path === '/login/oauth/access_token') {
+        if (standIn.tokenEndpoint === 'broken') return res.writeHead(503, { 'content-type': 'text/html' }).end('<html><body>Service Unavailable</body></html>');
         const form = new URLSearchParams(body);
         const answer = (fields: Record<string, string>) =>
           (req.headers.accept ?? '').includes('application/json')
@@ -103,7 +106,7 @@ export async function startGitHub(options: { user?: GitHubUser; clientId?: strin
       }
       sendJson(res, 404, { message: 'Not Found' });
     }),
-    { clientId, clientSecret, issueToken, nextAuthorization: 'approve' as 'approve' | 'deny' },
+    { clientId, clientSecret, issueToken, nextAuthorization: 'approve' as 'approve' | 'deny', tokenEndpoint: 'working' as 'working' | 'broken' },
   );
   return standIn;
 }
