@@ -121,9 +121,12 @@ describe('bearer tokens (client-directed)', () => {
     expectInvalidToken(empty);
   });
 
-  it('a 100 KB token never reaches the core: the server refuses the headers (431)', async () => {
-    const answer = await get(`${'a'.repeat(100 * 1024)}.e30.sig`);
-    expect(answer.status).to.equal(431);
+  it('a 100 KB token never reaches the core: the server refuses the headers (431, or a reset while the client still writes)', async () => {
+    const outcome = await get(`${'a'.repeat(100 * 1024)}.e30.sig`).then(
+      (answer) => answer.status,
+      (error: NodeJS.ErrnoException) => error.code,
+    );
+    expect([431, 'ECONNRESET', 'EPIPE']).to.include(outcome);
     expect(deployment.upstream.requests).to.have.length(0);
   });
 
