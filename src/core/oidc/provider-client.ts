@@ -297,8 +297,9 @@ export class OidcProviderClient {
   }
 
   /** A JWT of this provider: keys, algorithms and issuer from its metadata. Throws InvalidTokenError. */
-  async validateJwt(token: string, rules: { audiences: readonly string[]; nonce?: string }, unverified?: JWTPayload): Promise<JWTPayload> {
-    const metadata = this.#metadata ?? (await this.#serverMetadata());
+  validateJwt(token: string, rules: { audiences: readonly string[]; nonce?: string }, unverified?: JWTPayload): Promise<JWTPayload> {
+    const metadata = this.#metadata;
+    if (metadata === undefined) return this.#serverMetadata().then(() => this.validateJwt(token, rules, unverified));
     this.#algorithms ??= asymmetricAlgorithms(metadata.id_token_signing_alg_values_supported);
     return validateJwt(token, {
       keys: this.keys,

@@ -31,11 +31,16 @@ export class RemoteKeySet {
   ) {}
 
   /** The key a JWS header names, for jose's key resolver. */
-  async key(header: JWSHeaderParameters): Promise<ImportedKey> {
-    // The common case: a key id and algorithm seen before (imports are kept until the next fetch).
+  key(header: JWSHeaderParameters): Promise<ImportedKey> {
+    // The common case, without a further async step: a key id and algorithm seen before
+    // (imports are kept until the next fetch; a failed import is dropped from the map).
     const id = `${header.kid ?? ''}\u0000${header.alg ?? ''}`;
     const known = this.#imported.get(id);
-    if (known !== undefined && this.now() - this.#fetchedAt < KEY_MAX_AGE_MS) return this.#settle(known);
+    if (known !== undefined && this.now() - this.#fetchedAt < KEY_MAX_AGE_MS) return known;
+    return this.#lookUp(header, id);
+  }
+
+  async #lookUp(header: JWSHeaderParameters, id: string): Promise<ImportedKey> {
     if (this.#jwks === undefined) await this.#refresh();
     let jwk = this.#find(header);
     if (jwk === undefined && this.now() - this.#unknownKidFetchAt >= this.cooldownMs) {

@@ -1,7 +1,7 @@
 // Bearer tokens already validated, by SHA-256 of the token, until they expire:
 // the next request with the same token costs a hash and a map lookup instead of
 // a signature check. Bounded; the oldest entries go first.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export const VALIDATED_TOKEN_CACHE_MAX = 10_000;
 
@@ -14,7 +14,7 @@ export class ValidatedTokenCache<T> {
   ) {}
 
   static key(token: string): string {
-    return createHash('sha256').update(token).digest('base64url');
+    return hash('sha256', token, 'base64url');
   }
 
   get(key: string): T | undefined {
