@@ -80,7 +80,8 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     try {
       if (request.idToken !== undefined) {
         const claims = await this.client.validateJwt(request.idToken, { audiences: [...new Set([this.config.clientId, ...this.config.allowedAudiences])] });
-        this.#checkPolicy(claims, true);
+        // An ID token's audience is the signing-in app itself: the allowed-applications rule is for access tokens.
+        this.#checkPolicy(claims, false);
         return this.#signIn(claims, {
           idToken: request.idToken,
           ...(request.accessToken !== undefined ? { accessToken: request.accessToken } : {}),
