@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define GH_ABI_VERSION 2
+#define GH_ABI_VERSION 3
 
 /* A borrowed byte range; never owned by the callee. */
 typedef struct gh_bytes {
@@ -31,7 +31,9 @@ typedef enum gh_status {
   GH_ERR_INVALID_ARGUMENT = 1,
   GH_ERR_CRYPTO = 2,
   GH_ERR_OUT_OF_MEMORY = 3,
-  GH_ERR_FORBIDDEN_CHARACTER = 4
+  GH_ERR_FORBIDDEN_CHARACTER = 4,
+  GH_ERR_ALREADY_COMPLETED = 5, /* ABI 3: a request completed before; this call changed nothing */
+  GH_ERR_SHUT_DOWN = 6          /* ABI 3: the engine no longer takes requests */
 } gh_status;
 
 uint32_t gh_abi_version(void);
@@ -105,6 +107,96 @@ gh_bytes gh_normalized_remove_at(const gh_normalized* n, size_t index);
 size_t gh_normalized_set_count(const gh_normalized* n);
 gh_header gh_normalized_set_at(const gh_normalized* n, size_t index);
 void gh_normalized_free(gh_normalized* n);
+
+/* ---- request interception (ABI 3) ---------------------------------------
+ *
+ * A host (a web-server module, a test host) hands every request to an engine;
+ * the engine's policy decides, now or later, on any thread; the host's
+ * completion callback receives the decision exactly once.
+ */
+
+/* What a host tells the policy about one request. All borrowed. */
+typedef struct gh_request_view {
+  gh_bytes method;
+  gh_bytes scheme;          /* "http" or "https" */
+  gh_bytes host;
+  gh_bytes path;            /* raw, without the query */
+  gh_bytes query;           /* raw, without "?" */
+  gh_bytes remote_address;
+  const gh_header* headers; /* as received, in order */
+  size_t header_count;
+  gh_bytes body;            /* ptr == NULL: no body given */
+} gh_request_view;
+
+typedef enum gh_decision_kind {
+  GH_DECISION_CONTINUE = 0, /* let the request through, with these header changes */
+  GH_DECISION_RESPOND = 1   /* answer it here */
+} gh_decision_kind;
+
+/* A decision; borrowed by whoever receives it, valid for the duration of the call. */
+typedef struct gh_decision {
+  gh_decision_kind kind;
+  /* CONTINUE: remove these inbound headers, then set these. */
+  const gh_bytes* remove_headers;
+  size_t remove_count;
+  const gh_header* set_headers;
+  size_t set_count;
+  /* RESPOND: */
+  int status;
+  const gh_header* response_headers;
+  size_t response_header_count;
+  gh_bytes body;
+} gh_decision;
+
+typedef struct gh_engine gh_engine;
+/* One request in flight: owns a deep copy of its view until the last reference goes. */
+typedef struct gh_pending gh_pending;
+
+/*
+ * The policy. Called on the submitting thread with a reference to the pending
+ * request that it owns: it must complete the request (now or later, from any
+ * thread) and release that reference with gh_pending_release.
+ */
+typedef void (*gh_policy_fn)(void* policy_data, gh_pending* pending);
+
+/* The host's completion: called exactly once per submitted request; decision is borrowed. */
+typedef void (*gh_completion_fn)(void* host_data, const gh_decision* decision);
+
+gh_status gh_engine_new(gh_policy_fn policy, void* policy_data, gh_engine** out);
+
+/*
+ * Submits one request: it is deep-copied, so the host's view may go away as
+ * soon as this returns. After shutdown, completes at once with 503.
+ */
+gh_status gh_engine_submit(gh_engine* engine, const gh_request_view* request, gh_completion_fn done,
+                           void* host_data);
+
+/* The pending request's own copy of the view (valid while a reference is held). */
+const gh_request_view* gh_pending_request(const gh_pending* pending);
+
+/*
+ * Completes the request with decision (copied out before this returns).
+ * The first completion wins; every later one returns GH_ERR_ALREADY_COMPLETED.
+ */
+gh_status gh_pending_complete(gh_pending* pending, const gh_decision* decision);
+
+/* Shorthand: RESPOND with this status and a JSON {"error": message} body. */
+gh_status gh_pending_fail(gh_pending* pending, int status, const char* message);
+
+void gh_pending_retain(gh_pending* pending);
+void gh_pending_release(gh_pending* pending);
+
+/* Requests submitted and not yet completed. */
+size_t gh_engine_pending_count(const gh_engine* engine);
+
+/*
+ * Stops taking requests and completes every pending one with 503. The policy
+ * may still complete them afterwards: those calls return GH_ERR_ALREADY_COMPLETED.
+ */
+void gh_engine_shutdown(gh_engine* engine);
+
+/* Shuts down if needed, then frees the engine (pending requests keep their own memory). */
+void gh_engine_free(gh_engine* engine);
 
 #ifdef __cplusplus
 }

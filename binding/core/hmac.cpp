@@ -93,8 +93,6 @@ struct gh_verifier {
 
 extern "C" {
 
-uint32_t gh_abi_version(void) { return GH_ABI_VERSION; }
-
 gh_status gh_hmac_sha256(gh_bytes key, gh_bytes data, uint8_t out[32]) {
   if ((key.ptr == nullptr && key.len != 0) || (data.ptr == nullptr && data.len != 0) ||
       out == nullptr) {

@@ -1,0 +1,234 @@
+// The interception engine of the C ABI: requests are deep-copied into
+// reference-counted pending objects, handed to a policy, and completed
+// exactly once, from whatever thread decides, possibly long after the
+// submitting call returned. Shutdown answers every pending request with 503.
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "gh_core.h"
+
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::unordered_set<gh_pending*> pending;
+  bool shut_down = false;
+};
+
+std::string copy(gh_bytes bytes) {
+  return bytes.ptr == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(bytes.ptr), bytes.len);
+}
+
+gh_bytes view(const std::string& text) { return gh_bytes{reinterpret_cast<const uint8_t*>(text.data()), text.size()}; }
+
+/** RESPOND decisions made here: the shutdown 503 and gh_pending_fail. */
+struct OwnedResponse {
+  std::string content_type_name = "Content-Type";
+  std::string content_type = "application/json; charset=utf-8";
+  std::string body;
+  gh_header header{};
+  gh_decision decision{};
+
+  OwnedResponse(int status, const char* message) {
+    body = "{\"error\":\"";
+    for (const char* c = message == nullptr ? "" : message; *c != '\0'; ++c) {
+      const unsigned char ch = static_cast<unsigned char>(*c);
+      if (ch == '"' || ch == '\\') {
+        body += '\\';
+        body += static_cast<char>(ch);
+      } else if (ch < 0x20) {
+        body += ' ';  // control characters have no business in an error message
+      } else {
+        body += static_cast<char>(ch);
+      }
+    }
+    body += "\"}";
+    header = gh_header{view(content_type_name), view(content_type)};
+    decision.kind = GH_DECISION_RESPOND;
+    decision.status = status;
+    decision.response_headers = &header;
+    decision.response_header_count = 1;
+    decision.body = view(body);
+  }
+};
+
+}  // namespace
+
+struct gh_pending {
+  std::atomic<int> references{2};  // the registry's and the policy's
+  std::atomic<bool> completed{false};
+  std::shared_ptr<Registry> registry;
+  gh_completion_fn done = nullptr;
+  void* host_data = nullptr;
+
+  // The deep copy the view points into.
+  std::string method, scheme, host, path, query, remote_address, body;
+  std::vector<std::string> header_text;
+  std::vector<gh_header> headers;
+  gh_request_view request{};
+};
+
+struct gh_engine {
+  gh_policy_fn policy = nullptr;
+  void* policy_data = nullptr;
+  std::shared_ptr<Registry> registry = std::make_shared<Registry>();
+};
+
+namespace {
+
+gh_pending* copy_request(const gh_request_view& source) {
+  auto* pending = new (std::nothrow) gh_pending();
+  if (pending == nullptr) return nullptr;
+  try {
+    pending->method = copy(source.method);
+    pending->scheme = copy(source.scheme);
+    pending->host = copy(source.host);
+    pending->path = copy(source.path);
+    pending->query = copy(source.query);
+    pending->remote_address = copy(source.remote_address);
+    pending->header_text.reserve(source.header_count * 2);
+    for (size_t i = 0; i < source.header_count; ++i) {
+      pending->header_text.push_back(copy(source.headers[i].name));
+      pending->header_text.push_back(copy(source.headers[i].value));
+    }
+    // Views are taken only once the strings have stopped moving.
+    pending->headers.reserve(source.header_count);
+    for (size_t i = 0; i < source.header_count; ++i) {
+      pending->headers.push_back(gh_header{view(pending->header_text[2 * i]), view(pending->header_text[2 * i + 1])});
+    }
+    gh_request_view& request = pending->request;
+    request.method = view(pending->method);
+    request.scheme = view(pending->scheme);
+    request.host = view(pending->host);
+    request.path = view(pending->path);
+    request.query = view(pending->query);
+    request.remote_address = view(pending->remote_address);
+    request.headers = pending->headers.data();
+    request.header_count = pending->headers.size();
+    if (source.body.ptr != nullptr) {
+      pending->body = copy(source.body);
+      request.body = view(pending->body);
+    }
+  } catch (const std::bad_alloc&) {
+    delete pending;
+    return nullptr;
+  }
+  return pending;
+}
+
+}  // namespace
+
+extern "C" {
+
+gh_status gh_engine_new(gh_policy_fn policy, void* policy_data, gh_engine** out) {
+  if (policy == nullptr || out == nullptr) return GH_ERR_INVALID_ARGUMENT;
+  auto* engine = new (std::nothrow) gh_engine();
+  if (engine == nullptr) return GH_ERR_OUT_OF_MEMORY;
+  engine->policy = policy;
+  engine->policy_data = policy_data;
+  *out = engine;
+  return GH_OK;
+}
+
+gh_status gh_engine_submit(gh_engine* engine, const gh_request_view* request, gh_completion_fn done, void* host_data) {
+  if (engine == nullptr || request == nullptr || done == nullptr) return GH_ERR_INVALID_ARGUMENT;
+  if (request->header_count > 0 && request->headers == nullptr) return GH_ERR_INVALID_ARGUMENT;
+  bool closed = false;
+  {
+    std::lock_guard<std::mutex> lock(engine->registry->mutex);
+    closed = engine->registry->shut_down;
+  }
+  if (closed) {
+    // Answered at once, outside the lock (the host's callback may call back into the engine).
+    OwnedResponse unavailable(503, "The authentication layer is shutting down.");
+    done(host_data, &unavailable.decision);
+    return GH_ERR_SHUT_DOWN;
+  }
+  gh_pending* pending = copy_request(*request);
+  if (pending == nullptr) return GH_ERR_OUT_OF_MEMORY;
+  pending->registry = engine->registry;
+  pending->done = done;
+  pending->host_data = host_data;
+  {
+    std::lock_guard<std::mutex> lock(engine->registry->mutex);
+    closed = engine->registry->shut_down;
+    if (!closed) engine->registry->pending.insert(pending);
+  }
+  if (closed) {
+    // Shut down while copying: never registered, so only the policy's reference exists.
+    pending->references = 1;
+    gh_pending_fail(pending, 503, "The authentication layer is shutting down.");
+    gh_pending_release(pending);
+    return GH_ERR_SHUT_DOWN;
+  }
+  engine->policy(engine->policy_data, pending);
+  return GH_OK;
+}
+
+const gh_request_view* gh_pending_request(const gh_pending* pending) { return pending == nullptr ? nullptr : &pending->request; }
+
+gh_status gh_pending_complete(gh_pending* pending, const gh_decision* decision) {
+  if (pending == nullptr || decision == nullptr) return GH_ERR_INVALID_ARGUMENT;
+  if (pending->completed.exchange(true)) return GH_ERR_ALREADY_COMPLETED;
+  bool registered = false;
+  {
+    std::lock_guard<std::mutex> lock(pending->registry->mutex);
+    registered = pending->registry->pending.erase(pending) > 0;
+  }
+  pending->done(pending->host_data, decision);
+  if (registered) gh_pending_release(pending);  // the registry's reference
+  return GH_OK;
+}
+
+gh_status gh_pending_fail(gh_pending* pending, int status, const char* message) {
+  if (pending == nullptr || status < 100 || status > 599) return GH_ERR_INVALID_ARGUMENT;
+  try {
+    OwnedResponse response(status, message);
+    return gh_pending_complete(pending, &response.decision);
+  } catch (const std::bad_alloc&) {
+    return GH_ERR_OUT_OF_MEMORY;
+  }
+}
+
+void gh_pending_retain(gh_pending* pending) {
+  if (pending != nullptr) pending->references.fetch_add(1, std::memory_order_relaxed);
+}
+
+void gh_pending_release(gh_pending* pending) {
+  if (pending != nullptr && pending->references.fetch_sub(1, std::memory_order_acq_rel) == 1) delete pending;
+}
+
+size_t gh_engine_pending_count(const gh_engine* engine) {
+  if (engine == nullptr) return 0;
+  std::lock_guard<std::mutex> lock(engine->registry->mutex);
+  return engine->registry->pending.size();
+}
+
+void gh_engine_shutdown(gh_engine* engine) {
+  if (engine == nullptr) return;
+  std::vector<gh_pending*> left;
+  {
+    std::lock_guard<std::mutex> lock(engine->registry->mutex);
+    engine->registry->shut_down = true;
+    left.assign(engine->registry->pending.begin(), engine->registry->pending.end());
+    // Hold each one across the unlock: the policy may complete and release it meanwhile.
+    for (gh_pending* pending : left) gh_pending_retain(pending);
+  }
+  for (gh_pending* pending : left) {
+    gh_pending_fail(pending, 503, "The authentication layer is shutting down.");
+    gh_pending_release(pending);
+  }
+}
+
+void gh_engine_free(gh_engine* engine) {
+  if (engine == nullptr) return;
+  gh_engine_shutdown(engine);
+  delete engine;
+}
+
+}  // extern "C"
