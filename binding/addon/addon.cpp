@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../core/gh_core.h"
+#include "interceptor.h"
 
 namespace {
 
@@ -300,6 +301,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("verifySignature", Napi::Function::New<VerifySignature>(env, "verifySignature"));
   exports.Set("Verifier", Verifier::Define(env));
   exports.Set("normalizeHeaders", Napi::Function::New<NormalizeHeaders>(env, "normalizeHeaders"));
+  exports.Set("Interceptor", Interceptor::Define(env));
   return exports;
 }
 

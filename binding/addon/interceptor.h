@@ -1,0 +1,32 @@
+// The request-interception hook (see interceptor.cpp).
+#ifndef GATEHOUSE_ADDON_INTERCEPTOR_H
+#define GATEHOUSE_ADDON_INTERCEPTOR_H
+
+#include <napi.h>
+
+#include <atomic>
+
+#include "../core/gh_core.h"
+
+class Interceptor : public Napi::ObjectWrap<Interceptor> {
+ public:
+  static Napi::Function Define(Napi::Env env);
+  explicit Interceptor(const Napi::CallbackInfo& info);
+  ~Interceptor() override;
+
+ private:
+  static void OnPolicy(void* data, gh_pending* pending);
+  static void OnTeardown(void* data);
+  void Shutdown();
+  Napi::Value Close(const Napi::CallbackInfo& info);
+  Napi::Value PendingCount(const Napi::CallbackInfo& info);
+  Napi::Value Replay(const Napi::CallbackInfo& info);
+
+  Napi::FunctionReference policy_;
+  Napi::ThreadSafeFunction tsfn_;
+  gh_engine* engine_ = nullptr;
+  napi_env env_ = nullptr;
+  std::atomic<bool> closed_{false};
+};
+
+#endif
