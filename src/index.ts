@@ -30,3 +30,6 @@ export { signSessionId, newSessionId } from './core/crypto/session-id.js';
 export { validateReturnUrl } from './core/return-url.js';
 export { createGateway, attach, type Gateway, type GatewayOptions } from './sidecar/gateway.js';
 export { listenEarly, type Listening } from './sidecar/listen.js';
+
+// The in-server host: the policy the native interception hook runs.
+export { inServerPolicy, nativeDecision, type NativeRequest, type NativeDecision } from './inserver/policy.js';

@@ -23,9 +23,22 @@ gh_bytes bytes_of(const std::string& s) { return gh_bytes{reinterpret_cast<const
 
 std::string text_of(gh_bytes b) { return b.ptr == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(b.ptr), b.len); }
 
+// Request and header bytes travel as latin1 strings (one character per byte), as Node's HTTP
+// layer has them and as normalizeHeaders returns them: no re-encoding on either side.
 Napi::String js_string(Napi::Env env, gh_bytes b) {
-  // Header bytes travel as latin1 (one character per byte), as Node's HTTP layer has them.
-  return Napi::String::New(env, text_of(b));
+  napi_value out;
+  NAPI_THROW_IF_FAILED(env, napi_create_string_latin1(env, reinterpret_cast<const char*>(b.ptr == nullptr ? reinterpret_cast<const uint8_t*>("") : b.ptr), b.len, &out), Napi::String());
+  return Napi::String(env, out);
+}
+
+std::string bytes_from_js(const Napi::Value& value) {
+  Napi::Env env = value.Env();
+  napi_value text = value.ToString();
+  size_t length = 0;
+  NAPI_THROW_IF_FAILED(env, napi_get_value_string_latin1(env, text, nullptr, 0, &length), std::string());
+  std::string out(length, '\0');
+  NAPI_THROW_IF_FAILED(env, napi_get_value_string_latin1(env, text, out.data(), length + 1, &length), std::string());
+  return out;
 }
 
 /** A decision read from JavaScript, owning its bytes. */
@@ -52,8 +65,8 @@ std::unique_ptr<OwnedDecision> decision_from(const Napi::Value& value) {
     for (uint32_t i = 0; i < array.Length(); ++i) {
       Napi::Value pair = array.Get(i);
       if (!pair.IsArray() || pair.As<Napi::Array>().Length() != 2) throw Napi::TypeError::New(env, std::string(key) + " must be an array of [name, value]");
-      owned->text.push_back(pair.As<Napi::Array>().Get(0u).ToString().Utf8Value());
-      owned->text.push_back(pair.As<Napi::Array>().Get(1u).ToString().Utf8Value());
+      owned->text.push_back(bytes_from_js(pair.As<Napi::Array>().Get(0u)));
+      owned->text.push_back(bytes_from_js(pair.As<Napi::Array>().Get(1u)));
       at.emplace_back(owned->text.size() - 2, owned->text.size() - 1);
     }
     return at;
@@ -65,7 +78,7 @@ std::unique_ptr<OwnedDecision> decision_from(const Napi::Value& value) {
       if (!remove.IsArray()) throw Napi::TypeError::New(env, "remove must be an array of names");
       Napi::Array array = remove.As<Napi::Array>();
       for (uint32_t i = 0; i < array.Length(); ++i) {
-        owned->text.push_back(array.Get(i).ToString().Utf8Value());
+        owned->text.push_back(bytes_from_js(array.Get(i)));
         removed.push_back(owned->text.size() - 1);
       }
     }
@@ -256,12 +269,12 @@ Napi::Value Interceptor::Replay(const Napi::CallbackInfo& info) {
   for (uint32_t i = 0; i < list.Length(); ++i) {
     Napi::Object request = list.Get(i).As<Napi::Object>();
     auto r = std::make_unique<Replayed>();
-    for (const char* key : {"method", "scheme", "host", "path", "query", "remoteAddress"}) r->text.push_back(request.Get(key).ToString().Utf8Value());
+    for (const char* key : {"method", "scheme", "host", "path", "query", "remoteAddress"}) r->text.push_back(bytes_from_js(request.Get(key)));
     Napi::Array headers = request.Get("headers").As<Napi::Array>();
     for (uint32_t h = 0; h < headers.Length(); ++h) {
       Napi::Array pair = headers.Get(h).As<Napi::Array>();
-      r->text.push_back(pair.Get(0u).ToString().Utf8Value());
-      r->text.push_back(pair.Get(1u).ToString().Utf8Value());
+      r->text.push_back(bytes_from_js(pair.Get(0u)));
+      r->text.push_back(bytes_from_js(pair.Get(1u)));
     }
     replayed->push_back(std::move(r));
   }
@@ -299,15 +312,15 @@ Napi::Value Interceptor::Replay(const Napi::CallbackInfo& info) {
         Napi::Array headers = Napi::Array::New(env, r.headers.size());
         for (size_t h = 0; h < r.headers.size(); ++h) {
           Napi::Array pair = Napi::Array::New(env, 2);
-          pair.Set(0u, r.headers[h].first);
-          pair.Set(1u, r.headers[h].second);
+          pair.Set(0u, js_string(env, bytes_of(r.headers[h].first)));
+          pair.Set(1u, js_string(env, bytes_of(r.headers[h].second)));
           headers.Set(static_cast<uint32_t>(h), pair);
         }
         o.Set(r.kind == GH_DECISION_CONTINUE ? "set" : "headers", headers);
         Napi::Array removed = Napi::Array::New(env, r.removed.size());
-        for (size_t h = 0; h < r.removed.size(); ++h) removed.Set(static_cast<uint32_t>(h), r.removed[h]);
+        for (size_t h = 0; h < r.removed.size(); ++h) removed.Set(static_cast<uint32_t>(h), js_string(env, bytes_of(r.removed[h])));
         if (r.kind == GH_DECISION_CONTINUE) o.Set("remove", removed);
-        if (r.kind == GH_DECISION_RESPOND) o.Set("body", r.body);
+        if (r.kind == GH_DECISION_RESPOND) o.Set("body", Napi::Buffer<uint8_t>::Copy(env, reinterpret_cast<const uint8_t*>(r.body.data()), r.body.size()));
         out.Set(static_cast<uint32_t>(i), o);
       }
       deferred->Resolve(out);

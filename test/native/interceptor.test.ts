@@ -14,7 +14,7 @@ interface Replayed {
   set?: Array<[string, string]>;
   remove?: string[];
   headers?: Array<[string, string]>;
-  body?: string;
+  body?: Buffer;
 }
 interface NativeInterceptor {
   replay(requests: object[], threads: number): Promise<Replayed[]>;

@@ -1,0 +1,63 @@
+// The in-server host's side of the interception hook: a native request (from
+// the web-server module, through the addon) becomes a RequestView for the very
+// same AuthLayer.decide the sidecar runs, and its Decision becomes the native
+// decision: header changes made by the shared normalization, or a response.
+import type { AuthLayer } from '../core/auth-layer.js';
+import type { Decision, RequestView } from '../core/http/request-view.js';
+import type { GatehouseCore } from '../native/types.js';
+
+/** A request as the native hook hands it over. */
+export interface NativeRequest {
+  readonly method: string;
+  readonly scheme: string;
+  readonly host: string;
+  readonly path: string;
+  readonly query: string;
+  readonly remoteAddress: string;
+  readonly headers: ReadonlyArray<readonly [string, string]>;
+  /** Present only when the host read the body (it does for /.auth POSTs). */
+  readonly body?: Buffer;
+}
+
+/** What the native hook applies. */
+export type NativeDecision =
+  | { readonly kind: 'continue'; readonly remove: string[]; readonly set: Array<[string, string]> }
+  | { readonly kind: 'respond'; readonly status: number; readonly headers: Array<[string, string]>; readonly body: Buffer };
+
+export class BodyNotAvailableError extends Error {}
+
+function requestView(request: NativeRequest): RequestView {
+  return {
+    method: request.method,
+    path: request.path,
+    query: request.query,
+    headers: request.headers,
+    scheme: request.scheme === 'https' ? 'https' : 'http',
+    host: request.host,
+    remoteAddress: request.remoteAddress,
+    readBody: async (limit) => {
+      const body = request.body ?? Buffer.alloc(0);
+      if (body.length > limit) throw new BodyNotAvailableError(`body over ${limit} bytes`);
+      return body;
+    },
+  };
+}
+
+/** Decision → native decision. A forward becomes: strip every inbound alias, set the identity headers. */
+export function nativeDecision(decision: Decision, request: NativeRequest, core: GatehouseCore, prefix: string, exposeTokens: boolean): NativeDecision {
+  if (decision.kind === 'respond') {
+    const headers: Array<[string, string]> = [];
+    for (const [name, value] of Object.entries(decision.headers)) {
+      for (const v of typeof value === 'string' ? [value] : value) headers.push([name, v]);
+    }
+    return { kind: 'respond', status: decision.status, headers, body: decision.body ?? Buffer.alloc(0) };
+  }
+  const normalized = core.normalizeHeaders(request.headers, decision.identity, { prefix, exposeTokens });
+  return { kind: 'continue', remove: normalized.remove, set: normalized.set };
+}
+
+/** The interceptor policy for the native hook: the sidecar's auth core, applied in-server. */
+export function inServerPolicy(layer: AuthLayer, core: GatehouseCore): (request: NativeRequest) => Promise<NativeDecision> {
+  const { headerPrefix, tokenStore } = layer.config;
+  return async (request) => nativeDecision(await layer.decide(requestView(request)), request, core, headerPrefix, tokenStore.enabled);
+}

@@ -1,0 +1,129 @@
+// Host conformance: the same requests through the sidecar (over HTTP) and
+// through the native test host (native threads → C ABI → the same AuthLayer
+// in JavaScript → back) must give the same statuses, the same Locations and
+// byte-identical identity headers, spoofed aliases included; also with 64
+// native threads at once.
+import { createRequire } from 'node:module';
+
+import { expect } from 'chai';
+
+import { inServerPolicy, type NativeRequest } from '../../src/inserver/policy.js';
+import { ADDON_PATH } from '../../src/native/addon.js';
+import { loadAddonCore } from '../../src/native/index.js';
+import { Browser } from '../support/browser.js';
+import { signIn, startDeployment, type Deployment } from '../support/sign-in.js';
+
+interface Replayed {
+  completions: number;
+  kind: 'continue' | 'respond';
+  status?: number;
+  set?: Array<[string, string]>;
+  remove?: string[];
+  headers?: Array<[string, string]>;
+}
+interface NativeInterceptor {
+  replay(requests: NativeRequest[], threads: number): Promise<Replayed[]>;
+  close(): void;
+}
+const { Interceptor } = createRequire(import.meta.url)(ADDON_PATH) as { Interceptor: new (policy: (request: NativeRequest) => unknown) => NativeInterceptor };
+
+interface Vector {
+  readonly name: string;
+  readonly path: string;
+  readonly query?: string;
+  readonly signedIn: boolean;
+  readonly accept?: string;
+  readonly extra?: Array<[string, string]>;
+}
+
+const SPOOFED: Array<[string, string]> = [
+  ['X-PLATFORM-CLIENT-PRINCIPAL-ID', 'admin'],
+  ['X_PLATFORM_CLIENT_PRINCIPAL_NAME', 'admin'],
+  ['x.platform.client.principal', 'eyJmb3JnZWQiOnRydWV9'],
+  ['X-Platform-Token-Dev-Access-Token', 'forged'],
+];
+
+const VECTORS: Vector[] = [
+  { name: 'anonymous browser GET: 302 to sign-in', path: '/orders', query: 'page=2', signedIn: false },
+  { name: 'anonymous API call: 401', path: '/api/orders', signedIn: false, accept: 'application/json' },
+  { name: 'anonymous with spoofed aliases: still challenged', path: '/orders', signedIn: false, extra: SPOOFED },
+  { name: 'signed in: forwarded with identity', path: '/orders', signedIn: true },
+  { name: 'signed in with spoofed aliases: aliases gone, identity set', path: '/orders', signedIn: true, extra: SPOOFED },
+  { name: 'excluded path, anonymous with aliases: forwarded, aliases gone', path: '/public/app.js', signedIn: false, extra: SPOOFED },
+  { name: 'excluded path, signed in: identified', path: '/public/app.js', signedIn: true },
+  { name: '/.auth/me anonymous: 401', path: '/.auth/me', signedIn: false, accept: 'application/json' },
+  { name: 'unknown provider: 404', path: '/.auth/login/nope', signedIn: false },
+];
+
+type Outcome = { kind: 'forward'; identity: Array<[string, string]> } | { kind: 'respond'; status: number; location: string | undefined };
+
+const identityOnly = (pairs: Array<[string, string]>) =>
+  pairs
+    .map(([n, v]) => [n.toLowerCase(), v] as [string, string])
+    .filter(([n]) => n.startsWith('x-platform-'))
+    .sort(([a], [b]) => a.localeCompare(b));
+
+describe('host conformance: sidecar and native in-server host', function () {
+  this.timeout(60_000);
+  let deployment: Deployment;
+  let interceptor: NativeInterceptor;
+  let cookie: string;
+
+  before(async () => {
+    deployment = await startDeployment();
+    const browser = new Browser();
+    await signIn(browser, deployment);
+    cookie = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
+    interceptor = new Interceptor(inServerPolicy(deployment.gateway.layer, loadAddonCore()));
+  });
+  after(async () => {
+    interceptor.close();
+    await deployment.close();
+  });
+
+  function headersOf(vector: Vector): Array<[string, string]> {
+    return [['Host', new URL(deployment.url).host], ['Accept', vector.accept ?? 'text/html,application/xhtml+xml'], ...(vector.signedIn ? [['Cookie', cookie] as [string, string]] : []), ...(vector.extra ?? [])];
+  }
+
+  function nativeRequest(vector: Vector): NativeRequest {
+    return { method: 'GET', scheme: 'http', host: new URL(deployment.url).host, path: vector.path, query: vector.query ?? '', remoteAddress: '127.0.0.1', headers: headersOf(vector) };
+  }
+
+  async function throughSidecar(vector: Vector): Promise<Outcome> {
+    const before = deployment.upstream.requests.length;
+    const headers = Object.fromEntries(headersOf(vector).filter(([n]) => n !== 'Host').map(([n, v]) => [n, v]));
+    const answer = await new Browser().request(`${deployment.url}${vector.path}${vector.query ? `?${vector.query}` : ''}`, { headers });
+    if (deployment.upstream.requests.length > before) {
+      const received = deployment.upstream.requests.at(-1)!.headers;
+      return { kind: 'forward', identity: identityOnly(Object.entries(received).map(([n, v]) => [n, String(v)])) };
+    }
+    return { kind: 'respond', status: answer.status, location: answer.headers.location };
+  }
+
+  function nativeOutcome(vector: Vector, result: Replayed): Outcome {
+    expect(result.completions, vector.name).to.equal(1);
+    if (result.kind === 'continue') {
+      // Every inbound alias is removed before identity is set.
+      const removed = new Set(result.remove!.map((n) => n.toLowerCase()));
+      for (const [name] of vector.extra ?? []) expect(removed.has(name.toLowerCase()), `${vector.name}: ${name} removed`).to.equal(true);
+      return { kind: 'forward', identity: identityOnly(result.set!) };
+    }
+    return { kind: 'respond', status: result.status!, location: result.headers!.find(([n]) => n.toLowerCase() === 'location')?.[1] };
+  }
+
+  for (const vector of VECTORS) {
+    it(vector.name, async () => {
+      const [native] = await interceptor.replay([nativeRequest(vector)], 1);
+      expect(nativeOutcome(vector, native!)).to.deep.equal(await throughSidecar(vector));
+    });
+  }
+
+  it('every vector at once from 64 native threads: no lost or duplicated completion, same outcomes', async () => {
+    const expected: Outcome[] = [];
+    for (const vector of VECTORS) expected.push(await throughSidecar(vector)); // one at a time: the echo log is shared
+    const batch = Array.from({ length: 20 }, () => VECTORS).flat();
+    const results = await interceptor.replay(batch.map(nativeRequest), 64);
+    expect(results).to.have.length(batch.length);
+    results.forEach((result, i) => expect(nativeOutcome(batch[i]!, result), batch[i]!.name).to.deep.equal(expected[i % VECTORS.length]));
+  });
+});
