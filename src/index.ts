@@ -33,3 +33,4 @@ export { listenEarly, type Listening } from './sidecar/listen.js';
 
 // The in-server host: the policy the native interception hook runs.
 export { inServerPolicy, nativeDecision, type NativeRequest, type NativeDecision } from './inserver/policy.js';
+export { createInterceptor, type NativeInterceptor, type InterceptorPolicy, type ReplayedDecision } from './native/interceptor.js';

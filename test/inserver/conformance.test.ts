@@ -3,29 +3,13 @@
 // in JavaScript → back) must give the same statuses, the same Locations and
 // byte-identical identity headers, spoofed aliases included; also with 64
 // native threads at once.
-import { createRequire } from 'node:module';
-
 import { expect } from 'chai';
 
 import { inServerPolicy, type NativeRequest } from '../../src/inserver/policy.js';
-import { ADDON_PATH } from '../../src/native/addon.js';
+import { createInterceptor, type NativeInterceptor, type ReplayedDecision } from '../../src/native/interceptor.js';
 import { loadAddonCore } from '../../src/native/index.js';
 import { Browser } from '../support/browser.js';
 import { signIn, startDeployment, type Deployment } from '../support/sign-in.js';
-
-interface Replayed {
-  completions: number;
-  kind: 'continue' | 'respond';
-  status?: number;
-  set?: Array<[string, string]>;
-  remove?: string[];
-  headers?: Array<[string, string]>;
-}
-interface NativeInterceptor {
-  replay(requests: NativeRequest[], threads: number): Promise<Replayed[]>;
-  close(): void;
-}
-const { Interceptor } = createRequire(import.meta.url)(ADDON_PATH) as { Interceptor: new (policy: (request: NativeRequest) => unknown) => NativeInterceptor };
 
 interface Vector {
   readonly name: string;
@@ -74,7 +58,7 @@ describe('host conformance: sidecar and native in-server host', function () {
     const browser = new Browser();
     await signIn(browser, deployment);
     cookie = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
-    interceptor = new Interceptor(inServerPolicy(deployment.gateway.layer, loadAddonCore()));
+    interceptor = createInterceptor(inServerPolicy(deployment.gateway.layer, loadAddonCore()));
   });
   after(async () => {
     interceptor.close();
@@ -100,7 +84,7 @@ describe('host conformance: sidecar and native in-server host', function () {
     return { kind: 'respond', status: answer.status, location: answer.headers.location };
   }
 
-  function nativeOutcome(vector: Vector, result: Replayed): Outcome {
+  function nativeOutcome(vector: Vector, result: ReplayedDecision): Outcome {
     expect(result.completions, vector.name).to.equal(1);
     if (result.kind === 'continue') {
       // Every inbound alias is removed before identity is set.

@@ -1,37 +1,21 @@
 // The interception hook: native host threads → C ABI engine → thread-safe
 // function → a JavaScript policy → back, exactly once per request.
 import { execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 
 import { expect } from 'chai';
 
+import type { NativeRequest } from '../../src/inserver/policy.js';
+
 import { ADDON_PATH } from '../../src/native/addon.js';
+import { createInterceptor } from '../../src/native/interceptor.js';
 
-interface Replayed {
-  completions: number;
-  kind: 'continue' | 'respond';
-  status?: number;
-  set?: Array<[string, string]>;
-  remove?: string[];
-  headers?: Array<[string, string]>;
-  body?: Buffer;
-}
-interface NativeInterceptor {
-  replay(requests: object[], threads: number): Promise<Replayed[]>;
-  pendingCount(): number;
-  close(): void;
-}
-type InterceptorClass = new (policy: (request: { path: string; headers: Array<[string, string]>; method: string }) => unknown) => NativeInterceptor;
-
-const { Interceptor } = createRequire(import.meta.url)(ADDON_PATH) as { Interceptor: InterceptorClass };
-
-function requests(n: number): object[] {
+function requests(n: number): NativeRequest[] {
   return Array.from({ length: n }, (_, i) => ({ method: 'GET', scheme: 'https', host: 'app.example', path: `/item/${i}`, query: `i=${i}`, remoteAddress: '10.0.0.1', headers: [['X-Request', String(i)]] }));
 }
 
 describe('interception hook (native threads → JavaScript policy)', () => {
   it('64 native threads, a synchronous policy: every request decided once, with its own data', async () => {
-    const interceptor = new Interceptor((request) => ({ kind: 'continue', remove: ['x-platform-client-principal'], set: [['X-PLATFORM-CLIENT-PRINCIPAL-ID', request.path.slice(6)]] }));
+    const interceptor = createInterceptor((request) => ({ kind: 'continue', remove: ['x-platform-client-principal'], set: [['X-PLATFORM-CLIENT-PRINCIPAL-ID', request.path.slice(6)]] }));
     const results = await interceptor.replay(requests(640), 64);
     interceptor.close();
     expect(results).to.have.length(640);
@@ -44,7 +28,7 @@ describe('interception hook (native threads → JavaScript policy)', () => {
   });
 
   it('an asynchronous policy: the decision comes back after the call returned', async () => {
-    const interceptor = new Interceptor(async (request) => {
+    const interceptor = createInterceptor(async (request) => {
       await new Promise((resolve) => setTimeout(resolve, 1));
       return { kind: 'respond', status: 302, headers: [['Location', `/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent(request.path)}`]] };
     });
@@ -66,7 +50,7 @@ describe('interception hook (native threads → JavaScript policy)', () => {
       () => 42,
       () => ({ kind: 'respond', status: 99 }),
     ]) {
-      const interceptor = new Interceptor(policy);
+      const interceptor = createInterceptor(policy);
       const results = await interceptor.replay(requests(8), 4);
       interceptor.close();
       for (const r of results) expect(r).to.include({ completions: 1, kind: 'respond', status: 500 });
@@ -74,7 +58,7 @@ describe('interception hook (native threads → JavaScript policy)', () => {
   });
 
   it('close() while requests are pending answers them 503, never a hang', async () => {
-    const interceptor = new Interceptor(() => new Promise(() => undefined)); // never decides
+    const interceptor = createInterceptor(() => new Promise(() => undefined)); // never decides
     const replay = interceptor.replay(requests(32), 8);
     // Each host thread waits for its request's decision, as a web-server thread would: 8 in flight.
     while (interceptor.pendingCount() < 8) await new Promise((resolve) => setTimeout(resolve, 5));
