@@ -10,6 +10,7 @@
 #include "interceptor.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -238,6 +239,8 @@ struct Replayed {
   std::vector<std::pair<std::string, std::string>> headers;
   std::vector<std::string> removed;
   std::string body;
+  std::chrono::steady_clock::time_point submitted;
+  double micros = 0;  // submit → completion, as the host thread sees it
 };
 
 void on_replayed(void* data, const gh_decision* decision) {
@@ -253,6 +256,7 @@ void on_replayed(void* data, const gh_decision* decision) {
   r->removed.clear();
   for (size_t i = 0; i < decision->remove_count; ++i) r->removed.push_back(text_of(decision->remove_headers[i]));
   r->body = text_of(decision->body);
+  r->micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - r->submitted).count();
   r->done.notify_all();
 }
 
@@ -293,6 +297,7 @@ Napi::Value Interceptor::Replay(const Napi::CallbackInfo& info) {
           std::vector<gh_header> headers;
           for (size_t h = 6; h + 1 < r.text.size(); h += 2) headers.push_back(gh_header{bytes_of(r.text[h]), bytes_of(r.text[h + 1])});
           gh_request_view view{bytes_of(r.text[0]), bytes_of(r.text[1]), bytes_of(r.text[2]), bytes_of(r.text[3]), bytes_of(r.text[4]), bytes_of(r.text[5]), headers.data(), headers.size(), gh_bytes{nullptr, 0}};
+          r.submitted = std::chrono::steady_clock::now();
           gh_engine_submit(engine, &view, on_replayed, &r);
           std::unique_lock<std::mutex> lock(r.mutex);
           r.done.wait(lock, [&] { return r.completions > 0; });
@@ -307,6 +312,7 @@ Napi::Value Interceptor::Replay(const Napi::CallbackInfo& info) {
         Replayed& r = *(*replayed)[i];
         Napi::Object o = Napi::Object::New(env);
         o.Set("completions", r.completions);
+        o.Set("micros", r.micros);
         o.Set("kind", r.kind == GH_DECISION_CONTINUE ? "continue" : "respond");
         if (r.kind == GH_DECISION_RESPOND) o.Set("status", r.status);
         Napi::Array headers = Napi::Array::New(env, r.headers.size());

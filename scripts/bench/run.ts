@@ -3,6 +3,7 @@ import os from 'node:os';
 
 import { benchBearer } from './bearer.js';
 import { benchDeliveries, benchMemory } from './deliveries.js';
+import { benchHook } from './hook.js';
 import { benchSidecar } from './sidecar.js';
 import { benchVerify } from './verify.js';
 
@@ -18,3 +19,5 @@ console.log('\n## Bearer tokens\n');
 console.log(await benchBearer(quick));
 console.log('\n## Sidecar: a signed-in GET\n');
 console.log(await benchSidecar(quick));
+console.log('\n## In-server hook: a signed-in decision\n');
+console.log(await benchHook(quick));

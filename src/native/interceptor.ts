@@ -8,6 +8,8 @@ import { ADDON_PATH } from './addon.js';
 export interface ReplayedDecision {
   /** How many times the host's completion ran (exactly 1, always). */
   readonly completions: number;
+  /** Submit to completion on the host thread, µs. */
+  readonly micros: number;
   readonly kind: 'continue' | 'respond';
   readonly status?: number;
   readonly set?: Array<[string, string]>;

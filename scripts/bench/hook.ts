@@ -1,0 +1,119 @@
+// The in-server path: decisions per second and p99 through the interception
+// hook (native host threads → C ABI engine → thread-safe function → the auth
+// core in JavaScript → back) at 1, 8 and 64 native threads, beside the
+// sidecar's own per-request work for the same signed-in request (AuthLayer
+// decide + the forwarded-header build, in process), same run.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+import { AuthLayer } from '../../src/core/auth-layer.js';
+import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
+import { deriveKey } from '../../src/core/crypto/keys.js';
+import { newSessionId, signSessionId } from '../../src/core/crypto/session-id.js';
+import type { RequestView } from '../../src/core/http/request-view.js';
+import type { SessionRecord } from '../../src/core/session/record.js';
+import { FileSystemTokenStore } from '../../src/core/token-store/filesystem.js';
+import { inServerPolicy, type NativeRequest } from '../../src/inserver/policy.js';
+import { createLogger } from '../../src/logging.js';
+import { loadAddonCore } from '../../src/native/index.js';
+import { createInterceptor } from '../../src/native/interceptor.js';
+import { forwardHeaders } from '../../src/sidecar/forward-headers.js';
+import { formatRate, table } from './measure.js';
+
+const HOST = '127.0.0.1:8080';
+
+async function signedInLayer(): Promise<{ layer: AuthLayer; cookie: string }> {
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-hook-bench-'));
+  const document = {
+    identityProviders: {
+      customOpenIdConnectProviders: {
+        bench: { registration: { clientId: 'bench', openIdConnectConfiguration: { authorizationEndpoint: 'http://127.0.0.1:9/a', tokenEndpoint: 'http://127.0.0.1:9/t', issuer: 'http://127.0.0.1:9', certificationUri: 'http://127.0.0.1:9/k' } } },
+      },
+    },
+    login: { tokenStore: { fileSystem: { directory } } },
+    gatehouse: { app: 'bench' },
+  };
+  const { config } = resolveAuthConfig(document, {});
+  const masterKey = randomBytes(32);
+  const store = new FileSystemTokenStore<SessionRecord>({ directory, app: 'bench', masterKey });
+  const now = Date.now();
+  const record: SessionRecord = {
+    app: 'bench',
+    provider: 'bench',
+    userId: 'user-1',
+    userName: 'Bench User',
+    nameType: 'name',
+    roleType: 'roles',
+    claims: [
+      { typ: 'sub', val: 'user-1' },
+      { typ: 'name', val: 'Bench User' },
+    ],
+    tokens: { accessToken: 'a'.repeat(800), idToken: 'i'.repeat(900), accessTokenExpiresAt: now + 86_400_000 },
+    createdAt: now,
+    expiresAt: now + 86_400_000,
+    configFingerprint: config.providers.get('bench')!.fingerprint,
+    host: HOST,
+  };
+  const id = newSessionId();
+  await store.put(id, record, record.expiresAt);
+  const layer = new AuthLayer({ config, store, masterKey, logger: createLogger('silent') });
+  return { layer, cookie: `${config.sessionCookieName}=${signSessionId(deriveKey(masterKey, 'session-cookie', 'bench'), id)}` };
+}
+
+const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]!;
+
+export async function benchHook(quick: boolean): Promise<string> {
+  const { layer, cookie } = await signedInLayer();
+  const core = loadAddonCore();
+  const headers: Array<[string, string]> = [
+    ['Host', HOST],
+    ['Accept', 'text/html'],
+    ['Cookie', cookie],
+    ['User-Agent', 'bench'],
+  ];
+  const request: NativeRequest = { method: 'GET', scheme: 'http', host: HOST, path: '/page', query: '', remoteAddress: '127.0.0.1', headers };
+
+  // The sidecar's work for the same request, in process: decide, then the forwarded-header build.
+  const nodeHeaders = Object.fromEntries(headers.map(([n, v]) => [n.toLowerCase(), v]));
+  const view = (): RequestView => ({ method: 'GET', path: '/page', query: '', headers: headers.map(([n, v]) => [n, v] as const), scheme: 'http', host: HOST, remoteAddress: '127.0.0.1', readBody: async () => Buffer.alloc(0) });
+  const options = { prefix: layer.config.headerPrefix, exposeTokens: true };
+  const context = { remoteAddress: '127.0.0.1', scheme: 'http' as const, host: HOST, trustForwardedFor: false, upgrade: false };
+  const sidecarOnce = async () => {
+    const v = view();
+    const decision = await layer.decide(v);
+    if (decision.kind !== 'forward' || decision.identity === null) throw new Error('the bench session is not signed in');
+    forwardHeaders(nodeHeaders, v.headers, decision.identity, core, options, context);
+  };
+  const sidecarSamples: number[] = [];
+  for (let i = 0; i < 2000; i++) await sidecarOnce(); // warm-up
+  const sidecarCount = quick ? 20_000 : 100_000;
+  const sidecarStart = performance.now();
+  for (let i = 0; i < sidecarCount; i++) {
+    const t = performance.now();
+    await sidecarOnce();
+    sidecarSamples.push((performance.now() - t) * 1000);
+  }
+  const sidecarRate = (sidecarCount * 1000) / (performance.now() - sidecarStart);
+
+  const interceptor = createInterceptor(inServerPolicy(layer, core));
+  try {
+    const warm = await interceptor.replay(Array.from({ length: 2000 }, () => request), 8);
+    if (warm.some((r) => r.kind !== 'continue' || r.completions !== 1)) throw new Error('the hook did not forward the signed-in request');
+    const rows: string[][] = [['sidecar core path, in process (baseline)', formatRate(sidecarRate), '1.00×', `${percentile(sidecarSamples, 50).toFixed(0)} µs`, `${percentile(sidecarSamples, 99).toFixed(0)} µs`]];
+    for (const threads of [1, 8, 64]) {
+      const count = quick ? 10_000 : 50_000;
+      const start = performance.now();
+      const results = await interceptor.replay(Array.from({ length: count }, () => request), threads);
+      const rate = (count * 1000) / (performance.now() - start);
+      if (results.some((r) => r.completions !== 1)) throw new Error('a request was not completed exactly once');
+      const micros = results.map((r) => r.micros);
+      rows.push([`hook, ${threads} native thread${threads === 1 ? '' : 's'}`, formatRate(rate), `${(rate / sidecarRate).toFixed(2)}×`, `${percentile(micros, 50).toFixed(0)} µs`, `${percentile(micros, 99).toFixed(0)} µs`]);
+    }
+    return table(['signed-in GET, decision only (no proxying)', 'decisions/s', 'vs sidecar core path', 'p50', 'p99'], rows);
+  } finally {
+    interceptor.close();
+  }
+}
