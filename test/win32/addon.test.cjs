@@ -1,0 +1,92 @@
+// Runs in the Windows build of Node (under wine, see scripts/win32/test.sh),
+// against the mingw-w64 cross-compiled addon: the shared conformance vectors,
+// the interception hook from native threads, and the engine's native test
+// host. Plain CommonJS with node:assert, so it needs nothing but Node.
+'use strict';
+const assert = require('node:assert/strict');
+const { createHmac } = require('node:crypto');
+const { execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const release = process.argv[2];
+const addon = require(path.join(release, 'gatehouse_native.node'));
+const vectors = (name) => JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'vectors', name), 'utf8'));
+const results = { passed: 0, failed: 0 };
+const tests = [];
+const test = (name, fn) => tests.push([name, fn]);
+
+test('platform is Windows and the addon speaks ABI 3', () => {
+  assert.equal(process.platform, 'win32');
+  assert.equal(addon.abiVersion, 3);
+});
+
+for (const v of vectors('signatures.json').vectors) {
+  test(`signature vector: ${v.name}`, () => {
+    const body = Buffer.from(v.bodyHex, 'hex');
+    assert.equal(addon.verifySignature(v.secrets, body, v.header), v.valid);
+    assert.equal(new addon.Verifier(v.secrets).verify(body, v.header), v.valid);
+  });
+}
+
+const headerVectors = vectors('headers.json');
+const text = (bytes) => Buffer.from(bytes, 'latin1').toString('utf8');
+for (const v of headerVectors.vectors) {
+  test(`header vector: ${v.name}`, () => {
+    const identity = typeof v.identity === 'string' ? headerVectors.identities[v.identity] : v.identity;
+    const run = () => addon.normalizeHeaders(v.inbound, identity, v.options);
+    if (v.error === 'forbidden-character') return assert.throws(run, (e) => e.code === 'ERR_GH_FORBIDDEN_CHARACTER');
+    if (v.error === 'type') return assert.throws(run, TypeError);
+    const out = run();
+    assert.deepEqual(out.remove.map(text), v.expect.remove);
+    const expected = v.expect.set.map(([n, value]) => [n, typeof value === 'string' ? value : Buffer.from(value.principalJson, 'utf8').toString('base64')]);
+    assert.deepEqual(out.set.map(([n, value]) => [n, text(value)]), expected);
+  });
+}
+
+const requests = (n) => Array.from({ length: n }, (_, i) => ({ method: 'GET', scheme: 'https', host: 'app.example', path: `/item/${i}`, query: '', remoteAddress: '10.0.0.1', headers: [['X-Request', String(i)]] }));
+
+test('hook: 64 native threads, every request decided exactly once by the JavaScript policy', async () => {
+  const interceptor = new addon.Interceptor(async (request) => ({ kind: 'continue', remove: [], set: [['X-PLATFORM-CLIENT-PRINCIPAL-ID', request.path]] }));
+  const out = await interceptor.replay(requests(640), 64);
+  interceptor.close();
+  out.forEach((r, i) => {
+    assert.equal(r.completions, 1);
+    assert.deepEqual(r.set, [['X-PLATFORM-CLIENT-PRINCIPAL-ID', `/item/${i}`]]);
+  });
+});
+
+test('hook: a throwing policy answers 500; close() answers pending requests 503', async () => {
+  const failing = new addon.Interceptor(() => {
+    throw new Error('boom');
+  });
+  for (const r of await failing.replay(requests(8), 4)) assert.equal(r.status, 500);
+  failing.close();
+  const stuck = new addon.Interceptor(() => new Promise(() => undefined));
+  const pending = stuck.replay(requests(8), 4);
+  while (stuck.pendingCount() < 4) await new Promise((resolve) => setTimeout(resolve, 5));
+  stuck.close();
+  for (const r of await pending) assert.equal(r.status, 503);
+});
+
+test('engine: the native test host from 64 threads, no lost or duplicated completion', () => {
+  const report = JSON.parse(execFileSync(path.join(release, 'gatehouse_engine_stress.exe'), ['64', '100', '4'], { encoding: 'utf8' }));
+  assert.equal(report.completedOnce, report.submitted);
+  assert.equal(report.completedTwice, 0);
+  assert.equal(report.pendingAfterShutdown, 0);
+});
+
+(async () => {
+  for (const [name, fn] of tests) {
+    try {
+      await fn();
+      results.passed++;
+    } catch (error) {
+      results.failed++;
+      console.log(`FAIL ${name}: ${error && error.message}`);
+    }
+  }
+  console.log(`node ${process.version} ${process.platform}-${process.arch}`);
+  console.log(`${results.passed} passed, ${results.failed} failed`);
+  process.exitCode = results.failed === 0 ? 0 : 1;
+})();
