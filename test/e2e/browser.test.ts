@@ -10,7 +10,8 @@ import { startDev, type RunningDev } from '../../src/dev/dev.js';
 import { createLogger } from '../../src/logging.js';
 import { loadAddonCore } from '../../src/native/index.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+// Debian's Chromium by default; GATEHOUSE_CHROMIUM names another Chromium or Chrome (CI runners on other systems).
+const CHROMIUM = process.env.GATEHOUSE_CHROMIUM ?? '/usr/bin/chromium';
 // Root in a container needs --no-sandbox; the closed network needs no background traffic.
 const LAUNCH = { executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-gpu'] };
 
