@@ -11,7 +11,7 @@ import { errorDecision, escapeHtml, fragmentPreservingRedirect, jsonDecision, pa
 import { createProviders } from './providers/registry.js';
 import type { Identity } from './identity.js';
 import { identityFromRecord } from './principal.js';
-import { AUTHENTICATION_TOKEN_HEADER, currentSession, loginDone, logout, logoutComplete, logoutDone, me, refresh, version } from './routes/account-routes.js';
+import { currentSession, sessionIdOf, loginDone, logout, logoutComplete, logoutDone, me, refresh, version } from './routes/account-routes.js';
 import type { LayerContext, RouteRequest } from './routes/context.js';
 import { bearerIdentity, bearerToken, exchangeToken, invalidTokenDecision } from './routes/client-directed.js';
 import { finishLogin, returnUrlParameter, startLogin } from './routes/login-flow.js';
@@ -161,20 +161,17 @@ export class AuthLayer {
       return 'identity' in checked ? { kind: 'forward', identity: checked.identity } : checked.decision;
     }
     // An authentication token (X-ZUMO-AUTH) names a session like the cookie does; its holder is an API client.
-    const token = headerValue(request.view, AUTHENTICATION_TOKEN_HEADER);
-    let id: string | null;
-    if (token !== undefined) {
-      try {
-        id = await this.#context.authTokens.sessionId(token);
-      } catch (error) {
-        if (!(error instanceof InvalidTokenError)) throw error;
-        this.#context.logger.info({ reason: `authentication token ${error.reason}`, path: request.view.path }, 'request challenged');
-        return invalidTokenDecision(error.reason);
-      }
-    } else {
-      id = sessions.idFromRequest(request.view);
+    let named: Awaited<ReturnType<typeof sessionIdOf>>;
+    try {
+      named = await sessionIdOf(this.#context, request);
+    } catch (error) {
+      if (!(error instanceof InvalidTokenError)) throw error;
+      this.#context.logger.info({ reason: `authentication token ${error.reason}`, path: request.view.path }, 'request challenged');
+      return invalidTokenDecision(error.reason);
     }
-    if (id === null) return this.#challenge(request, 'no session', false);
+    if (named === null) return this.#challenge(request, 'no session', false);
+    const { id } = named;
+    const token = named.via === 'token';
     const record = await sessions.load(id);
     const assessment = sessions.assess(record, request.origin.host);
     let state: SessionState = 'AuthenticatedSession';
@@ -188,7 +185,7 @@ export class AuthLayer {
       // An expired record is kept for its refresh extension (the store sweeps it); anything else is gone for good.
       const lapsed = assessment.kind === 'reauth' && assessment.reason === 'cookie-expired';
       if (record !== undefined && !lapsed) await sessions.destroy(id);
-      if (token !== undefined) return invalidTokenDecision('session ended');
+      if (token) return invalidTokenDecision('session ended');
       return this.#challenge(request, assessment.kind === 'reauth' ? assessment.reason : 'record-missing', true);
     }
     let current = record;
@@ -206,7 +203,7 @@ export class AuthLayer {
       } else {
         step('refreshFailed');
         await sessions.destroy(id);
-        if (token !== undefined) return invalidTokenDecision('session ended');
+        if (token) return invalidTokenDecision('session ended');
         return this.#challenge(request, `refresh ${outcome.reason}`, true);
       }
     }

@@ -11,7 +11,7 @@ import { returnUrlParameter } from './login-flow.js';
 
 const LOGOUT_STATE_LIFETIME_MS = 10 * 60_000;
 
-export const AUTHENTICATION_TOKEN_HEADER = 'x-zumo-auth';
+const AUTHENTICATION_TOKEN_HEADER = 'x-zumo-auth';
 
 /**
  * The session id the request names: its X-ZUMO-AUTH authentication token if it
@@ -25,17 +25,21 @@ export async function sessionIdOf(context: LayerContext, request: RouteRequest, 
   return id === null ? null : { id, via: 'cookie' };
 }
 
-/** The caller's live session, or undefined (no cookie or token, a forged one, an absent or invalid record). */
-export async function currentSession(context: LayerContext, request: RouteRequest): Promise<{ id: string; record: SessionRecord } | undefined> {
-  let id: string;
+/** sessionIdOf, with a forged or expired authentication token naming no session (where no reason is owed). */
+async function namedSessionOrNone(context: LayerContext, request: RouteRequest, expiredGraceMs = 0): Promise<{ id: string; via: 'token' | 'cookie' } | null> {
   try {
-    const named = await sessionIdOf(context, request);
-    if (named === null) return undefined;
-    id = named.id;
+    return await sessionIdOf(context, request, expiredGraceMs);
   } catch (error) {
-    if (error instanceof InvalidTokenError) return undefined;
+    if (error instanceof InvalidTokenError) return null;
     throw error;
   }
+}
+
+/** The caller's live session, or undefined (no cookie or token, a forged one, an absent or invalid record). */
+export async function currentSession(context: LayerContext, request: RouteRequest): Promise<{ id: string; record: SessionRecord } | undefined> {
+  const named = await namedSessionOrNone(context, request);
+  if (named === null) return undefined;
+  const id = named.id;
   const record = await context.sessions.load(id);
   const assessment = context.sessions.assess(record, request.origin.host);
   if (assessment.kind === 'reauth' || record === undefined) return undefined;
@@ -70,13 +74,7 @@ export async function me(context: LayerContext, request: RouteRequest): Promise<
  */
 async function refreshableSession(context: LayerContext, request: RouteRequest): Promise<{ id: string; record: SessionRecord; via: 'token' | 'cookie'; lapsed: boolean } | undefined> {
   const extension = context.config.tokenStore.refreshExtensionMs;
-  let named: { id: string; via: 'token' | 'cookie' } | null;
-  try {
-    named = await sessionIdOf(context, request, extension);
-  } catch (error) {
-    if (error instanceof InvalidTokenError) return undefined;
-    throw error;
-  }
+  const named = await namedSessionOrNone(context, request, extension);
   if (named === null) return undefined;
   const record = await context.sessions.load(named.id);
   const assessment = context.sessions.assess(record, request.origin.host);
@@ -122,11 +120,7 @@ export async function logout(context: LayerContext, request: RouteRequest): Prom
   }
   const cookies = [context.sessions.clearCookie(request.secure)];
   // An authentication token ends its session too (a forged or expired one names none).
-  const named = await sessionIdOf(context, request).catch((error: unknown) => {
-    if (error instanceof InvalidTokenError) return null;
-    throw error;
-  });
-  const id = named?.id ?? null;
+  const id = (await namedSessionOrNone(context, request))?.id ?? null;
   if (id === null) return redirectDecision(verdict.location, { cookies });
   const record = await context.sessions.load(id);
   await context.sessions.destroy(id); // server-side: a copied cookie is dead from now on
