@@ -37,9 +37,9 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     this.bearer = {
       acceptsIssuer: (issuer) => this.client.acceptsIssuer(issuer),
       validate: async (token, unverified) => {
-        const claims = await this.client.validateJwt(token, { audiences: this.#bearerAudiences() }, unverified);
-        this.#checkPolicy(claims, true);
-        return { ...this.#signIn(claims, { accessToken: token, ...(claims.exp !== undefined ? { accessTokenExpiresAt: claims.exp * 1000 } : {}) }), expiresAt: claims.exp! * 1000 };
+        const signIn = await this.#accessToken(token, unverified);
+        // validateJwt requires exp, so a validated access token always has its expiry.
+        return { ...signIn, expiresAt: signIn.tokens.accessTokenExpiresAt! };
       },
     };
   }
@@ -87,11 +87,7 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
           ...(request.accessToken !== undefined ? { accessToken: request.accessToken } : {}),
         });
       }
-      if (request.accessToken !== undefined) {
-        const claims = await this.client.validateJwt(request.accessToken, { audiences: this.#bearerAudiences() });
-        this.#checkPolicy(claims, true);
-        return this.#signIn(claims, { accessToken: request.accessToken, ...(claims.exp !== undefined ? { accessTokenExpiresAt: claims.exp * 1000 } : {}) });
-      }
+      if (request.accessToken !== undefined) return await this.#accessToken(request.accessToken);
     } catch (error) {
       if (error instanceof InvalidTokenError) throw new ProviderRefusedError(`token exchange: ${error.reason}`, 'invalid_token');
       throw error;
@@ -105,8 +101,12 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     throw new ProviderRefusedError('token exchange: expected id_token, access_token or authorization_code', 'invalid_request');
   }
 
-  #bearerAudiences(): string[] {
-    return this.config.allowedAudiences.length > 0 ? [...this.config.allowedAudiences] : [this.config.clientId];
+  /** A JWT access token of this provider (audience: allowedAudiences, else the client id), its policy applied. */
+  async #accessToken(token: string, unverified?: JWTPayload): Promise<SignIn> {
+    const audiences = this.config.allowedAudiences.length > 0 ? [...this.config.allowedAudiences] : [this.config.clientId];
+    const claims = await this.client.validateJwt(token, { audiences }, unverified);
+    this.#checkPolicy(claims, true);
+    return this.#signIn(claims, { accessToken: token, accessTokenExpiresAt: claims.exp! * 1000 });
   }
 
   /** The directory's default authorization policy: allowed client applications (bearer tokens only) and principals. */
