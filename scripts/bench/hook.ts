@@ -11,8 +11,6 @@ import { performance } from 'node:perf_hooks';
 
 import { AuthLayer } from '../../src/core/auth-layer.js';
 import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
-import { deriveKey } from '../../src/core/crypto/keys.js';
-import { newSessionId, signSessionId } from '../../src/core/crypto/session-id.js';
 import type { RequestView } from '../../src/core/http/request-view.js';
 import type { SessionRecord } from '../../src/core/session/record.js';
 import { FileSystemTokenStore } from '../../src/core/token-store/filesystem.js';
@@ -22,6 +20,7 @@ import { loadAddonCore } from '../../src/native/index.js';
 import { createInterceptor } from '../../src/native/interceptor.js';
 import { forwardHeaders } from '../../src/sidecar/forward-headers.js';
 import { formatRate, table } from './measure.js';
+import { storeBenchSession } from './session.js';
 
 const HOST = '127.0.0.1:8080';
 
@@ -39,28 +38,9 @@ async function signedInLayer(): Promise<{ layer: AuthLayer; cookie: string }> {
   const { config } = resolveAuthConfig(document, {});
   const masterKey = randomBytes(32);
   const store = new FileSystemTokenStore<SessionRecord>({ directory, app: 'bench', masterKey });
-  const now = Date.now();
-  const record: SessionRecord = {
-    app: 'bench',
-    provider: 'bench',
-    userId: 'user-1',
-    userName: 'Bench User',
-    nameType: 'name',
-    roleType: 'roles',
-    claims: [
-      { typ: 'sub', val: 'user-1' },
-      { typ: 'name', val: 'Bench User' },
-    ],
-    tokens: { accessToken: 'a'.repeat(800), idToken: 'i'.repeat(900), accessTokenExpiresAt: now + 86_400_000 },
-    createdAt: now,
-    expiresAt: now + 86_400_000,
-    configFingerprint: config.providers.get('bench')!.fingerprint,
-    host: HOST,
-  };
-  const id = newSessionId();
-  await store.put(id, record, record.expiresAt);
+  const { cookie } = await storeBenchSession(config, store, masterKey, HOST);
   const layer = new AuthLayer({ config, store, masterKey, logger: createLogger('silent') });
-  return { layer, cookie: `${config.sessionCookieName}=${signSessionId(deriveKey(masterKey, 'session-cookie', 'bench'), id)}` };
+  return { layer, cookie };
 }
 
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]!;

@@ -12,14 +12,13 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
 import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
-import { deriveKey } from '../../src/core/crypto/keys.js';
-import { newSessionId, signSessionId } from '../../src/core/crypto/session-id.js';
 import type { SessionRecord } from '../../src/core/session/record.js';
 import { FileSystemTokenStore } from '../../src/core/token-store/filesystem.js';
 import { identityFromRecord } from '../../src/core/principal.js';
 import { fallbackCore } from '../../src/native/fallback.js';
 import { bearerFixture } from './bearer.js';
 import { table } from './measure.js';
+import { storeBenchSession } from './session.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const NGINX = '/usr/sbin/nginx';
@@ -115,33 +114,12 @@ http {
 /** A signed-in session written straight into the store the gatehouse process reads. */
 async function signedInSession(document: Record<string, unknown>, directory: string, masterKey: Buffer, host: string): Promise<{ cookie: string; identityHeaders: Record<string, string> }> {
   const { config } = resolveAuthConfig(document, { BENCH_SECRET: 'unused' });
-  const provider = config.providers.get('bench')!;
-  const now = Date.now();
-  const record: SessionRecord = {
-    app: config.app,
-    provider: 'bench',
-    userId: 'user-1',
-    userName: 'Bench User',
-    nameType: 'name',
-    roleType: 'roles',
-    claims: [
-      { typ: 'sub', val: 'user-1' },
-      { typ: 'name', val: 'Bench User' },
-      { typ: 'email', val: 'bench@example.com' },
-    ],
-    tokens: { accessToken: 'a'.repeat(800), idToken: 'i'.repeat(900), refreshToken: 'r'.repeat(40), accessTokenExpiresAt: now + 24 * 3_600_000 },
-    createdAt: now,
-    expiresAt: now + 24 * 3_600_000,
-    configFingerprint: provider.fingerprint,
-    host,
-  };
-  const id = newSessionId();
-  await new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey }).put(id, record, record.expiresAt);
+  const { record, cookie } = await storeBenchSession(config, new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey }), masterKey, host);
   // The header bytes gatehouse adds for this session, for the koa-proxies + same-bytes target.
   const identity = identityFromRecord(record, config.tokenStore.enabled);
   const identityHeaders = Object.fromEntries(fallbackCore.normalizeHeaders([], identity, { prefix: config.headerPrefix }).set);
   Object.assign(identityHeaders, { 'x-forwarded-for': '127.0.0.1', 'x-forwarded-proto': 'http', 'x-forwarded-host': host });
-  return { cookie: `${config.sessionCookieName}=${signSessionId(deriveKey(masterKey, 'session-cookie', config.app), id)}`, identityHeaders };
+  return { cookie, identityHeaders };
 }
 
 async function load(target: Target, cookie: string, seconds: number) {

@@ -153,7 +153,7 @@ export class AuthLayer {
 
   /** A protected path: forward with identity, refresh, or challenge, as the lifecycle table says. */
   async #protected(request: RouteRequest): Promise<Decision> {
-    const { sessions, config } = this.#context;
+    const { sessions } = this.#context;
     // Client-directed: a provider's bearer token, checked on its own (no session).
     const bearer = bearerToken(request);
     if (bearer !== undefined) {
