@@ -1,11 +1,8 @@
 import { expect } from 'chai';
 
 import { Browser } from '../support/browser.js';
+import { forwarded, principal } from '../support/principal.js';
 import { signIn, startDeployment, type Deployment } from '../support/sign-in.js';
-
-function principal(headers: Record<string, unknown>): { auth_typ: string; claims: Array<{ typ: string; val: string }>; name_typ: string; role_typ: string } {
-  return JSON.parse(Buffer.from(String(headers['x-platform-client-principal']), 'base64').toString('utf8'));
-}
 
 describe('server-directed sign-in against a real OpenID provider', function () {
   this.timeout(30_000);
@@ -39,7 +36,7 @@ describe('server-directed sign-in against a real OpenID provider', function () {
     expect(session).to.match(/HttpOnly/).and.to.match(/SameSite=Lax/).and.to.match(/Path=\//).and.not.to.match(/Secure/);
     // 4. The app received identity headers.
     expect(final.status).to.equal(200);
-    const seen = JSON.parse(final.body) as { url: string; headers: Record<string, string> };
+    const seen = forwarded(final.body);
     expect(seen.url).to.equal('/protected');
     expect(seen.headers['x-platform-client-principal-id']).to.equal('demo');
     expect(seen.headers['x-platform-client-principal-name']).to.equal('Dev User');
