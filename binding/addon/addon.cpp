@@ -6,14 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "../core/bytes.h"
 #include "../core/gh_core.h"
 #include "interceptor.h"
 
 namespace {
-
-gh_bytes view(const std::string& s) {
-  return gh_bytes{reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
 
 // A body's bytes, borrowed from the Buffer/Uint8Array without copying.
 gh_bytes borrow_bytes(const Napi::Value& value, const char* what) {
@@ -52,7 +49,7 @@ std::vector<std::string> secret_list(const Napi::Value& value) {
 std::vector<gh_bytes> views(const std::vector<std::string>& strings) {
   std::vector<gh_bytes> out;
   out.reserve(strings.size());
-  for (const std::string& s : strings) out.push_back(view(s));
+  for (const std::string& s : strings) out.push_back(gh::bytes_of(s));
   return out;
 }
 
@@ -64,7 +61,7 @@ struct HeaderBytes {
   size_t len = 0;
   std::string owned;
   gh_bytes bytes() const {
-    if (!owned.empty()) return view(owned);
+    if (!owned.empty()) return gh::bytes_of(owned);
     return gh_bytes{reinterpret_cast<const uint8_t*>(data), len};
   }
 };
@@ -158,7 +155,7 @@ Napi::String latin1(Napi::Env env, gh_bytes bytes) {
 struct OptionalToken {
   bool present = false;
   std::string value;
-  gh_bytes bytes() const { return present ? view(value) : gh_bytes{nullptr, 0}; }
+  gh_bytes bytes() const { return present ? gh::bytes_of(value) : gh_bytes{nullptr, 0}; }
 };
 
 OptionalToken token_field(const Napi::Object& tokens, const char* key) {
@@ -193,7 +190,7 @@ Napi::Value NormalizeHeaders(const Napi::CallbackInfo& info) {
   std::vector<gh_header> inbound;
   inbound.reserve(storage.size() / 2);
   for (size_t i = 0; i + 1 < storage.size(); i += 2) {
-    inbound.push_back(gh_header{view(storage[i]), view(storage[i + 1])});
+    inbound.push_back(gh_header{gh::bytes_of(storage[i]), gh::bytes_of(storage[i + 1])});
   }
 
   gh_identity identity{};
@@ -227,7 +224,7 @@ Napi::Value NormalizeHeaders(const Napi::CallbackInfo& info) {
       claim_storage.push_back(val.As<Napi::String>().Utf8Value());
     }
     for (size_t i = 0; i + 1 < claim_storage.size(); i += 2) {
-      claims.push_back(gh_claim{view(claim_storage[i]), view(claim_storage[i + 1])});
+      claims.push_back(gh_claim{gh::bytes_of(claim_storage[i]), gh::bytes_of(claim_storage[i + 1])});
     }
     Napi::Value tokens_value = object.Get("tokens");
     if (!tokens_value.IsUndefined() && !tokens_value.IsNull()) {
@@ -239,12 +236,12 @@ Napi::Value NormalizeHeaders(const Napi::CallbackInfo& info) {
       refresh = token_field(tokens, "refreshToken");
       secret = token_field(tokens, "accessTokenSecret");
     }
-    identity.provider = view(provider);
-    identity.user_id = view(user_id);
-    identity.user_name = view(user_name);
-    identity.auth_typ = view(auth_typ);
-    identity.name_typ = view(name_typ);
-    identity.role_typ = view(role_typ);
+    identity.provider = gh::bytes_of(provider);
+    identity.user_id = gh::bytes_of(user_id);
+    identity.user_name = gh::bytes_of(user_name);
+    identity.auth_typ = gh::bytes_of(auth_typ);
+    identity.name_typ = gh::bytes_of(name_typ);
+    identity.role_typ = gh::bytes_of(role_typ);
     identity.claims = claims.data();
     identity.claim_count = claims.size();
     identity.access_token = access.bytes();
@@ -262,7 +259,7 @@ Napi::Value NormalizeHeaders(const Napi::CallbackInfo& info) {
     if (!prefix_value.IsUndefined()) {
       if (!prefix_value.IsString()) throw Napi::TypeError::New(env, "options.prefix must be a string");
       prefix = prefix_value.As<Napi::String>().Utf8Value();
-      options.prefix = view(prefix);
+      options.prefix = gh::bytes_of(prefix);
     }
     Napi::Value expose = opts.Get("exposeTokens");
     if (!expose.IsUndefined()) options.expose_tokens = expose.ToBoolean().Value() ? 1 : 0;

@@ -9,6 +9,8 @@
 // and resolves with the decisions they received.
 #include "interceptor.h"
 
+#include "../core/bytes.h"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -20,9 +22,8 @@
 
 namespace {
 
-gh_bytes bytes_of(const std::string& s) { return gh_bytes{reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
-
-std::string text_of(gh_bytes b) { return b.ptr == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(b.ptr), b.len); }
+using gh::bytes_of;
+using gh::text_of;
 
 // Request and header bytes travel as latin1 strings (one character per byte), as Node's HTTP
 // layer has them and as normalizeHeaders returns them: no re-encoding on either side.

@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "bytes.h"
 #include "gh_core.h"
 
 namespace {
@@ -19,12 +20,6 @@ struct Registry {
   std::unordered_set<gh_pending*> pending;
   bool shut_down = false;
 };
-
-std::string copy(gh_bytes bytes) {
-  return bytes.ptr == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(bytes.ptr), bytes.len);
-}
-
-gh_bytes view(const std::string& text) { return gh_bytes{reinterpret_cast<const uint8_t*>(text.data()), text.size()}; }
 
 /** RESPOND decisions made here: the shutdown 503 and gh_pending_fail. */
 struct OwnedResponse {
@@ -48,12 +43,12 @@ struct OwnedResponse {
       }
     }
     body += "\"}";
-    header = gh_header{view(content_type_name), view(content_type)};
+    header = gh_header{gh::bytes_of(content_type_name), gh::bytes_of(content_type)};
     decision.kind = GH_DECISION_RESPOND;
     decision.status = status;
     decision.response_headers = &header;
     decision.response_header_count = 1;
-    decision.body = view(body);
+    decision.body = gh::bytes_of(body);
   }
 };
 
@@ -85,34 +80,34 @@ gh_pending* copy_request(const gh_request_view& source) {
   auto* pending = new (std::nothrow) gh_pending();
   if (pending == nullptr) return nullptr;
   try {
-    pending->method = copy(source.method);
-    pending->scheme = copy(source.scheme);
-    pending->host = copy(source.host);
-    pending->path = copy(source.path);
-    pending->query = copy(source.query);
-    pending->remote_address = copy(source.remote_address);
+    pending->method = gh::text_of(source.method);
+    pending->scheme = gh::text_of(source.scheme);
+    pending->host = gh::text_of(source.host);
+    pending->path = gh::text_of(source.path);
+    pending->query = gh::text_of(source.query);
+    pending->remote_address = gh::text_of(source.remote_address);
     pending->header_text.reserve(source.header_count * 2);
     for (size_t i = 0; i < source.header_count; ++i) {
-      pending->header_text.push_back(copy(source.headers[i].name));
-      pending->header_text.push_back(copy(source.headers[i].value));
+      pending->header_text.push_back(gh::text_of(source.headers[i].name));
+      pending->header_text.push_back(gh::text_of(source.headers[i].value));
     }
     // Views are taken only once the strings have stopped moving.
     pending->headers.reserve(source.header_count);
     for (size_t i = 0; i < source.header_count; ++i) {
-      pending->headers.push_back(gh_header{view(pending->header_text[2 * i]), view(pending->header_text[2 * i + 1])});
+      pending->headers.push_back(gh_header{gh::bytes_of(pending->header_text[2 * i]), gh::bytes_of(pending->header_text[2 * i + 1])});
     }
     gh_request_view& request = pending->request;
-    request.method = view(pending->method);
-    request.scheme = view(pending->scheme);
-    request.host = view(pending->host);
-    request.path = view(pending->path);
-    request.query = view(pending->query);
-    request.remote_address = view(pending->remote_address);
+    request.method = gh::bytes_of(pending->method);
+    request.scheme = gh::bytes_of(pending->scheme);
+    request.host = gh::bytes_of(pending->host);
+    request.path = gh::bytes_of(pending->path);
+    request.query = gh::bytes_of(pending->query);
+    request.remote_address = gh::bytes_of(pending->remote_address);
     request.headers = pending->headers.data();
     request.header_count = pending->headers.size();
     if (source.body.ptr != nullptr) {
-      pending->body = copy(source.body);
-      request.body = view(pending->body);
+      pending->body = gh::text_of(source.body);
+      request.body = gh::bytes_of(pending->body);
     }
   } catch (const std::bad_alloc&) {
     delete pending;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gh_core.h"
+#include "bytes.h"
 #include "header_names.h"
 #include "principal.h"
 
@@ -17,13 +18,7 @@ struct gh_normalized {
 
 namespace {
 
-gh_bytes view(const std::string& s) {
-  return gh_bytes{reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
-
 bool valid(gh_bytes b) { return b.ptr != nullptr || b.len == 0; }
-
-std::string text(gh_bytes b) { return std::string(reinterpret_cast<const char*>(b.ptr), b.len); }
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   for (const std::string& n : names) {
@@ -35,7 +30,7 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
 // Appends one identity header; false when its value could split the header.
 bool add(gh_normalized& out, std::string name, gh_bytes value) {
   if (gh::has_forbidden_value_character(value)) return false;
-  out.set.emplace_back(std::move(name), text(value));
+  out.set.emplace_back(std::move(name), gh::text_of(value));
   return true;
 }
 
@@ -53,7 +48,7 @@ gh_status add_identity(gh_normalized& out, const gh_identity& identity, const st
   }
   const std::string principal_name = prefix + "CLIENT-PRINCIPAL";
   const std::string principal = gh::encode_principal(identity);
-  bool ok = add(out, principal_name, view(principal)) &&
+  bool ok = add(out, principal_name, gh::bytes_of(principal)) &&
             add(out, principal_name + "-ID", identity.user_id) &&
             add(out, principal_name + "-NAME", identity.user_name) &&
             add(out, principal_name + "-IDP", identity.provider);
@@ -96,7 +91,7 @@ gh_status normalize(const gh_header* inbound, size_t inbound_count, const gh_ide
     const bool strip = gh::is_identity_alias(header.name, prefix) ||
                        gh::has_forbidden_value_character(header.value);
     if (!strip) continue;
-    std::string name = text(header.name);
+    std::string name = gh::text_of(header.name);
     if (!contains(out.remove, name)) out.remove.push_back(std::move(name));
   }
   if (identity == nullptr) return GH_OK;
@@ -134,14 +129,14 @@ size_t gh_normalized_remove_count(const gh_normalized* n) { return n ? n->remove
 
 gh_bytes gh_normalized_remove_at(const gh_normalized* n, size_t index) {
   if (n == nullptr || index >= n->remove.size()) return gh_bytes{nullptr, 0};
-  return view(n->remove[index]);
+  return gh::bytes_of(n->remove[index]);
 }
 
 size_t gh_normalized_set_count(const gh_normalized* n) { return n ? n->set.size() : 0; }
 
 gh_header gh_normalized_set_at(const gh_normalized* n, size_t index) {
   if (n == nullptr || index >= n->set.size()) return gh_header{{nullptr, 0}, {nullptr, 0}};
-  return gh_header{view(n->set[index].first), view(n->set[index].second)};
+  return gh_header{gh::bytes_of(n->set[index].first), gh::bytes_of(n->set[index].second)};
 }
 
 void gh_normalized_free(gh_normalized* n) { delete n; }
