@@ -31,6 +31,7 @@ export { validateReturnUrl } from './core/return-url.js';
 export { createGateway, attach, type Gateway, type GatewayOptions } from './sidecar/gateway.js';
 export { listenEarly, type Listening } from './sidecar/listen.js';
 
-// The in-server host: the policy the native interception hook runs.
+// The in-server host: the policy the native interception hook runs, and its start inside the module.
 export { inServerPolicy, nativeDecision, type NativeRequest, type NativeDecision } from './inserver/policy.js';
-export { createInterceptor, type NativeInterceptor, type InterceptorPolicy, type ReplayedDecision } from './native/interceptor.js';
+export { startInServer, inServerBodyPrefix, type InServer, type InServerOptions } from './inserver/host.js';
+export { createInterceptor, type NativeInterceptor, type InterceptorPolicy, type HostLink } from './native/interceptor.js';

@@ -5,43 +5,24 @@
 // once. A throwing or rejecting policy answers 500; close() or teardown
 // answers 503. The hook never keeps the event loop alive.
 //
-// `replay` is the native test host: it submits requests from native threads
-// and resolves with the decisions they received.
+// `attachHost` hands the engine to a web-server module in another binary
+// (binding/iis) through its host link; the native test host
+// (binding/host/module_host.cpp) attaches the same way.
 #include "interceptor.h"
 
 #include "../core/bytes.h"
+#include "js_bytes.h"
 
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
 
+using gh::bytes_from_js;
 using gh::bytes_of;
-using gh::text_of;
-
-// Request and header bytes travel as latin1 strings (one character per byte), as Node's HTTP
-// layer has them and as normalizeHeaders returns them: no re-encoding on either side.
-Napi::String js_string(Napi::Env env, gh_bytes b) {
-  napi_value out;
-  NAPI_THROW_IF_FAILED(env, napi_create_string_latin1(env, reinterpret_cast<const char*>(b.ptr == nullptr ? reinterpret_cast<const uint8_t*>("") : b.ptr), b.len, &out), Napi::String());
-  return Napi::String(env, out);
-}
-
-std::string bytes_from_js(const Napi::Value& value) {
-  Napi::Env env = value.Env();
-  napi_value text = value.ToString();
-  size_t length = 0;
-  NAPI_THROW_IF_FAILED(env, napi_get_value_string_latin1(env, text, nullptr, 0, &length), std::string());
-  std::string out(length, '\0');
-  NAPI_THROW_IF_FAILED(env, napi_get_value_string_latin1(env, text, out.data(), length + 1, &length), std::string());
-  return out;
-}
+using gh::js_string;
 
 /** A decision read from JavaScript, owning its bytes. */
 struct OwnedDecision {
@@ -151,7 +132,7 @@ void complete_from_js(gh_pending* pending, const Napi::Value& result) {
 Napi::Function Interceptor::Define(Napi::Env env) {
   return DefineClass(env, "Interceptor",
                      {InstanceMethod<&Interceptor::Close>("close"), InstanceMethod<&Interceptor::PendingCount>("pendingCount"),
-                      InstanceMethod<&Interceptor::Replay>("replay")});
+                      InstanceMethod<&Interceptor::AttachHost>("attachHost")});
 }
 
 Interceptor::Interceptor(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Interceptor>(info) {
@@ -175,6 +156,7 @@ void Interceptor::OnTeardown(void* data) { static_cast<Interceptor*>(data)->Shut
 
 void Interceptor::Shutdown() {
   if (closed_.exchange(true)) return;
+  DetachHost();  // first: the host stops submitting, then what is pending answers 503
   gh_engine_shutdown(engine_);  // every pending request answers 503; later submissions too
   tsfn_.Abort();
 }
@@ -223,116 +205,32 @@ Napi::Value Interceptor::Close(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// attachHost(link, bodyPathPrefix): link is a host's tagged gh_host_link external.
+Napi::Value Interceptor::AttachHost(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  static const napi_type_tag kTag = {GH_HOST_LINK_TAG_LOWER, GH_HOST_LINK_TAG_UPPER};
+  bool tagged = false;
+  if (info.Length() < 2 || !info[0].IsExternal() || !info[1].IsString() ||
+      napi_check_object_type_tag(env, info[0], &kTag, &tagged) != napi_ok || !tagged) {
+    throw Napi::TypeError::New(env, "attachHost(link, bodyPathPrefix): link must be a gatehouse host link");
+  }
+  const auto* link = static_cast<const gh_host_link*>(info[0].As<Napi::External<void>>().Data());
+  if (link == nullptr || link->abi_version < 4 || link->attach == nullptr || link->detach == nullptr) throw Napi::Error::New(env, "the host link speaks an older gatehouse ABI");
+  if (closed_) throw Napi::Error::New(env, "the interceptor is closed");
+  DetachHost();
+  body_path_prefix_ = bytes_from_js(info[1]);
+  const gh_engine_ref ref{GH_ABI_VERSION, engine_, &gh_engine_submit, bytes_of(body_path_prefix_)};
+  host_ = link;
+  link->attach(link->host_data, &ref);
+  return env.Undefined();
+}
+
+void Interceptor::DetachHost() {
+  if (host_ == nullptr) return;
+  host_->detach(host_->host_data, engine_);  // returns once no submission uses the engine
+  host_ = nullptr;
+}
+
 Napi::Value Interceptor::PendingCount(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), static_cast<double>(gh_engine_pending_count(engine_)));
-}
-
-namespace {
-
-/** One replayed request: the host's copy of what it sent and what came back. */
-struct Replayed {
-  std::vector<std::string> text;  // method, scheme, host, path, query, remote, then header names/values
-  std::mutex mutex;
-  std::condition_variable done;
-  int completions = 0;
-  int kind = -1;
-  int status = 0;
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::vector<std::string> removed;
-  std::string body;
-  std::chrono::steady_clock::time_point submitted;
-  double micros = 0;  // submit → completion, as the host thread sees it
-};
-
-void on_replayed(void* data, const gh_decision* decision) {
-  auto* r = static_cast<Replayed*>(data);
-  std::lock_guard<std::mutex> lock(r->mutex);
-  r->completions++;
-  r->kind = decision->kind;
-  r->status = decision->kind == GH_DECISION_RESPOND ? decision->status : 0;
-  const gh_header* headers = decision->kind == GH_DECISION_RESPOND ? decision->response_headers : decision->set_headers;
-  const size_t count = decision->kind == GH_DECISION_RESPOND ? decision->response_header_count : decision->set_count;
-  r->headers.clear();
-  for (size_t i = 0; i < count; ++i) r->headers.emplace_back(text_of(headers[i].name), text_of(headers[i].value));
-  r->removed.clear();
-  for (size_t i = 0; i < decision->remove_count; ++i) r->removed.push_back(text_of(decision->remove_headers[i]));
-  r->body = text_of(decision->body);
-  r->micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - r->submitted).count();
-  r->done.notify_all();
-}
-
-}  // namespace
-
-// replay(requests, threads): the native test host. Native threads submit the requests (each thread
-// a share, all at once) and wait for their decisions; the promise resolves with them, in order.
-Napi::Value Interceptor::Replay(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsArray() || !info[1].IsNumber()) throw Napi::TypeError::New(env, "replay(requests, threads)");
-  Napi::Array list = info[0].As<Napi::Array>();
-  const uint32_t threads = std::max<uint32_t>(1, info[1].ToNumber().Uint32Value());
-  auto replayed = std::make_shared<std::vector<std::unique_ptr<Replayed>>>();
-  for (uint32_t i = 0; i < list.Length(); ++i) {
-    Napi::Object request = list.Get(i).As<Napi::Object>();
-    auto r = std::make_unique<Replayed>();
-    for (const char* key : {"method", "scheme", "host", "path", "query", "remoteAddress"}) r->text.push_back(bytes_from_js(request.Get(key)));
-    Napi::Array headers = request.Get("headers").As<Napi::Array>();
-    for (uint32_t h = 0; h < headers.Length(); ++h) {
-      Napi::Array pair = headers.Get(h).As<Napi::Array>();
-      r->text.push_back(bytes_from_js(pair.Get(0u)));
-      r->text.push_back(bytes_from_js(pair.Get(1u)));
-    }
-    replayed->push_back(std::move(r));
-  }
-  auto deferred = std::make_shared<Napi::Promise::Deferred>(Napi::Promise::Deferred::New(env));
-  auto finished = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}), "gatehouse-replay", 0, 1);
-  gh_engine* engine = engine_;
-  Ref();  // the engine must outlive the host threads: released once they are done
-  Interceptor* self = this;
-  std::thread([engine, replayed, threads, deferred, finished, self]() mutable {
-    std::vector<std::thread> hosts;
-    std::atomic<size_t> next{0};
-    for (uint32_t t = 0; t < threads; ++t) {
-      hosts.emplace_back([&] {
-        for (size_t i = next++; i < replayed->size(); i = next++) {
-          Replayed& r = *(*replayed)[i];
-          std::vector<gh_header> headers;
-          for (size_t h = 6; h + 1 < r.text.size(); h += 2) headers.push_back(gh_header{bytes_of(r.text[h]), bytes_of(r.text[h + 1])});
-          gh_request_view view{bytes_of(r.text[0]), bytes_of(r.text[1]), bytes_of(r.text[2]), bytes_of(r.text[3]), bytes_of(r.text[4]), bytes_of(r.text[5]), headers.data(), headers.size(), gh_bytes{nullptr, 0}};
-          r.submitted = std::chrono::steady_clock::now();
-          gh_engine_submit(engine, &view, on_replayed, &r);
-          std::unique_lock<std::mutex> lock(r.mutex);
-          r.done.wait(lock, [&] { return r.completions > 0; });
-        }
-      });
-    }
-    for (auto& host : hosts) host.join();
-    finished.BlockingCall([replayed, deferred, self](Napi::Env env, Napi::Function) {
-      self->Unref();
-      Napi::Array out = Napi::Array::New(env, replayed->size());
-      for (size_t i = 0; i < replayed->size(); ++i) {
-        Replayed& r = *(*replayed)[i];
-        Napi::Object o = Napi::Object::New(env);
-        o.Set("completions", r.completions);
-        o.Set("micros", r.micros);
-        o.Set("kind", r.kind == GH_DECISION_CONTINUE ? "continue" : "respond");
-        if (r.kind == GH_DECISION_RESPOND) o.Set("status", r.status);
-        Napi::Array headers = Napi::Array::New(env, r.headers.size());
-        for (size_t h = 0; h < r.headers.size(); ++h) {
-          Napi::Array pair = Napi::Array::New(env, 2);
-          pair.Set(0u, js_string(env, bytes_of(r.headers[h].first)));
-          pair.Set(1u, js_string(env, bytes_of(r.headers[h].second)));
-          headers.Set(static_cast<uint32_t>(h), pair);
-        }
-        o.Set(r.kind == GH_DECISION_CONTINUE ? "set" : "headers", headers);
-        Napi::Array removed = Napi::Array::New(env, r.removed.size());
-        for (size_t h = 0; h < r.removed.size(); ++h) removed.Set(static_cast<uint32_t>(h), js_string(env, bytes_of(r.removed[h])));
-        if (r.kind == GH_DECISION_CONTINUE) o.Set("remove", removed);
-        if (r.kind == GH_DECISION_RESPOND) o.Set("body", Napi::Buffer<uint8_t>::Copy(env, reinterpret_cast<const uint8_t*>(r.body.data()), r.body.size()));
-        out.Set(static_cast<uint32_t>(i), o);
-      }
-      deferred->Resolve(out);
-    });
-    finished.Release();
-  }).detach();
-  return deferred->Promise();
 }

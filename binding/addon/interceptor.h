@@ -5,6 +5,7 @@
 #include <napi.h>
 
 #include <atomic>
+#include <string>
 
 #include "../core/gh_core.h"
 
@@ -20,13 +21,17 @@ class Interceptor : public Napi::ObjectWrap<Interceptor> {
   void Shutdown();
   Napi::Value Close(const Napi::CallbackInfo& info);
   Napi::Value PendingCount(const Napi::CallbackInfo& info);
-  Napi::Value Replay(const Napi::CallbackInfo& info);
+  Napi::Value AttachHost(const Napi::CallbackInfo& info);
+  void DetachHost();
 
   Napi::FunctionReference policy_;
   Napi::ThreadSafeFunction tsfn_;
   gh_engine* engine_ = nullptr;
   napi_env env_ = nullptr;
   std::atomic<bool> closed_{false};
+  // A web-server module this interceptor serves (binding/iis), and what it was told.
+  const gh_host_link* host_ = nullptr;
+  std::string body_path_prefix_;
 };
 
 #endif

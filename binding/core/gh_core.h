@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define GH_ABI_VERSION 3
+#define GH_ABI_VERSION 4
 
 /* A borrowed byte range; never owned by the callee. */
 typedef struct gh_bytes {
@@ -197,6 +197,39 @@ void gh_engine_shutdown(gh_engine* engine);
 
 /* Shuts down if needed, then frees the engine (pending requests keep their own memory). */
 void gh_engine_free(gh_engine* engine);
+
+/* ---- an engine handed to a host in another binary (ABI 4) ---------------
+ *
+ * A web-server module that embeds Node (binding/iis) does not call its own
+ * copy of the engine: the engine lives in the addon, inside the Node the
+ * module started. JavaScript attaches the interceptor to the host; the host
+ * receives this table and submits through it.
+ */
+typedef struct gh_engine_ref {
+  uint32_t abi_version; /* GH_ABI_VERSION of the binary that filled it */
+  gh_engine* engine;
+  gh_status (*submit)(gh_engine* engine, const gh_request_view* request, gh_completion_fn done, void* host_data);
+  /* Requests whose path starts with this need their body in the view (the
+     authentication routes' POSTs, e.g. "/.auth/"); every other body stays with the app. */
+  gh_bytes body_path_prefix;
+} gh_engine_ref;
+
+/*
+ * What a host offers JavaScript, as a Node-API external type-tagged with
+ * GH_HOST_LINK_TAG. attach hands the host an engine (the host copies the
+ * table), replacing any other; detach takes that engine away if it is still
+ * the attached one, and once detach returns the host submits nothing more to it.
+ */
+typedef struct gh_host_link {
+  uint32_t abi_version;
+  void* host_data;
+  void (*attach)(void* host_data, const gh_engine_ref* ref);
+  void (*detach)(void* host_data, const gh_engine* engine);
+} gh_host_link;
+
+/* The Node-API type tag (napi_type_tag) of a gh_host_link external. */
+#define GH_HOST_LINK_TAG_LOWER 0x67617465686f7573ULL /* "gatehous" */
+#define GH_HOST_LINK_TAG_UPPER 0x65686f73746c6e6bULL /* "ehostlnk" */
 
 #ifdef __cplusplus
 }

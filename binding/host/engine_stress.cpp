@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../core/gh_core.h"
+#include "stress_args.h"
 
 namespace {
 
@@ -143,14 +144,11 @@ void policy(void* data, gh_pending* pending) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: %s <host threads> <requests per thread> <worker threads>\n", argv[0]);
-    return 2;
-  }
-  const int host_threads = std::atoi(argv[1]);
-  const int per_thread = std::atoi(argv[2]);
-  const int worker_count = std::atoi(argv[3]);
-  if (host_threads <= 0 || per_thread <= 0 || worker_count <= 0) return 2;
+  StressArgs args;
+  if (!parse_stress_args(argc, argv, &args)) return 2;
+  const int host_threads = args.host_threads;
+  const int per_thread = args.per_thread;
+  const int worker_count = args.worker_count;
   if (gh_abi_version() != GH_ABI_VERSION) return 3;
 
   const size_t total = static_cast<size_t>(host_threads) * static_cast<size_t>(per_thread);

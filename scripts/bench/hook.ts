@@ -1,6 +1,6 @@
 // The in-server path: decisions per second and p99 through the interception
-// hook (native host threads → C ABI engine → thread-safe function → the auth
-// core in JavaScript → back) at 1, 8 and 64 native threads, beside the
+// hook (native threads of the module host → the module's engine slot → C ABI
+// engine → thread-safe function → the auth core in JavaScript → back) at 1, 8 and 64 native threads, beside the
 // sidecar's own per-request work for the same signed-in request (AuthLayer
 // decide + the forwarded-header build, in process), same run.
 import { randomBytes } from 'node:crypto';
@@ -18,6 +18,7 @@ import { inServerPolicy, type NativeRequest } from '../../src/inserver/policy.js
 import { createLogger } from '../../src/logging.js';
 import { loadAddonCore } from '../../src/native/index.js';
 import { createInterceptor } from '../../src/native/interceptor.js';
+import { loadModuleHost } from '../../src/native/module-host.js';
 import { forwardHeaders } from '../../src/sidecar/forward-headers.js';
 import { formatRate, table } from './measure.js';
 import { storeBenchSession } from './session.js';
@@ -79,14 +80,16 @@ export async function benchHook(quick: boolean): Promise<string> {
   const sidecarRate = (sidecarCount * 1000) / (performance.now() - sidecarStart);
 
   const interceptor = createInterceptor(inServerPolicy(layer, core));
+  const host = loadModuleHost();
+  interceptor.attachHost(host.link, `${layer.config.apiPrefix}/`);
   try {
-    const warm = await interceptor.replay(Array.from({ length: 2000 }, () => request), 8);
+    const warm = await host.replay(Array.from({ length: 2000 }, () => request), 8);
     if (warm.some((r) => r.kind !== 'continue' || r.completions !== 1)) throw new Error('the hook did not forward the signed-in request');
     const rows: string[][] = [['sidecar core path, in process (baseline)', formatRate(sidecarRate), '1.00×', `${percentile(sidecarSamples, 50).toFixed(0)} µs`, `${percentile(sidecarSamples, 99).toFixed(0)} µs`]];
     for (const threads of [1, 8, 64]) {
       const count = quick ? 10_000 : 50_000;
       const start = performance.now();
-      const results = await interceptor.replay(Array.from({ length: count }, () => request), threads);
+      const results = await host.replay(Array.from({ length: count }, () => request), threads);
       const rate = (count * 1000) / (performance.now() - start);
       if (results.some((r) => r.completions !== 1)) throw new Error('a request was not completed exactly once');
       const micros = results.map((r) => r.micros);

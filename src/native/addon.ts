@@ -8,7 +8,7 @@ import { HeaderValueError, type Identity, type NormalizeOptions, type Normalized
 import type { GatehouseCore, Secret, SignatureHeader, SignatureVerifier } from './types.js';
 
 /** The C ABI version this TypeScript was written against (GH_ABI_VERSION). */
-export const EXPECTED_ABI_VERSION = 3;
+export const EXPECTED_ABI_VERSION = 4;
 
 interface AddonExports {
   abiVersion: number;

@@ -4,28 +4,22 @@ import { createRequire } from 'node:module';
 import type { NativeDecision, NativeRequest } from '../inserver/policy.js';
 import { ADDON_PATH } from './addon.js';
 
-/** What a native host received for one replayed request. */
-export interface ReplayedDecision {
-  /** How many times the host's completion ran (exactly 1, always). */
-  readonly completions: number;
-  /** Submit to completion on the host thread, µs. */
-  readonly micros: number;
-  readonly kind: 'continue' | 'respond';
-  readonly status?: number;
-  readonly set?: Array<[string, string]>;
-  readonly remove?: string[];
-  readonly headers?: Array<[string, string]>;
-  readonly body?: Buffer;
-}
-
 export interface NativeInterceptor {
-  /** The native test host: submits the requests from `threads` native threads at once; resolves with their decisions, in order. */
-  replay(requests: readonly NativeRequest[], threads: number): Promise<ReplayedDecision[]>;
+  /**
+   * Serves a web-server module in another binary (binding/iis, or the native
+   * test host): `link` is the host's link object; requests whose path starts
+   * with `bodyPathPrefix` reach the policy with their body. Replaces any
+   * previous host; close() detaches.
+   */
+  attachHost(link: HostLink, bodyPathPrefix: string): void;
   /** Requests submitted and not yet decided. */
   pendingCount(): number;
   /** Stops: pending and later requests are answered 503. */
   close(): void;
 }
+
+/** A host's link object (a tagged Node-API external, opaque to JavaScript). */
+export type HostLink = object;
 
 export type InterceptorPolicy = (request: NativeRequest) => NativeDecision | Promise<NativeDecision> | unknown;
 

@@ -1,14 +1,11 @@
 // Everything one gatehouse process serves, assembled from configuration:
 // the webhook receiver, the auth layer with its token store, and the proxy.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import path from 'node:path';
 import type { Duplex } from 'node:stream';
 
-import { AuthLayer } from '../core/auth-layer.js';
+import type { AuthLayer } from '../core/auth-layer.js';
+import { startAuthRuntime } from '../core/auth-runtime.js';
 import type { AuthConfig } from '../core/config/auth-config.js';
-import { encryptionKeyFromEnv } from '../core/crypto/keys.js';
-import type { SessionRecord } from '../core/session/record.js';
-import { FileSystemTokenStore, loadOrCreateKeyFile } from '../core/token-store/filesystem.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
@@ -39,27 +36,12 @@ export interface Gateway {
   close(): void;
 }
 
-const SWEEP_INTERVAL_MS = 10 * 60_000;
-
-export function defaultStoreDirectory(config: AuthConfig): string {
-  return config.tokenStore.directory ?? path.resolve('.gatehouse', 'tokens');
-}
-
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger } = options;
-  const directory = defaultStoreDirectory(config);
-  const masterKey = options.masterKey ?? encryptionKeyFromEnv(options.env) ?? (await loadOrCreateKeyFile(directory));
-  const store = new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey, logger });
-  const layer = new AuthLayer({ config, store, masterKey, logger, ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
+  const runtime = await startAuthRuntime({ config, logger, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
+  const { layer } = runtime;
   const sidecar = createSidecar({ layer, upstream: options.upstream, core: options.core, logger, ...(options.upstreamTimeoutMs ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}) });
   const receiver = new WebhookReceiver({ logger, core: options.core, ...(options.env ? { env: options.env } : {}), ...options.webhook });
-  const sweep = setInterval(() => {
-    store.sweep().then(
-      (removed) => removed > 0 && logger.info({ removed }, 'expired sessions swept'),
-      (error: unknown) => logger.warn({ reason: (error as Error).message }, 'session sweep failed'),
-    );
-  }, SWEEP_INTERVAL_MS);
-  sweep.unref();
   return {
     layer,
     receiver,
@@ -67,7 +49,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     listener: createRequestListener(receiver, sidecar.app),
     upgrade: sidecar.handleUpgrade,
     close: () => {
-      clearInterval(sweep);
+      runtime.close();
       sidecar.close();
     },
   };

@@ -1,18 +1,23 @@
 // Host conformance: the same requests through the sidecar (over HTTP) and
-// through the native test host (native threads → C ABI → the same AuthLayer
-// in JavaScript → back) must give the same statuses, the same Locations and
-// byte-identical identity headers, spoofed aliases included; also with 64
-// native threads at once.
+// through the native test host that plays the web-server module (native
+// threads → the module's engine slot → the addon's C ABI engine → the same
+// AuthLayer in JavaScript → back) must give the same statuses, the same
+// Locations and byte-identical identity headers, spoofed aliases included;
+// also with 64 native threads at once.
 import { expect } from 'chai';
 
 import { inServerPolicy, type NativeRequest } from '../../src/inserver/policy.js';
-import { createInterceptor, type NativeInterceptor, type ReplayedDecision } from '../../src/native/interceptor.js';
+import { inServerBodyPrefix } from '../../src/inserver/host.js';
+import { createInterceptor, type NativeInterceptor } from '../../src/native/interceptor.js';
+import { loadModuleHost, type HostedDecision } from '../../src/native/module-host.js';
 import { loadAddonCore } from '../../src/native/index.js';
 import { Browser } from '../support/browser.js';
 import { signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 interface Vector {
   readonly name: string;
+  readonly method?: 'GET' | 'POST';
+  readonly body?: string;
   readonly path: string;
   readonly query?: string;
   readonly signedIn: boolean;
@@ -37,6 +42,8 @@ const VECTORS: Vector[] = [
   { name: 'excluded path, signed in: identified', path: '/public/app.js', signedIn: true },
   { name: '/.auth/me anonymous: 401', path: '/.auth/me', signedIn: false, accept: 'application/json' },
   { name: 'unknown provider: 404', path: '/.auth/login/nope', signedIn: false },
+  { name: 'token exchange with a forged id_token (the body reaches the core): 401', method: 'POST', path: '/.auth/login/dev', body: '{"id_token":"eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0."}', signedIn: false, accept: 'application/json', extra: [['Content-Type', 'application/json']] },
+  { name: 'token exchange with a malformed body: 400', method: 'POST', path: '/.auth/login/dev', body: '{"id_token":', signedIn: false, accept: 'application/json', extra: [['Content-Type', 'application/json']] },
 ];
 
 type Outcome = { kind: 'forward'; identity: Array<[string, string]> } | { kind: 'respond'; status: number; location: string | undefined };
@@ -51,6 +58,7 @@ describe('host conformance: sidecar and native in-server host', function () {
   this.timeout(60_000);
   let deployment: Deployment;
   let interceptor: NativeInterceptor;
+  const host = loadModuleHost();
   let cookie: string;
 
   before(async () => {
@@ -59,6 +67,7 @@ describe('host conformance: sidecar and native in-server host', function () {
     await signIn(browser, deployment);
     cookie = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
     interceptor = createInterceptor(inServerPolicy(deployment.gateway.layer, loadAddonCore()));
+    interceptor.attachHost(host.link, inServerBodyPrefix(deployment.gateway.layer.config));
   });
   after(async () => {
     interceptor.close();
@@ -70,13 +79,13 @@ describe('host conformance: sidecar and native in-server host', function () {
   }
 
   function nativeRequest(vector: Vector): NativeRequest {
-    return { method: 'GET', scheme: 'http', host: new URL(deployment.url).host, path: vector.path, query: vector.query ?? '', remoteAddress: '127.0.0.1', headers: headersOf(vector) };
+    return { method: vector.method ?? 'GET', scheme: 'http', host: new URL(deployment.url).host, path: vector.path, query: vector.query ?? '', remoteAddress: '127.0.0.1', headers: headersOf(vector), ...(vector.body !== undefined ? { body: Buffer.from(vector.body) } : {}) };
   }
 
   async function throughSidecar(vector: Vector): Promise<Outcome> {
     const before = deployment.upstream.requests.length;
     const headers = Object.fromEntries(headersOf(vector).filter(([n]) => n !== 'Host').map(([n, v]) => [n, v]));
-    const answer = await new Browser().request(`${deployment.url}${vector.path}${vector.query ? `?${vector.query}` : ''}`, { headers });
+    const answer = await new Browser().request(`${deployment.url}${vector.path}${vector.query ? `?${vector.query}` : ''}`, { headers, ...(vector.method ? { method: vector.method } : {}), ...(vector.body !== undefined ? { body: vector.body } : {}) });
     if (deployment.upstream.requests.length > before) {
       const received = deployment.upstream.requests.at(-1)!.headers;
       return { kind: 'forward', identity: identityOnly(Object.entries(received).map(([n, v]) => [n, String(v)])) };
@@ -84,8 +93,9 @@ describe('host conformance: sidecar and native in-server host', function () {
     return { kind: 'respond', status: answer.status, location: answer.headers.location };
   }
 
-  function nativeOutcome(vector: Vector, result: ReplayedDecision): Outcome {
+  function nativeOutcome(vector: Vector, result: HostedDecision): Outcome {
     expect(result.completions, vector.name).to.equal(1);
+    expect(result.bodyPassed, `${vector.name}: body handed over`).to.equal(vector.body !== undefined);
     if (result.kind === 'continue') {
       // Every inbound alias is removed before identity is set.
       const removed = new Set(result.remove!.map((n) => n.toLowerCase()));
@@ -97,7 +107,7 @@ describe('host conformance: sidecar and native in-server host', function () {
 
   for (const vector of VECTORS) {
     it(vector.name, async () => {
-      const [native] = await interceptor.replay([nativeRequest(vector)], 1);
+      const [native] = await host.replay([nativeRequest(vector)], 1);
       expect(nativeOutcome(vector, native!)).to.deep.equal(await throughSidecar(vector));
     });
   }
@@ -106,7 +116,7 @@ describe('host conformance: sidecar and native in-server host', function () {
     const expected: Outcome[] = [];
     for (const vector of VECTORS) expected.push(await throughSidecar(vector)); // one at a time: the echo log is shared
     const batch = Array.from({ length: 20 }, () => VECTORS).flat();
-    const results = await interceptor.replay(batch.map(nativeRequest), 64);
+    const results = await host.replay(batch.map(nativeRequest), 64);
     expect(results).to.have.length(batch.length);
     results.forEach((result, i) => expect(nativeOutcome(batch[i]!, result), batch[i]!.name).to.deep.equal(expected[i % VECTORS.length]));
   });

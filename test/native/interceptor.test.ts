@@ -1,41 +1,52 @@
-// The interception hook: native host threads → C ABI engine → thread-safe
-// function → a JavaScript policy → back, exactly once per request.
+// The interception hook, seen from a web-server module in another binary:
+// the native test host (binding/host/module_host.cpp, the IIS module's
+// portable parts) submits from native threads → the addon's C ABI engine →
+// thread-safe function → a JavaScript policy → back, exactly once per request.
 import { execFileSync } from 'node:child_process';
 
 import { expect } from 'chai';
 
 import type { NativeRequest } from '../../src/inserver/policy.js';
-
 import { ADDON_PATH } from '../../src/native/addon.js';
-import { createInterceptor } from '../../src/native/interceptor.js';
+import { createInterceptor, type InterceptorPolicy, type NativeInterceptor } from '../../src/native/interceptor.js';
+import { loadModuleHost } from '../../src/native/module-host.js';
 
 function requests(n: number): NativeRequest[] {
   return Array.from({ length: n }, (_, i) => ({ method: 'GET', scheme: 'https', host: 'app.example', path: `/item/${i}`, query: `i=${i}`, remoteAddress: '10.0.0.1', headers: [['X-Request', String(i)]] }));
 }
 
-describe('interception hook (native threads → JavaScript policy)', () => {
-  it('64 native threads, a synchronous policy: every request decided once, with its own data', async () => {
-    const interceptor = createInterceptor((request) => ({ kind: 'continue', remove: ['x-platform-client-principal'], set: [['X-PLATFORM-CLIENT-PRINCIPAL-ID', request.path.slice(6)]] }));
-    const results = await interceptor.replay(requests(640), 64);
-    interceptor.close();
+describe('interception hook (native host threads → JavaScript policy)', () => {
+  const host = loadModuleHost();
+  const open: NativeInterceptor[] = [];
+  const attached = (policy: InterceptorPolicy, bodyPathPrefix = '/.auth/') => {
+    const interceptor = createInterceptor(policy);
+    interceptor.attachHost(host.link, bodyPathPrefix);
+    open.push(interceptor);
+    return interceptor;
+  };
+  afterEach(() => {
+    for (const interceptor of open.splice(0)) interceptor.close();
+  });
+
+  it('64 native threads, a synchronous policy: every request decided once, with its own data, after going pending', async () => {
+    attached((request) => ({ kind: 'continue', remove: ['x-platform-client-principal'], set: [['X-PLATFORM-CLIENT-PRINCIPAL-ID', request.path.slice(6)]] }));
+    const results = await host.replay(requests(640), 64);
     expect(results).to.have.length(640);
     results.forEach((r, i) => {
-      expect(r.completions, `request ${i}`).to.equal(1);
-      expect(r.kind).to.equal('continue');
+      expect(r, `request ${i}`).to.include({ completions: 1, kind: 'continue', inline: false, resumes: 1 });
       expect(r.set).to.deep.equal([['X-PLATFORM-CLIENT-PRINCIPAL-ID', String(i)]]);
       expect(r.remove).to.deep.equal(['x-platform-client-principal']);
     });
   });
 
   it('an asynchronous policy: the decision comes back after the call returned', async () => {
-    const interceptor = createInterceptor(async (request) => {
+    attached(async (request) => {
       await new Promise((resolve) => setTimeout(resolve, 1));
       return { kind: 'respond', status: 302, headers: [['Location', `/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent(request.path)}`]] };
     });
-    const results = await interceptor.replay(requests(128), 16);
-    interceptor.close();
+    const results = await host.replay(requests(128), 16);
     results.forEach((r, i) => {
-      expect(r).to.include({ completions: 1, kind: 'respond', status: 302 });
+      expect(r).to.include({ completions: 1, kind: 'respond', status: 302, resumes: 1 });
       expect(r.headers).to.deep.equal([['Location', `/.auth/login/dev?post_login_redirect_uri=%2Fitem%2F${i}`]]);
     });
   });
@@ -50,24 +61,69 @@ describe('interception hook (native threads → JavaScript policy)', () => {
       () => 42,
       () => ({ kind: 'respond', status: 99 }),
     ]) {
-      const interceptor = createInterceptor(policy);
-      const results = await interceptor.replay(requests(8), 4);
+      const interceptor = attached(policy);
+      const results = await host.replay(requests(8), 4);
       interceptor.close();
       for (const r of results) expect(r).to.include({ completions: 1, kind: 'respond', status: 500 });
     }
   });
 
-  it('close() while requests are pending answers them 503, never a hang', async () => {
-    const interceptor = createInterceptor(() => new Promise(() => undefined)); // never decides
-    const replay = interceptor.replay(requests(32), 8);
+  it('close() while requests are pending answers them 503, never a hang; later requests are answered at once', async () => {
+    const interceptor = attached(() => new Promise(() => undefined)); // never decides
+    const replay = host.replay(requests(32), 8);
     // Each host thread waits for its request's decision, as a web-server thread would: 8 in flight.
     while (interceptor.pendingCount() < 8) await new Promise((resolve) => setTimeout(resolve, 5));
     interceptor.close();
     const results = await replay;
     for (const r of results) expect(r).to.include({ completions: 1, kind: 'respond', status: 503 });
-    // After close, requests are answered 503 at once.
-    const late = await interceptor.replay(requests(4), 2);
-    for (const r of late) expect(r).to.include({ completions: 1, status: 503 });
+    expect(host.attached()).to.equal(false);
+    // Detached: the host answers by itself, inline, without reaching any engine.
+    const late = await host.replay(requests(4), 2);
+    for (const r of late) {
+      expect(r).to.include({ completions: 1, status: 503, inline: true, resumes: 0 });
+      expect(JSON.parse(r.body!.toString())).to.deep.equal({ error: 'The authentication layer is not running.' });
+    }
+  });
+
+  it('a host with nothing attached (Node still starting) answers 503 with Retry-After', async () => {
+    expect(host.attached()).to.equal(false);
+    const [r] = await host.replay(requests(1), 1);
+    expect(r).to.include({ completions: 1, kind: 'respond', status: 503, inline: true });
+    expect(r!.headers).to.deep.include(['Retry-After', '5']);
+  });
+
+  it('attaching replaces the previous interceptor, and closing the replaced one leaves the new one attached', async () => {
+    const first = attached(() => ({ kind: 'respond', status: 401, headers: [] }));
+    attached(() => ({ kind: 'respond', status: 403, headers: [] }));
+    first.close();
+    expect(host.attached()).to.equal(true);
+    const results = await host.replay(requests(4), 2);
+    for (const r of results) expect(r).to.include({ status: 403 });
+  });
+
+  it('hands over the body only under the attached path prefix (the auth routes), never the app’s', async () => {
+    const seen: Array<string | null> = [];
+    attached((request) => {
+      seen.push(request.body ? request.body.toString() : null);
+      return { kind: 'continue' };
+    });
+    const body = Buffer.from('{"access_token":"t"}');
+    const post = (path: string): NativeRequest => ({ method: 'POST', scheme: 'https', host: 'app.example', path, query: '', remoteAddress: '10.0.0.1', headers: [], body });
+    const results = await host.replay([post('/.auth/login/github'), post('/orders'), post('/.authx')], 1);
+    expect(results.map((r) => r.bodyPassed)).to.deep.equal([true, false, false]);
+    expect(seen).to.deep.equal(['{"access_token":"t"}', null, null]);
+  });
+
+  it('refuses anything but a host link', () => {
+    const interceptor = createInterceptor(() => ({ kind: 'continue' }));
+    open.push(interceptor);
+    for (const notALink of [{}, null, 'link', Buffer.alloc(8)]) {
+      expect(() => interceptor.attachHost(notALink as object, '/.auth/')).to.throw(TypeError, /host link/);
+    }
+    // An external of another addon is not a link either: the interceptor object itself wraps one.
+    expect(() => interceptor.attachHost(host.link, 42 as unknown as string)).to.throw(TypeError);
+    interceptor.close();
+    expect(() => interceptor.attachHost(host.link, '/.auth/')).to.throw(/closed/);
   });
 
   it('does not keep the event loop alive', () => {

@@ -1,7 +1,9 @@
 // Runs in the Windows build of Node (under wine, see scripts/win32/test.sh),
 // against the mingw-w64 cross-compiled addon: the shared conformance vectors,
-// the interception hook from native threads, and the engine's native test
-// host. Plain CommonJS with node:assert, so it needs nothing but Node.
+// the interception hook from native threads through the module's portable
+// parts (the native module host), the engine's native test host, and the IIS
+// module's HTTP_REQUEST → request view. Plain CommonJS with node:assert, so it
+// needs nothing but Node.
 'use strict';
 const assert = require('node:assert/strict');
 const { createHmac } = require('node:crypto');
@@ -11,14 +13,15 @@ const path = require('node:path');
 
 const release = process.argv[2];
 const addon = require(path.join(release, 'gatehouse_native.node'));
+const host = require(path.join(release, 'gatehouse_module_host.node'));
 const vectors = (name) => JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'vectors', name), 'utf8'));
 const results = { passed: 0, failed: 0 };
 const tests = [];
 const test = (name, fn) => tests.push([name, fn]);
 
-test('platform is Windows and the addon speaks ABI 3', () => {
+test('platform is Windows and the addon speaks ABI 4', () => {
   assert.equal(process.platform, 'win32');
-  assert.equal(addon.abiVersion, 3);
+  assert.equal(addon.abiVersion, 4);
 });
 
 for (const v of vectors('signatures.json').vectors) {
@@ -46,27 +49,41 @@ for (const v of headerVectors.vectors) {
 
 const requests = (n) => Array.from({ length: n }, (_, i) => ({ method: 'GET', scheme: 'https', host: 'app.example', path: `/item/${i}`, query: '', remoteAddress: '10.0.0.1', headers: [['X-Request', String(i)]] }));
 
-test('hook: 64 native threads, every request decided exactly once by the JavaScript policy', async () => {
-  const interceptor = new addon.Interceptor(async (request) => ({ kind: 'continue', remove: [], set: [['X-PLATFORM-CLIENT-PRINCIPAL-ID', request.path]] }));
-  const out = await interceptor.replay(requests(640), 64);
+const attached = (policy) => {
+  const interceptor = new addon.Interceptor(policy);
+  interceptor.attachHost(host.link, '/.auth/');
+  return interceptor;
+};
+
+test('hook: 64 native threads of the module host, every request decided exactly once by the JavaScript policy', async () => {
+  const interceptor = attached(async (request) => ({ kind: 'continue', remove: [], set: [['X-PLATFORM-CLIENT-PRINCIPAL-ID', request.path]] }));
+  const out = await host.replay(requests(640), 64);
   interceptor.close();
   out.forEach((r, i) => {
     assert.equal(r.completions, 1);
+    assert.equal(r.resumes, 1);
     assert.deepEqual(r.set, [['X-PLATFORM-CLIENT-PRINCIPAL-ID', `/item/${i}`]]);
   });
 });
 
-test('hook: a throwing policy answers 500; close() answers pending requests 503', async () => {
-  const failing = new addon.Interceptor(() => {
+test('hook: a throwing policy answers 500; close() answers pending requests 503; detached, the host answers 503 inline', async () => {
+  const failing = attached(() => {
     throw new Error('boom');
   });
-  for (const r of await failing.replay(requests(8), 4)) assert.equal(r.status, 500);
+  for (const r of await host.replay(requests(8), 4)) assert.equal(r.status, 500);
   failing.close();
-  const stuck = new addon.Interceptor(() => new Promise(() => undefined));
-  const pending = stuck.replay(requests(8), 4);
+  const stuck = attached(() => new Promise(() => undefined));
+  const pending = host.replay(requests(8), 4);
   while (stuck.pendingCount() < 4) await new Promise((resolve) => setTimeout(resolve, 5));
   stuck.close();
   for (const r of await pending) assert.equal(r.status, 503);
+  assert.equal(host.attached(), false);
+  for (const r of await host.replay(requests(4), 2)) assert.deepEqual([r.status, r.inline, r.resumes], [503, true, 0]);
+});
+
+test('IIS module: HTTP_REQUEST → request view (the Windows SDK structures, built by mingw-w64)', () => {
+  const out = execFileSync(path.join(release, 'gatehouse_http_request_view_test.exe'), { encoding: 'utf8' });
+  assert.match(out, /^\d+ checks passed$/m, out);
 });
 
 test('engine: the native test host from 64 threads, no lost or duplicated completion', () => {

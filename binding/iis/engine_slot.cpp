@@ -1,0 +1,84 @@
+#include "engine_slot.h"
+
+#include <cstring>
+#include <mutex>
+
+#include "../core/bytes.h"
+
+namespace gh_iis {
+
+namespace {
+
+void answer_unavailable(gh_completion_fn done, void* host_data) {
+  static const char kBody[] = "{\"error\":\"The authentication layer is not running.\"}";
+  static const gh_header kHeaders[] = {
+      {{reinterpret_cast<const uint8_t*>("Content-Type"), 12}, {reinterpret_cast<const uint8_t*>("application/json; charset=utf-8"), 31}},
+      {{reinterpret_cast<const uint8_t*>("Retry-After"), 11}, {reinterpret_cast<const uint8_t*>("5"), 1}},
+  };
+  gh_decision decision{};
+  decision.kind = GH_DECISION_RESPOND;
+  decision.status = 503;
+  decision.response_headers = kHeaders;
+  decision.response_header_count = 2;
+  decision.body = gh_bytes{reinterpret_cast<const uint8_t*>(kBody), sizeof kBody - 1};
+  done(host_data, &decision);
+}
+
+}  // namespace
+
+EngineSlot::EngineSlot() {
+  link_.abi_version = GH_ABI_VERSION;
+  link_.host_data = this;
+  link_.attach = &EngineSlot::Attach;
+  link_.detach = &EngineSlot::Detach;
+}
+
+void EngineSlot::Attach(void* self, const gh_engine_ref* ref) {
+  auto* slot = static_cast<EngineSlot*>(self);
+  std::unique_lock<std::shared_mutex> lock(slot->mutex_);
+  // An engine from an older ABI lacks fields this host reads: refuse it (and drop the old one).
+  if (ref == nullptr || ref->abi_version < 4 || ref->engine == nullptr || ref->submit == nullptr) {
+    slot->clear();
+    return;
+  }
+  slot->ref_ = *ref;
+  slot->body_prefix_ = gh::text_of(ref->body_path_prefix);
+  slot->ref_.body_path_prefix = gh::bytes_of(slot->body_prefix_);
+  slot->attached_ = true;
+}
+
+void EngineSlot::Detach(void* self, const gh_engine* engine) {
+  auto* slot = static_cast<EngineSlot*>(self);
+  std::unique_lock<std::shared_mutex> lock(slot->mutex_);  // waits for submissions in flight
+  if (slot->attached_ && slot->ref_.engine == engine) slot->clear();
+}
+
+void EngineSlot::clear() {
+  attached_ = false;
+  ref_ = gh_engine_ref{};
+  body_prefix_.clear();
+}
+
+void EngineSlot::submit(const gh_request_view& request, gh_completion_fn done, void* host_data) const {
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    // GH_ERR_SHUT_DOWN still completed the request (503); any other failure did not.
+    if (attached_) {
+      const gh_status status = ref_.submit(ref_.engine, &request, done, host_data);
+      if (status == GH_OK || status == GH_ERR_SHUT_DOWN) return;
+    }
+  }
+  answer_unavailable(done, host_data);
+}
+
+bool EngineSlot::needs_body(const char* path, size_t length) const {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  return attached_ && !body_prefix_.empty() && length >= body_prefix_.size() && std::memcmp(path, body_prefix_.data(), body_prefix_.size()) == 0;
+}
+
+bool EngineSlot::attached() const {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  return attached_;
+}
+
+}  // namespace gh_iis

@@ -1,0 +1,227 @@
+// The IIS native module: every request, early in the pipeline (BeginRequest),
+// goes to the gatehouse auth core running in Node embedded in this worker
+// process, and the module applies its decision.
+//
+//   OnBeginRequest: HTTP_REQUEST → request view (+ the body, for the auth routes) →
+//     engine slot → decided inline (core not running: 503) → apply now,
+//     else return RQ_NOTIFICATION_PENDING;
+//   the decision arrives on Node's thread → PostCompletion → OnAsyncCompletion
+//     (an IIS thread) → apply: remove/set request headers and continue, or
+//     write the response and finish the request.
+//
+// Compiled only with MSVC against the IIS SDK (httpserv.h) and libnode (see the
+// README); its portable parts (engine_slot, deferred_decision, host_link,
+// http_request_view, node_runtime) are built and tested on Linux and under wine.
+#define WIN32_LEAN_AND_MEAN
+#include <winsock2.h>
+#include <windows.h>
+#include <httpserv.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "deferred_decision.h"
+#include "engine_slot.h"
+#include "http_request_view.h"
+#include "node_runtime.h"
+
+namespace {
+
+// The largest auth-route body the module reads (token exchange JSON, form_post
+// callbacks). One byte more is read so that the core sees "too large" and says so.
+constexpr DWORD kMaxAuthBody = 1024 * 1024;
+
+HMODULE g_module = nullptr;
+gh_iis::EngineSlot* g_slot = nullptr;  // lives as long as the worker process
+std::unique_ptr<gh_iis::NodeRuntime> g_runtime;
+
+// The worker process has no console: module-level events go to the Windows
+// event log (Application, source "gatehouse"); the core logs to GATEHOUSE_LOG_FILE.
+void report(const std::string& message) {
+  HANDLE source = RegisterEventSourceW(nullptr, L"gatehouse");
+  if (source == nullptr) return;
+  const std::wstring wide(message.begin(), message.end());  // our messages are ASCII
+  LPCWSTR strings[] = {wide.c_str()};
+  ReportEventW(source, EVENTLOG_ERROR_TYPE, 0, 1, nullptr, 1, 0, strings, nullptr);
+  DeregisterEventSource(source);
+}
+
+std::wstring environment(const wchar_t* name) {
+  wchar_t buffer[32768];
+  const DWORD length = GetEnvironmentVariableW(name, buffer, 32768);
+  return length == 0 || length >= 32768 ? std::wstring() : std::wstring(buffer, length);
+}
+
+std::string utf8(const std::wstring& text) {
+  if (text.empty()) return std::string();
+  const int size = WideCharToMultiByte(CP_UTF8, 0, text.data(), static_cast<int>(text.size()), nullptr, 0, nullptr, nullptr);
+  std::string out(static_cast<size_t>(size), '\0');
+  WideCharToMultiByte(CP_UTF8, 0, text.data(), static_cast<int>(text.size()), out.data(), size, nullptr, nullptr);
+  return out;
+}
+
+// <package>/build/Release/gatehouse_iis.dll → <package>/binding/iis/boot.cjs, unless GATEHOUSE_IIS_BOOT names another.
+std::string boot_script() {
+  const std::wstring configured = environment(L"GATEHOUSE_IIS_BOOT");
+  if (!configured.empty()) return utf8(configured);
+  wchar_t path[MAX_PATH];
+  const DWORD length = GetModuleFileNameW(g_module, path, MAX_PATH);
+  std::wstring dll(path, length);
+  for (int up = 0; up < 3; ++up) dll = dll.substr(0, dll.find_last_of(L"\\/"));
+  return utf8(dll + L"\\binding\\iis\\boot.cjs");
+}
+
+class GatehouseModule : public CHttpModule {
+ public:
+  REQUEST_NOTIFICATION_STATUS OnBeginRequest(IHttpContext* context, IHttpEventProvider*) override {
+    IHttpRequest* request = context->GetRequest();
+    const HTTP_REQUEST* raw = request->GetRawHttpRequest();
+    if (raw == nullptr) return fail(context, 500);
+    view_ = std::make_unique<gh_iis::HttpRequestView>(*raw, request->GetHttpMethod());
+    const gh_request_view& v = view_->view();
+    if (g_slot->needs_body(reinterpret_cast<const char*>(v.path.ptr), v.path.len) && !read_body(request)) return fail(context, 400);
+    decision_ = std::make_unique<gh_iis::DeferredDecision>(&GatehouseModule::Resume, context);
+    g_slot->submit(v, &gh_iis::DeferredDecision::OnComplete, decision_.get());
+    if (!decision_->settle_after_submit()) return RQ_NOTIFICATION_PENDING;
+    return apply(context);
+  }
+
+  // After PostCompletion, on an IIS thread: the decision is here.
+  REQUEST_NOTIFICATION_STATUS OnAsyncCompletion(IHttpContext* context, DWORD, BOOL, IHttpEventProvider*, IHttpCompletionInfo*) override {
+    if (decision_ == nullptr) return RQ_NOTIFICATION_CONTINUE;
+    return apply(context);
+  }
+
+  void Dispose() override { delete this; }
+
+ private:
+  // On Node's thread (or the engine's shutdown): resume the pending notification.
+  static void Resume(void* context) { static_cast<IHttpContext*>(context)->PostCompletion(0); }
+
+  bool read_body(IHttpRequest* request) {
+    DWORD remaining = request->GetRemainingEntityBytes();
+    body_.clear();
+    while (remaining > 0 && body_.size() <= kMaxAuthBody) {
+      char buffer[16384];
+      DWORD received = 0;
+      BOOL pending = FALSE;
+      const HRESULT hr = request->ReadEntityBody(buffer, sizeof buffer, FALSE, &received, &pending);
+      if (FAILED(hr)) return hr == HRESULT_FROM_WIN32(ERROR_HANDLE_EOF);
+      if (received == 0) break;
+      body_.append(buffer, received);
+      remaining = request->GetRemainingEntityBytes();
+    }
+    view_->set_body(body_.data(), body_.size());
+    return true;
+  }
+
+  REQUEST_NOTIFICATION_STATUS apply(IHttpContext* context) {
+    const gh::OwnedDecision& d = decision_->decision();
+    if (d.kind() == GH_DECISION_CONTINUE) {
+      IHttpRequest* request = context->GetRequest();
+      // Remove first: a spoofed alias never survives next to the identity set after it.
+      for (const std::string& name : d.remove()) request->DeleteHeader(name.c_str());
+      for (const auto& [name, value] : d.headers()) {
+        if (value.size() > 0xFFFF || FAILED(request->SetHeader(name.c_str(), value.c_str(), static_cast<USHORT>(value.size()), TRUE))) return fail(context, 500);
+      }
+      return RQ_NOTIFICATION_CONTINUE;
+    }
+    IHttpResponse* response = context->GetResponse();
+    response->Clear();
+    set_status(response, static_cast<USHORT>(d.status()));
+    for (const auto& [name, value] : d.headers()) {
+      if (value.size() > 0xFFFF) return fail(context, 500);
+      // Set-Cookie may repeat: append rather than replace.
+      response->SetHeader(name.c_str(), value.c_str(), static_cast<USHORT>(value.size()), _stricmp(name.c_str(), "Set-Cookie") != 0);
+    }
+    if (!d.body().empty()) {
+      // The chunk must outlive this call: request-lifetime memory from IIS.
+      void* copy = context->AllocateRequestMemory(static_cast<DWORD>(d.body().size()));
+      if (copy == nullptr) return fail(context, 500);
+      std::memcpy(copy, d.body().data(), d.body().size());
+      HTTP_DATA_CHUNK chunk{};
+      chunk.DataChunkType = HttpDataChunkFromMemory;
+      chunk.FromMemory.pBuffer = copy;
+      chunk.FromMemory.BufferLength = static_cast<ULONG>(d.body().size());
+      DWORD sent = 0;
+      response->WriteEntityChunks(&chunk, 1, FALSE, FALSE, &sent);
+    }
+    return RQ_NOTIFICATION_FINISH_REQUEST;
+  }
+
+  // The core's answer stands as written: IIS's custom error pages must not replace it.
+  static void set_status(IHttpResponse* response, USHORT status) { response->SetStatus(status, reason(status), 0, S_OK, nullptr, TRUE); }
+
+  static const char* reason(USHORT status) {
+    switch (status) {
+      case 200: return "OK";
+      case 302: return "Found";
+      case 400: return "Bad Request";
+      case 401: return "Unauthorized";
+      case 403: return "Forbidden";
+      case 404: return "Not Found";
+      case 405: return "Method Not Allowed";
+      case 413: return "Payload Too Large";
+      case 500: return "Internal Server Error";
+      case 502: return "Bad Gateway";
+      case 503: return "Service Unavailable";
+      default: return "";
+    }
+  }
+
+  static REQUEST_NOTIFICATION_STATUS fail(IHttpContext* context, USHORT status) {
+    IHttpResponse* response = context->GetResponse();
+    response->Clear();
+    set_status(response, status);
+    return RQ_NOTIFICATION_FINISH_REQUEST;
+  }
+
+  std::unique_ptr<gh_iis::HttpRequestView> view_;
+  std::string body_;
+  std::unique_ptr<gh_iis::DeferredDecision> decision_;
+};
+
+class GatehouseModuleFactory : public IHttpModuleFactory {
+ public:
+  HRESULT GetHttpModule(CHttpModule** module, IModuleAllocator*) override {
+    *module = new (std::nothrow) GatehouseModule();
+    return *module == nullptr ? HRESULT_FROM_WIN32(ERROR_NOT_ENOUGH_MEMORY) : S_OK;
+  }
+
+  // The worker process is going away: stop Node (pending requests are answered 503 by the core's teardown).
+  void Terminate() override {
+    g_runtime.reset();
+    delete this;
+  }
+};
+
+}  // namespace
+
+BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, LPVOID) {
+  if (reason == DLL_PROCESS_ATTACH) {
+    g_module = instance;
+    DisableThreadLibraryCalls(instance);
+  }
+  return TRUE;
+}
+
+// IIS calls this once per worker process when it loads the module.
+extern "C" __declspec(dllexport) HRESULT __stdcall RegisterModule(DWORD, IHttpModuleRegistrationInfo* info, IHttpServer*) {
+  g_slot = new gh_iis::EngineSlot();
+  // Node options for the embedded runtime, space-separated (e.g. --max-old-space-size=256).
+  std::vector<std::string> exec_args;
+  const std::string options = utf8(environment(L"GATEHOUSE_NODE_OPTIONS"));
+  for (size_t start = 0; start < options.size();) {
+    const size_t end = std::min(options.find(' ', start), options.size());
+    if (end > start) exec_args.push_back(options.substr(start, end - start));
+    start = end + 1;
+  }
+  g_runtime = gh_iis::NodeRuntime::Start(boot_script(), exec_args, g_slot->link(), &report);
+  if (g_runtime == nullptr) report("gatehouse: could not start Node; every request is answered 503");
+  auto* factory = new (std::nothrow) GatehouseModuleFactory();
+  if (factory == nullptr) return HRESULT_FROM_WIN32(ERROR_NOT_ENOUGH_MEMORY);
+  return info->SetRequestNotifications(factory, RQ_BEGIN_REQUEST, 0);
+}

@@ -1,0 +1,50 @@
+// The auth core as one host runs it: the token store (with its master key and
+// periodic sweep) and the AuthLayer over it. The sidecar's gateway and the
+// in-server entry both start from here, so both hosts run the same core the
+// same way.
+import path from 'node:path';
+
+import type { Logger } from '../logging.js';
+import { AuthLayer } from './auth-layer.js';
+import type { AuthConfig } from './config/auth-config.js';
+import { encryptionKeyFromEnv } from './crypto/keys.js';
+import type { SessionRecord } from './session/record.js';
+import { FileSystemTokenStore, loadOrCreateKeyFile } from './token-store/filesystem.js';
+
+export interface AuthRuntimeOptions {
+  readonly config: AuthConfig;
+  readonly logger: Logger;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Master key; default GATEHOUSE_ENCRYPTION_KEY / WEBSITE_AUTH_ENCRYPTION_KEY, else a key file in the store directory. */
+  readonly masterKey?: Buffer;
+  readonly version?: string;
+  readonly sessionCacheTtlMs?: number;
+}
+
+export interface AuthRuntime {
+  readonly layer: AuthLayer;
+  /** Stops the sweep timer. */
+  close(): void;
+}
+
+const SWEEP_INTERVAL_MS = 10 * 60_000;
+
+export function defaultStoreDirectory(config: AuthConfig): string {
+  return config.tokenStore.directory ?? path.resolve('.gatehouse', 'tokens');
+}
+
+export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<AuthRuntime> {
+  const { config, logger } = options;
+  const directory = defaultStoreDirectory(config);
+  const masterKey = options.masterKey ?? encryptionKeyFromEnv(options.env) ?? (await loadOrCreateKeyFile(directory));
+  const store = new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey, logger });
+  const layer = new AuthLayer({ config, store, masterKey, logger, ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
+  const sweep = setInterval(() => {
+    store.sweep().then(
+      (removed) => removed > 0 && logger.info({ removed }, 'expired sessions swept'),
+      (error: unknown) => logger.warn({ reason: (error as Error).message }, 'session sweep failed'),
+    );
+  }, SWEEP_INTERVAL_MS);
+  sweep.unref();
+  return { layer, close: () => clearInterval(sweep) };
+}
