@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "../core/bytes.h"
 #include "../core/gh_core.h"
 
 namespace gh {
@@ -20,7 +21,7 @@ inline Napi::String js_string(Napi::Env env, gh_bytes b) {
 }
 
 inline Napi::String js_string(Napi::Env env, const std::string& text) {
-  return js_string(env, gh_bytes{reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  return js_string(env, bytes_of(text));
 }
 
 inline std::string bytes_from_js(const Napi::Value& value) {

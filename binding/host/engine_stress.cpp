@@ -6,18 +6,15 @@
 //
 //   engine_stress <host threads> <requests per thread> <worker threads>
 #include <atomic>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "../core/gh_core.h"
-#include "stress_args.h"
+#include "stress_host.h"
 
 namespace {
 
@@ -36,56 +33,20 @@ struct Ticket {
   size_t index;
 };
 
-/** Worker threads that complete pending requests later, in arrival order. */
-class Workers {
- public:
-  explicit Workers(int count) {
-    for (int i = 0; i < count; ++i) threads_.emplace_back([this] { run(); });
-  }
-  ~Workers() { stop(); }
-
-  void push(gh_pending* pending) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      queue_.push_back(pending);
-    }
-    ready_.notify_one();
-  }
-
-  void stop() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    ready_.notify_all();
-    for (auto& thread : threads_)
-      if (thread.joinable()) thread.join();
-  }
-
+/** How the workers complete a request late: some denied, every third completed twice. */
+struct LateCompletions {
   std::atomic<long> refused_second{0};
   std::atomic<long> late_after_shutdown{0};
 
- private:
-  void run() {
-    for (;;) {
-      gh_pending* pending = nullptr;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        pending = queue_.front();
-        queue_.pop_front();
-      }
-      const gh_request_view* request = gh_pending_request(pending);
-      // Decide from the copied request: the host's own view is long gone by now.
-      const bool deny = request->path.len > 0 && request->path.ptr[request->path.len - 1] == '7';
-      gh_status first = deny ? gh_pending_fail(pending, 401, "denied")
-                             : gh_pending_complete(pending, &continue_decision());
-      if (first == GH_ERR_ALREADY_COMPLETED) late_after_shutdown++;
-      // Every third request is completed a second time: it must be refused.
-      if ((request->query.len % 3) == 0 && gh_pending_fail(pending, 500, "again") == GH_ERR_ALREADY_COMPLETED) refused_second++;
-      gh_pending_release(pending);
-    }
+  void complete(gh_pending* pending) {
+    const gh_request_view* request = gh_pending_request(pending);
+    // Decide from the copied request: the host's own view is long gone by now.
+    const bool deny = request->path.len > 0 && request->path.ptr[request->path.len - 1] == '7';
+    gh_status first = deny ? gh_pending_fail(pending, 401, "denied") : gh_pending_complete(pending, &continue_decision());
+    if (first == GH_ERR_ALREADY_COMPLETED) late_after_shutdown++;
+    // Every third request is completed a second time: it must be refused.
+    if ((request->query.len % 3) == 0 && gh_pending_fail(pending, 500, "again") == GH_ERR_ALREADY_COMPLETED) refused_second++;
+    gh_pending_release(pending);
   }
 
   static const gh_decision& continue_decision() {
@@ -101,12 +62,6 @@ class Workers {
     }();
     return decision;
   }
-
-  std::vector<std::thread> threads_;
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<gh_pending*> queue_;
-  bool stopping_ = false;
 };
 
 void on_done(void* data, const gh_decision* decision) {
@@ -117,7 +72,7 @@ void on_done(void* data, const gh_decision* decision) {
 }
 
 struct PolicyState {
-  Workers* workers;
+  PendingWorkers* workers;
   std::atomic<long> inline_answers{0};
   std::atomic<long> held{0};
 };
@@ -146,15 +101,14 @@ void policy(void* data, gh_pending* pending) {
 int main(int argc, char** argv) {
   StressArgs args;
   if (!parse_stress_args(argc, argv, &args)) return 2;
-  const int host_threads = args.host_threads;
-  const int per_thread = args.per_thread;
-  const int worker_count = args.worker_count;
+  const auto [host_threads, per_thread, worker_count] = args;
   if (gh_abi_version() != GH_ABI_VERSION) return 3;
 
   const size_t total = static_cast<size_t>(host_threads) * static_cast<size_t>(per_thread);
   Host host(total);
   std::vector<Ticket> tickets(total);
-  Workers workers(worker_count);
+  LateCompletions late_completions;
+  PendingWorkers workers(worker_count, [&](gh_pending* pending) { late_completions.complete(pending); });
   PolicyState state{&workers};
   gh_engine* engine = nullptr;
   if (gh_engine_new(policy, &state, &engine) != GH_OK) return 3;
@@ -214,6 +168,6 @@ int main(int argc, char** argv) {
       "\"answered503ByShutdown\":%ld,\"pendingBeforeShutdown\":%zu,\"pendingAfterShutdown\":%zu,\"secondCompletionsRefused\":%ld,"
       "\"lateSubmitStatus\":%d,\"lateSubmitAnswer\":%d}\n",
       total, once, never, twice, state.inline_answers.load(), state.held.load(), shutdown_503, before_shutdown, after_shutdown,
-      workers.refused_second.load(), static_cast<int>(late_status), late_host.slots[0].status.load());
+      late_completions.refused_second.load(), static_cast<int>(late_status), late_host.slots[0].status.load());
   return (never == 0 && twice == 0 && after_shutdown == 0) ? 0 : 1;
 }

@@ -11,8 +11,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <cstdlib>
-#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -21,75 +19,29 @@
 #include "../core/bytes.h"
 #include "../iis/deferred_decision.h"
 #include "../iis/engine_slot.h"
-#include "stress_args.h"
+#include "stress_host.h"
 
 namespace {
 
-/** Completes requests late, from other threads. */
-class Workers {
- public:
-  explicit Workers(int count) {
-    for (int i = 0; i < count; ++i) threads_.emplace_back([this] { run(); });
-  }
-  ~Workers() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    ready_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  void push(gh_pending* pending) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      queue_.push_back(pending);
-    }
-    ready_.notify_one();
-  }
-
- private:
-  void run() {
-    for (;;) {
-      gh_pending* pending = nullptr;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        ready_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        pending = queue_.front();
-        queue_.pop_front();
-      }
-      complete(pending);
-    }
-  }
-
- public:
-  // The decision names the request it answers: X-Path = its path.
-  static void complete(gh_pending* pending) {
-    const gh_request_view* request = gh_pending_request(pending);
-    static const std::string name = "X-Path";
-    const gh_header header{gh::bytes_of(name), request->path};
-    gh_decision decision{};
-    decision.kind = GH_DECISION_CONTINUE;
-    decision.set_headers = &header;
-    decision.set_count = 1;
-    gh_pending_complete(pending, &decision);
-    gh_pending_release(pending);
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<gh_pending*> queue_;
-  bool stop_ = false;
-  std::vector<std::thread> threads_;
-};
+// The decision names the request it answers: X-Path = its path.
+void complete_with_path(gh_pending* pending) {
+  const gh_request_view* request = gh_pending_request(pending);
+  static const std::string name = "X-Path";
+  const gh_header header{gh::bytes_of(name), request->path};
+  gh_decision decision{};
+  decision.kind = GH_DECISION_CONTINUE;
+  decision.set_headers = &header;
+  decision.set_count = 1;
+  gh_pending_complete(pending, &decision);
+  gh_pending_release(pending);
+}
 
 void policy(void* data, gh_pending* pending) {
   static std::atomic<unsigned> turn{0};
   if (turn++ % 3 == 0) {
-    Workers::complete(pending);  // inline, on the submitting thread
+    complete_with_path(pending);  // inline, on the submitting thread
   } else {
-    static_cast<Workers*>(data)->push(pending);
+    static_cast<PendingWorkers*>(data)->push(pending);
   }
 }
 
@@ -110,11 +62,9 @@ struct Handled {
 int main(int argc, char** argv) {
   StressArgs args;
   if (!parse_stress_args(argc, argv, &args)) return 2;
-  const int host_threads = args.host_threads;
-  const int per_thread = args.per_thread;
-  const int worker_count = args.worker_count;
+  const auto [host_threads, per_thread, worker_count] = args;
 
-  Workers workers(worker_count);
+  PendingWorkers workers(worker_count, complete_with_path);
   gh_engine* engine = nullptr;
   if (gh_engine_new(policy, &workers, &engine) != GH_OK) return 3;
   gh_iis::EngineSlot slot;
