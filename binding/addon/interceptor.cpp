@@ -24,8 +24,8 @@ using gh::bytes_from_js;
 using gh::bytes_of;
 using gh::js_string;
 
-/** A decision read from JavaScript, owning its bytes. */
-struct OwnedDecision {
+/** A decision read from JavaScript, owning its bytes (the other way round from gh::OwnedDecision, a host's copy of a decision). */
+struct JsDecision {
   gh_decision decision{};
   std::vector<std::string> text;
   std::vector<gh_bytes> remove;
@@ -33,11 +33,11 @@ struct OwnedDecision {
   std::string body;
 };
 
-std::unique_ptr<OwnedDecision> decision_from(const Napi::Value& value) {
+std::unique_ptr<JsDecision> decision_from(const Napi::Value& value) {
   Napi::Env env = value.Env();
   if (!value.IsObject()) throw Napi::TypeError::New(env, "the interceptor must return a decision object");
   Napi::Object object = value.As<Napi::Object>();
-  auto owned = std::make_unique<OwnedDecision>();
+  auto owned = std::make_unique<JsDecision>();
   const std::string kind = object.Get("kind").ToString().Utf8Value();
   auto pairs = [&](const char* key) {
     std::vector<std::pair<size_t, size_t>> at;
