@@ -8,12 +8,12 @@ import type { AddressInfo } from 'node:net';
 
 import { createLocalJWKSet, exportJWK, jwtVerify, SignJWT, type JWK } from 'jose';
 
-import { AuthLayer } from '../../src/core/auth-layer.js';
-import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
-import type { RequestView } from '../../src/core/http/request-view.js';
-import type { SessionRecord } from '../../src/core/session/record.js';
-import { MemoryTokenStore } from '../../src/core/token-store/memory.js';
-import { createLogger } from '../../src/logging.js';
+import { AuthLayer } from '../../dist/core/auth-layer.js';
+import { resolveAuthConfig } from '../../dist/core/config/auth-config.js';
+import type { RequestView } from '../../dist/core/http/request-view.js';
+import type { SessionRecord } from '../../dist/core/session/record.js';
+import { MemoryTokenStore } from '../../dist/core/token-store/memory.js';
+import { createLogger } from '../../dist/logging.js';
 import { formatRate, interleavedRates, table } from './measure.js';
 
 const BATCH = 32;

@@ -12,7 +12,7 @@ import { createProviders } from './providers/registry.js';
 import type { Identity } from './identity.js';
 import { identityFromRecord } from './principal.js';
 import { currentSession, sessionIdOf, loginDone, logout, logoutComplete, logoutDone, me, refresh, version } from './routes/account-routes.js';
-import type { LayerContext, RouteRequest } from './routes/context.js';
+import { LayerRequest, type LayerContext, type RouteRequest } from './routes/context.js';
 import { bearerIdentity, bearerToken, exchangeToken, invalidTokenDecision } from './routes/client-directed.js';
 import { finishLogin, returnUrlParameter, startLogin } from './routes/login-flow.js';
 import { transition, type LifecycleTrigger, type SessionState } from './session/lifecycle.js';
@@ -75,17 +75,7 @@ export class AuthLayer {
       logger.warn({ reason: 'invalid host', path: view.path }, 'request rejected');
       return errorDecision(400, 'Bad request', 'The Host header is not valid.', json);
     }
-    let searchParams: URLSearchParams | undefined;
-    const request: RouteRequest = {
-      view,
-      origin,
-      secure: origin.scheme === 'https',
-      json,
-      // Parsed only by the /.auth routes that read it, not on every proxied request.
-      get searchParams() {
-        return (searchParams ??= new URLSearchParams(view.query));
-      },
-    };
+    const request = new LayerRequest(view, origin, json);
     if (config.requireHttps && origin.scheme !== 'https') return this.#toHttps(request);
 
     const prefix = config.apiPrefix;
@@ -100,7 +90,7 @@ export class AuthLayer {
       const session = await currentSession(this.#context, request);
       return { kind: 'forward', identity: session ? identityFromRecord(session.record, config.tokenStore.enabled) : null };
     }
-    return this.#protected(request);
+    return await this.#protected(request);
   }
 
   #toHttps(request: RouteRequest): Decision {

@@ -8,14 +8,18 @@ const PROTOCOL_CLAIMS = new Set(['nonce', 'at_hash', 'c_hash', 's_hash', 'sid'])
 /** Claims as `{typ, val}` pairs: every value a string, multi-valued claims repeated. */
 export function claimList(claims: Readonly<Record<string, unknown>>): Claim[] {
   const list: Claim[] = [];
-  for (const [typ, value] of Object.entries(claims)) {
-    if (PROTOCOL_CLAIMS.has(typ) || value === undefined || value === null) continue;
-    for (const item of Array.isArray(value) ? value : [value]) {
-      if (item === undefined || item === null) continue;
-      list.push({ typ, val: typeof item === 'string' ? item : typeof item === 'object' ? JSON.stringify(item) : String(item) });
-    }
+  for (const typ of Object.keys(claims)) {
+    if (PROTOCOL_CLAIMS.has(typ)) continue;
+    const value = claims[typ];
+    if (Array.isArray(value)) for (const item of value) pushClaim(list, typ, item);
+    else pushClaim(list, typ, value);
   }
   return list;
+}
+
+function pushClaim(list: Claim[], typ: string, value: unknown): void {
+  if (value === undefined || value === null) return;
+  list.push({ typ, val: typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value) });
 }
 
 /** The -NAME value: the configured claim, else preferred_username, name, email, then the subject. */

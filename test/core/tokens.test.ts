@@ -5,7 +5,8 @@ import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 
 import { ClientSecretJwt, CLIENT_SECRET_LIFETIME_SECONDS } from '../../src/core/oidc/client-secret-jwt.js';
 import { AuthenticationTokens } from '../../src/core/tokens/authentication-token.js';
-import { asymmetricAlgorithms } from '../../src/core/tokens/jwt-validator.js';
+import { asymmetricAlgorithms, MAX_TOKEN_LENGTH, peekClaims } from '../../src/core/tokens/jwt-validator.js';
+import { InvalidTokenError } from '../../src/core/tokens/errors.js';
 import { ValidatedTokenCache } from '../../src/core/tokens/validated-token-cache.js';
 
 describe('validated token cache', () => {
@@ -25,6 +26,38 @@ describe('validated token cache', () => {
     expect(cache.size).to.equal(3);
     expect(cache.get('k1')).to.equal(undefined);
     expect(cache.get('k4')).to.equal('k4');
+  });
+});
+
+describe('peeking at claims before verification', () => {
+  const segment = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const reason = (token: string) => {
+    try {
+      peekClaims(token);
+    } catch (error) {
+      expect(error).to.be.instanceOf(InvalidTokenError);
+      return (error as InvalidTokenError).reason;
+    }
+    return 'accepted';
+  };
+
+  it('reads the same claims as jose, including non-ASCII text', () => {
+    const claims = { iss: 'https://idp.example', sub: 'Zoë 🙂', aud: ['a', 'b'], exp: 2_000_000_000, nested: { x: [1, null] } };
+    const token = `${segment({ alg: 'RS256' })}.${segment(claims)}.c2ln`;
+    expect(peekClaims(token)).to.deep.equal(decodeJwt(token)).and.to.deep.equal(claims);
+  });
+
+  it('refuses anything but a three-segment token whose payload is a JSON object', () => {
+    const header = segment({ alg: 'RS256' });
+    expect(reason(`${header}.${segment({ sub: 'x' })}.sig.more.parts`)).to.equal('malformed token'); // a JWE has five
+    expect(reason(`${header}.${segment({ sub: 'x' })}`)).to.equal('malformed token');
+    expect(reason('no-dots-at-all')).to.equal('malformed token');
+    expect(reason(`${header}.${segment([1, 2])}.sig`)).to.equal('malformed token');
+    expect(reason(`${header}.${segment('text')}.sig`)).to.equal('malformed token');
+    expect(reason(`${header}.${segment(null)}.sig`)).to.equal('malformed token');
+    expect(reason(`${header}.${Buffer.from('{"sub": ').toString('base64url')}.sig`)).to.equal('malformed token');
+    expect(reason(`${header}.${segment({ sub: 'x' })}.${'s'.repeat(MAX_TOKEN_LENGTH)}`)).to.equal('token too large');
+    expect(reason(`${header}.${segment({ sub: 'x' })}.sig`)).to.equal('accepted');
   });
 });
 

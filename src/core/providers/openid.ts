@@ -30,17 +30,17 @@ function storedTokens(tokens: RefreshedTokens): SessionTokens {
 export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> implements Provider {
   readonly client: OidcProviderClient;
   readonly bearer: BearerValidation;
+  readonly #bearerRules: { readonly audiences: readonly string[] };
 
   constructor(config: OidcProviderConfig, now: () => number = Date.now) {
     super(config);
     this.client = new OidcProviderClient(config, now);
+    // An access token's audience: the allowed audiences, else this client.
+    const bearerAudiences = config.allowedAudiences.length > 0 ? [...config.allowedAudiences] : [config.clientId];
+    this.#bearerRules = { audiences: bearerAudiences };
     this.bearer = {
       acceptsIssuer: (issuer) => this.client.acceptsIssuer(issuer),
-      validate: async (token, unverified) => {
-        const signIn = await this.#accessToken(token, unverified);
-        // validateJwt requires exp, so a validated access token always has its expiry.
-        return { ...signIn, expiresAt: signIn.tokens.accessTokenExpiresAt! };
-      },
+      validate: (token, unverified) => this.#accessToken(token, unverified),
     };
   }
 
@@ -101,12 +101,14 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     throw new ProviderRefusedError('token exchange: expected id_token, access_token or authorization_code', 'invalid_request');
   }
 
-  /** A JWT access token of this provider (audience: allowedAudiences, else the client id), its policy applied. */
-  async #accessToken(token: string, unverified?: JWTPayload): Promise<SignIn> {
-    const audiences = this.config.allowedAudiences.length > 0 ? [...this.config.allowedAudiences] : [this.config.clientId];
-    const claims = await this.client.validateJwt(token, { audiences }, unverified);
+  /** A JWT access token of this provider, its policy applied; valid until its `exp` (validateJwt requires one). */
+  async #accessToken(token: string, unverified?: JWTPayload): Promise<SignIn & { readonly expiresAt: number }> {
+    const claims = await this.client.validateJwt(token, this.#bearerRules, unverified);
     this.#checkPolicy(claims, true);
-    return this.#signIn(claims, { accessToken: token, accessTokenExpiresAt: claims.exp! * 1000 });
+    const expiresAt = claims.exp! * 1000;
+    const signIn: SignIn & { expiresAt?: number } = this.#signIn(claims, { accessToken: token, accessTokenExpiresAt: expiresAt });
+    signIn.expiresAt = expiresAt; // assigned, not spread into a copy: this runs for every bearer token checked
+    return signIn as SignIn & { readonly expiresAt: number };
   }
 
   /** The directory's default authorization policy: allowed client applications (bearer tokens only) and principals. */
@@ -141,14 +143,8 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     const subject = typeof claims.sub === 'string' ? claims.sub : '';
     const userId = this.kind === 'aad' && typeof claims.oid === 'string' ? claims.oid : subject;
     const name = userNameFrom(claims, this.kind === 'apple' && typeof claims.name === 'string' ? 'name' : this.config.nameClaimType);
-    return {
-      userId,
-      userName: name.name,
-      nameType: name.type,
-      roleType: 'roles',
-      claims: claimList(claims),
-      tokens,
-      ...(typeof claims.exp === 'number' ? { assertionExpiresAt: claims.exp * 1000 } : {}),
-    };
+    const signIn: { -readonly [K in keyof SignIn]: SignIn[K] } = { userId, userName: name.name, nameType: name.type, roleType: 'roles', claims: claimList(claims), tokens };
+    if (typeof claims.exp === 'number') signIn.assertionExpiresAt = claims.exp * 1000;
+    return signIn;
   }
 }

@@ -41,19 +41,15 @@ export async function bearerIdentity(context: LayerContext, request: RouteReques
   const key = ValidatedTokenCache.key(token);
   const cached = context.bearerCache.get(key);
   if (cached !== undefined) return { identity: cached };
-  const refuse = (reason: string): { decision: Decision } => {
-    context.logger.info({ reason: `bearer token ${reason}`, path: request.view.path }, 'request challenged');
-    return { decision: invalidTokenDecision(reason) };
-  };
+  if (token === '' || token.length > MAX_TOKEN_LENGTH) return refuseToken(context, request, token === '' ? 'empty token' : 'token too large');
   let unverified: JWTPayload;
   try {
-    if (token === '' || token.length > MAX_TOKEN_LENGTH) return refuse(token === '' ? 'empty token' : 'token too large');
     unverified = peekClaims(token);
   } catch (error) {
-    return refuse((error as InvalidTokenError).reason);
+    return refuseToken(context, request, (error as InvalidTokenError).reason);
   }
   const issuer = unverified.iss;
-  if (typeof issuer !== 'string') return refuse('no issuer');
+  if (typeof issuer !== 'string') return refuseToken(context, request, 'no issuer');
   let unavailable = false;
   let lastReason = 'issuer not accepted';
   // Which providers accept this issuer: learned on first sight (several may share one issuer).
@@ -91,7 +87,12 @@ export async function bearerIdentity(context: LayerContext, request: RouteReques
     context.logger.error({ reason: 'provider keys or metadata unavailable', path: request.view.path }, 'bearer token not checkable');
     return { decision: jsonDecision(503, { error: 'temporarily_unavailable', error_description: 'The identity provider could not be reached to check the token.' }, { headers: { 'Retry-After': '5' } }) };
   }
-  return refuse(lastReason);
+  return refuseToken(context, request, lastReason);
+}
+
+function refuseToken(context: LayerContext, request: RouteRequest, reason: string): { decision: Decision } {
+  context.logger.info({ reason: `bearer token ${reason}`, path: request.view.path }, 'request challenged');
+  return { decision: invalidTokenDecision(reason) };
 }
 
 /** Issuers some provider accepted, bounded (made-up issuers are never remembered). */
@@ -102,7 +103,7 @@ function rememberIssuer(context: LayerContext, issuer: string, providers: readon
 }
 
 function identityOf(provider: Provider, signIn: SignIn, exposeTokens: boolean): Identity {
-  return {
+  const identity: { -readonly [K in keyof Identity]: Identity[K] } = {
     provider: provider.alias,
     userId: signIn.userId,
     userName: signIn.userName,
@@ -110,8 +111,10 @@ function identityOf(provider: Provider, signIn: SignIn, exposeTokens: boolean): 
     nameType: signIn.nameType,
     roleType: signIn.roleType,
     claims: signIn.claims,
-    ...(exposeTokens ? { tokens: { ...(signIn.tokens.accessToken !== undefined ? { accessToken: signIn.tokens.accessToken } : {}) } } : {}),
   };
+  // Assigned rather than spread into the literal: this runs for every validated token.
+  if (exposeTokens) identity.tokens = signIn.tokens.accessToken !== undefined ? { accessToken: signIn.tokens.accessToken } : {};
+  return identity;
 }
 
 const EXCHANGE_FIELDS: ReadonlyArray<[string, keyof TokenExchange]> = [

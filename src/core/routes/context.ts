@@ -34,3 +34,22 @@ export interface RouteRequest {
   readonly json: boolean;
   readonly searchParams: URLSearchParams;
 }
+
+/** A RouteRequest made once per request: a class, so that the lazy query getter is shared, not a closure per request. */
+export class LayerRequest implements RouteRequest {
+  readonly secure: boolean;
+  #searchParams: URLSearchParams | undefined;
+
+  constructor(
+    readonly view: RequestView,
+    readonly origin: Origin,
+    readonly json: boolean,
+  ) {
+    this.secure = origin.scheme === 'https';
+  }
+
+  /** Parsed only by the /.auth routes that read it, not on every proxied request. */
+  get searchParams(): URLSearchParams {
+    return (this.#searchParams ??= new URLSearchParams(this.view.query));
+  }
+}

@@ -30,7 +30,10 @@ export class RemoteKeySet {
     private readonly cooldownMs = KEY_REFRESH_COOLDOWN_MS,
   ) {}
 
-  /** The key a JWS header names, for jose's key resolver. */
+  /** `key` bound once, for jose's key resolver argument. */
+  readonly resolver = (header: JWSHeaderParameters): Promise<ImportedKey> => this.key(header);
+
+  /** The key a JWS header names. */
   key(header: JWSHeaderParameters): Promise<ImportedKey> {
     // The common case, without a further async step: a key id and algorithm seen before
     // (imports are kept until the next fetch; a failed import is dropped from the map).

@@ -1,4 +1,4 @@
-// Bearer tokens already validated, by SHA-256 of the token, until they expire:
+// Bearer tokens already validated, by a SHA-512/256 digest of the token, until they expire:
 // the next request with the same token costs a hash and a map lookup instead of
 // a signature check. Bounded; the oldest entries go first.
 import { hash } from 'node:crypto';
@@ -14,7 +14,8 @@ export class ValidatedTokenCache<T> {
   ) {}
 
   static key(token: string): string {
-    return hash('sha256', token, 'base64url');
+    // SHA-512/256: as collision-resistant as SHA-256 and faster on 64-bit CPUs without SHA instructions.
+    return hash('sha512-256', token, 'base64url');
   }
 
   get(key: string): T | undefined {
