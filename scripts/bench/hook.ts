@@ -9,17 +9,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 
-import { AuthLayer } from '../../src/core/auth-layer.js';
-import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
-import type { RequestView } from '../../src/core/http/request-view.js';
-import type { SessionRecord } from '../../src/core/session/record.js';
-import { FileSystemTokenStore } from '../../src/core/token-store/filesystem.js';
-import { inServerPolicy, type NativeRequest } from '../../src/inserver/policy.js';
-import { createLogger } from '../../src/logging.js';
-import { loadAddonCore } from '../../src/native/index.js';
-import { createInterceptor } from '../../src/native/interceptor.js';
-import { loadModuleHost } from '../../src/native/module-host.js';
-import { forwardHeaders } from '../../src/sidecar/forward-headers.js';
+import { AuthLayer } from '../../dist/core/auth-layer.js';
+import { resolveAuthConfig } from '../../dist/core/config/auth-config.js';
+import type { RequestView } from '../../dist/core/http/request-view.js';
+import type { SessionRecord } from '../../dist/core/session/record.js';
+import { FileSystemTokenStore } from '../../dist/core/token-store/filesystem.js';
+import { inServerPolicy, type NativeRequest } from '../../dist/inserver/policy.js';
+import { createLogger } from '../../dist/logging.js';
+import { loadAddonCore } from '../../dist/native/index.js';
+import { createInterceptor } from '../../dist/native/interceptor.js';
+import { loadModuleHost } from '../../dist/native/module-host.js';
+import { forwardHeaders } from '../../dist/sidecar/forward-headers.js';
 import { formatRate, table } from './measure.js';
 import { storeBenchSession } from './session.js';
 
