@@ -11,8 +11,8 @@ import type { RemoteKeySet } from './key-set.js';
 /** Tokens are a few KB (directory tokens with many groups near 6 KB); anything much bigger is refused before parsing. */
 export const MAX_TOKEN_LENGTH = 12 * 1024;
 export const CLOCK_TOLERANCE_SECONDS = 60;
-/** Never symmetric (a provider's public key must not become an HMAC secret), never none. */
 const REQUIRED_CLAIMS = ['iss', 'aud', 'exp'];
+/** Never symmetric (a provider's public key must not become an HMAC secret), never none. */
 const ASYMMETRIC = /^(RS|PS|ES)(256|384|512)$|^ES256K$|^EdDSA$|^Ed25519$/;
 
 export function asymmetricAlgorithms(announced: readonly string[] | undefined): string[] {
@@ -57,7 +57,7 @@ export async function validateJwt(token: string, rules: JwtRules, unverified: JW
   if (issuer === undefined) throw new InvalidTokenError('issuer not accepted');
   let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(token, rules.keys.resolver, {
+    ({ payload } = await jwtVerify(token, rules.keys.key, {
       // jose only reads these lists; no per-call copies.
       algorithms: rules.algorithms as string[],
       issuer,

@@ -30,18 +30,15 @@ export class RemoteKeySet {
     private readonly cooldownMs = KEY_REFRESH_COOLDOWN_MS,
   ) {}
 
-  /** `key` bound once, for jose's key resolver argument. */
-  readonly resolver = (header: JWSHeaderParameters): Promise<ImportedKey> => this.key(header);
-
-  /** The key a JWS header names. */
-  key(header: JWSHeaderParameters): Promise<ImportedKey> {
+  /** The key a JWS header names; bound, so it is handed to jose as the key resolver as is. */
+  readonly key = (header: JWSHeaderParameters): Promise<ImportedKey> => {
     // The common case, without a further async step: a key id and algorithm seen before
     // (imports are kept until the next fetch; a failed import is dropped from the map).
     const id = `${header.kid ?? ''}\u0000${header.alg ?? ''}`;
     const known = this.#imported.get(id);
     if (known !== undefined && this.now() - this.#fetchedAt < KEY_MAX_AGE_MS) return known;
     return this.#lookUp(header, id);
-  }
+  };
 
   async #lookUp(header: JWSHeaderParameters, id: string): Promise<ImportedKey> {
     if (this.#jwks === undefined) await this.#refresh();
