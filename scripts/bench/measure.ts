@@ -39,6 +39,28 @@ export async function interleavedRates(candidates: readonly Candidate[], totalMs
   return iterations.map((n, i) => (n * 1000) / elapsed[i]!);
 }
 
+/**
+ * Completes `total` calls of `run` with `concurrency` of them in flight at all
+ * times (each completion starts the next), as a server under steady load runs
+ * them: work on the event loop overlaps work on libuv's pool. Resolves once all are done.
+ */
+export function keepInFlight(run: () => Promise<unknown>, concurrency: number, total: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let started = 0;
+    let done = 0;
+    const next = (): void => {
+      if (started === total) return;
+      started++;
+      run().then(() => {
+        done++;
+        if (done === total) resolve();
+        else next();
+      }, reject);
+    };
+    for (let i = 0; i < Math.min(concurrency, total); i++) next();
+  });
+}
+
 export function formatRate(opsPerSecond: number): string {
   if (opsPerSecond >= 1e6) return `${(opsPerSecond / 1e6).toFixed(2)} M/s`;
   if (opsPerSecond >= 1e3) return `${(opsPerSecond / 1e3).toFixed(1)} k/s`;

@@ -116,7 +116,8 @@ describe('bearer tokens (client-directed)', () => {
   });
 
   it('refuses malformed tokens: bad base64, not three parts, empty, too large', async () => {
-    for (const token of ['abc.###.def', 'only-one-part', 'a.b', `${'x'.repeat(13 * 1024)}.e30.sig`]) expectInvalidToken(await get(token));
+    const good = await corp.mint(corpClaims());
+    for (const token of ['abc.###.def', 'only-one-part', 'a.b', `${'x'.repeat(13 * 1024)}.e30.sig`, `${good} extra`, `${good.slice(0, 40)} ${good.slice(40)}`]) expectInvalidToken(await get(token));
     const empty = await new Browser().request(`${deployment.url}/api`, { headers: { authorization: 'Bearer ', accept: 'application/json' } });
     expectInvalidToken(empty);
   });

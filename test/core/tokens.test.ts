@@ -1,13 +1,15 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, sign } from 'node:crypto';
 
 import { expect } from 'chai';
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 
 import { ClientSecretJwt, CLIENT_SECRET_LIFETIME_SECONDS } from '../../src/core/oidc/client-secret-jwt.js';
 import { AuthenticationTokens } from '../../src/core/tokens/authentication-token.js';
-import { asymmetricAlgorithms, MAX_TOKEN_LENGTH, peekClaims } from '../../src/core/tokens/jwt-validator.js';
+import { asymmetricAlgorithms, checkClaims, CLOCK_TOLERANCE_SECONDS, MAX_TOKEN_LENGTH, peekToken, validateJwt, type JwtRules } from '../../src/core/tokens/jwt-validator.js';
+import { RemoteKeySet } from '../../src/core/tokens/key-set.js';
 import { InvalidTokenError } from '../../src/core/tokens/errors.js';
 import { ValidatedTokenCache } from '../../src/core/tokens/validated-token-cache.js';
+import { startTokenIssuer, type TokenIssuer } from '../stand-ins/token-issuer.js';
 
 describe('validated token cache', () => {
   it('keeps a token until its expiry, keyed by hash, bounded with the oldest going first', () => {
@@ -33,7 +35,7 @@ describe('peeking at claims before verification', () => {
   const segment = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
   const reason = (token: string) => {
     try {
-      peekClaims(token);
+      peekToken(token);
     } catch (error) {
       expect(error).to.be.instanceOf(InvalidTokenError);
       return (error as InvalidTokenError).reason;
@@ -44,7 +46,8 @@ describe('peeking at claims before verification', () => {
   it('reads the same claims as jose, including non-ASCII text', () => {
     const claims = { iss: 'https://idp.example', sub: 'Zoë 🙂', aud: ['a', 'b'], exp: 2_000_000_000, nested: { x: [1, null] } };
     const token = `${segment({ alg: 'RS256' })}.${segment(claims)}.c2ln`;
-    expect(peekClaims(token)).to.deep.equal(decodeJwt(token)).and.to.deep.equal(claims);
+    expect(peekToken(token).claims).to.deep.equal(decodeJwt(token)).and.to.deep.equal(claims);
+    expect(peekToken(token).payload.toString()).to.equal(JSON.stringify(claims));
   });
 
   it('refuses anything but a three-segment token whose payload is a JSON object', () => {
@@ -56,8 +59,98 @@ describe('peeking at claims before verification', () => {
     expect(reason(`${header}.${segment('text')}.sig`)).to.equal('malformed token');
     expect(reason(`${header}.${segment(null)}.sig`)).to.equal('malformed token');
     expect(reason(`${header}.${Buffer.from('{"sub": ').toString('base64url')}.sig`)).to.equal('malformed token');
+    expect(reason(`${header}.${Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]).toString('base64url')}.sig`)).to.equal('malformed token'); // not UTF-8
     expect(reason(`${header}.${segment({ sub: 'x' })}.${'s'.repeat(MAX_TOKEN_LENGTH)}`)).to.equal('token too large');
     expect(reason(`${header}.${segment({ sub: 'x' })}.sig`)).to.equal('accepted');
+  });
+});
+
+describe('claim checks', () => {
+  const now = 1_800_000_000;
+  const audiences = ['api://corp', 'corp-app'];
+  const issuer = 'https://idp.example/corp';
+  const valid = { iss: issuer, aud: 'api://corp', sub: 'u', iat: now - 10, exp: now + 600 };
+  const reason = (claims: Record<string, unknown>, nonce?: string) => {
+    try {
+      checkClaims(claims, issuer, { audiences, ...(nonce !== undefined ? { nonce } : {}) }, now * 1000 + 999);
+    } catch (error) {
+      expect(error).to.be.instanceOf(InvalidTokenError);
+      return (error as InvalidTokenError).reason;
+    }
+    return 'accepted';
+  };
+
+  it('accept a token for one of our audiences, as a string or in a list', () => {
+    expect(reason(valid)).to.equal('accepted');
+    expect(reason({ ...valid, aud: ['someone-else', 'corp-app'] })).to.equal('accepted');
+  });
+
+  it('refuse a missing or other issuer and an audience that is not ours', () => {
+    expect(reason({ ...valid, iss: undefined })).to.equal('claim iss missing');
+    expect(reason({ ...valid, iss: `${issuer}/` })).to.equal('claim iss check_failed');
+    expect(reason({ ...valid, aud: undefined })).to.equal('claim aud missing');
+    expect(reason({ ...valid, aud: 'api://other' })).to.equal('claim aud check_failed');
+    expect(reason({ ...valid, aud: ['api://other'] })).to.equal('claim aud check_failed');
+    expect(reason({ ...valid, aud: [] })).to.equal('claim aud check_failed');
+    expect(reason({ ...valid, aud: { 0: 'api://corp' } })).to.equal('claim aud check_failed');
+  });
+
+  it('require exp, a finite number of seconds, not passed beyond the clock tolerance', () => {
+    expect(reason({ ...valid, exp: undefined })).to.equal('claim exp missing');
+    expect(reason({ ...valid, exp: String(now + 600) })).to.equal('claim exp invalid');
+    expect(reason(JSON.parse(`{"iss":"${issuer}","aud":"api://corp","exp":1e999}`))).to.equal('claim exp invalid');
+    expect(reason({ ...valid, exp: now - CLOCK_TOLERANCE_SECONDS + 1 })).to.equal('accepted');
+    expect(reason({ ...valid, exp: now - CLOCK_TOLERANCE_SECONDS })).to.equal('expired');
+  });
+
+  it('refuse nbf still ahead beyond the clock tolerance, and dates that are not numbers', () => {
+    expect(reason({ ...valid, nbf: now + CLOCK_TOLERANCE_SECONDS })).to.equal('accepted');
+    expect(reason({ ...valid, nbf: now + CLOCK_TOLERANCE_SECONDS + 1 })).to.equal('claim nbf check_failed');
+    expect(reason({ ...valid, nbf: 'now' })).to.equal('claim nbf invalid');
+    expect(reason({ ...valid, iat: null })).to.equal('claim iat invalid');
+  });
+
+  it('compare the nonce when one is expected', () => {
+    expect(reason({ ...valid, nonce: 'n-1' }, 'n-1')).to.equal('accepted');
+    expect(reason({ ...valid, nonce: 'n-2' }, 'n-1')).to.equal('nonce mismatch');
+    expect(reason(valid, 'n-1')).to.equal('nonce mismatch');
+  });
+});
+
+describe('validating a JWT', () => {
+  let issuer: TokenIssuer;
+  let rules: JwtRules;
+  const corpApi = { audiences: ['api://corp'] };
+  const refusal = (promise: Promise<unknown>) => promise.then(() => 'accepted', (error: Error) => (error instanceof InvalidTokenError ? error.reason : error.message));
+
+  before(async () => {
+    issuer = await startTokenIssuer();
+    rules = { keys: new RemoteKeySet(async () => `${issuer.url}/keys`), algorithms: ['RS256'], issuer: () => issuer.issuer('/corp'), now: Date.now };
+  });
+  after(() => issuer.close());
+
+  it('returns the signed claims of a good token', async () => {
+    const token = await issuer.mint({ iss: issuer.issuer('/corp'), aud: 'api://corp', sub: 'user-1' });
+    expect(await validateJwt(token, rules, corpApi)).to.include({ sub: 'user-1' });
+  });
+
+  it('checks the claims it was handed only when they were read from the signed payload', async () => {
+    const good = await issuer.mint({ iss: issuer.issuer('/corp'), aud: 'api://corp', sub: 'user-1' });
+    const other = await issuer.mint({ iss: issuer.issuer('/corp'), aud: 'api://corp', sub: 'admin' });
+    expect(await refusal(validateJwt(good, rules, corpApi, peekToken(other)))).to.equal('malformed token');
+  });
+
+  it('refuses an unencoded payload (b64: false), which a JWT never has', async () => {
+    const key = issuer.keys.at(-1)!;
+    const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid: key.kid, b64: false, crit: ['b64'] })).toString('base64url');
+    const payload = 'e30'; // the raw payload; read as base64url it is also "{}"
+    const signature = sign('sha256', Buffer.from(`${header}.${payload}`), key.privateKey).toString('base64url');
+    expect(await refusal(validateJwt(`${header}.${payload}.${signature}`, rules, corpApi))).to.equal('malformed token');
+  });
+
+  it('refuses a token whose claims fail, with the claim named', async () => {
+    const token = await issuer.mint({ iss: issuer.issuer('/corp'), aud: 'api://other', sub: 'user-1' });
+    expect(await refusal(validateJwt(token, rules, corpApi))).to.equal('claim aud check_failed');
   });
 });
 

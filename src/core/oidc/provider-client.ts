@@ -13,7 +13,7 @@ import type { OidcProviderConfig } from '../config/provider-settings.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import { callProvider, expiresAt, jsonAnswer, optionalString, stringField } from '../providers/provider-http.js';
 import { InvalidTokenError } from '../tokens/errors.js';
-import { asymmetricAlgorithms, validateJwt } from '../tokens/jwt-validator.js';
+import { asymmetricAlgorithms, validateJwt, type JwtExpectations, type JwtRules, type PeekedToken } from '../tokens/jwt-validator.js';
 import { RemoteKeySet } from '../tokens/key-set.js';
 import { ClientSecretJwt } from './client-secret-jwt.js';
 
@@ -81,7 +81,8 @@ export class OidcProviderClient {
   #configuration: Promise<oidc.Configuration> | undefined;
   /** serverMetadata() copies on every call; the token path reads it once. */
   #metadata: oidc.ServerMetadata | undefined;
-  #algorithms: string[] | undefined;
+  /** Built once the metadata is known: the same for every token of this provider. */
+  #jwtRules: JwtRules | undefined;
   readonly #clientSecretJwt: ClientSecretJwt | undefined;
   readonly keys: RemoteKeySet;
 
@@ -297,18 +298,16 @@ export class OidcProviderClient {
   }
 
   /** A JWT of this provider: keys, algorithms and issuer from its metadata. Throws InvalidTokenError. */
-  validateJwt(token: string, rules: { audiences: readonly string[]; nonce?: string }, unverified?: JWTPayload): Promise<JWTPayload> {
+  validateJwt(token: string, expected: JwtExpectations, peeked?: PeekedToken): Promise<JWTPayload> {
     const metadata = this.#metadata;
-    if (metadata === undefined) return this.#serverMetadata().then(() => this.validateJwt(token, rules, unverified));
-    this.#algorithms ??= asymmetricAlgorithms(metadata.id_token_signing_alg_values_supported);
-    return validateJwt(token, {
+    if (metadata === undefined) return this.#serverMetadata().then(() => this.validateJwt(token, expected, peeked));
+    this.#jwtRules ??= {
       keys: this.keys,
-      algorithms: this.#algorithms,
+      algorithms: asymmetricAlgorithms(metadata.id_token_signing_alg_values_supported),
       issuer: (unverified) => this.expectedIssuer(metadata, unverified),
-      audiences: rules.audiences,
       now: this.now,
-      ...(rules.nonce !== undefined ? { nonce: rules.nonce } : {}),
-    }, unverified);
+    };
+    return validateJwt(token, this.#jwtRules, expected, peeked);
   }
 
   #tokenSet(response: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers): TokenSet {

@@ -9,6 +9,7 @@ import { OidcProviderClient } from '../oidc/provider-client.js';
 import { claimList, userNameFrom } from '../principal.js';
 import type { SessionTokens } from '../session/record.js';
 import { TokenForbiddenError, InvalidTokenError } from '../tokens/errors.js';
+import type { PeekedToken } from '../tokens/jwt-validator.js';
 import { authorizationCode } from './authorization-callback.js';
 import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError } from './errors.js';
@@ -39,7 +40,7 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     this.#bearerRules = { audiences: config.allowedAudiences.length > 0 ? config.allowedAudiences : [config.clientId] };
     this.bearer = {
       acceptsIssuer: (issuer) => this.client.acceptsIssuer(issuer),
-      validate: (token, unverified) => this.#accessToken(token, unverified),
+      validate: (token, peeked) => this.#accessToken(token, peeked),
     };
   }
 
@@ -101,8 +102,8 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
   }
 
   /** A JWT access token of this provider, its policy applied; valid until its `exp` (validateJwt requires one). */
-  async #accessToken(token: string, unverified?: JWTPayload): Promise<SignIn & { readonly expiresAt: number }> {
-    const claims = await this.client.validateJwt(token, this.#bearerRules, unverified);
+  async #accessToken(token: string, peeked?: PeekedToken): Promise<SignIn & { readonly expiresAt: number }> {
+    const claims = await this.client.validateJwt(token, this.#bearerRules, peeked);
     this.#checkPolicy(claims, true);
     const expiresAt = claims.exp! * 1000;
     // Added in place, not spread into a copy: this runs for every bearer token checked.

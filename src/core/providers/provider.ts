@@ -1,11 +1,11 @@
 // One identity provider, whatever its protocol (OpenID Connect, OAuth 2.0,
 // OAuth 1.0a): how a sign-in starts and finishes, how its tokens refresh,
 // how a client-obtained token is checked. The routes know only this.
-import type { JWTPayload } from 'jose';
 
 import type { ProviderConfig } from '../config/provider-settings.js';
 import type { Claim } from '../identity.js';
 import type { SessionTokens } from '../session/record.js';
+import type { PeekedToken } from '../tokens/jwt-validator.js';
 
 /** What a provider established about the user. */
 export interface SignIn {
@@ -67,7 +67,7 @@ export interface BearerValidation {
   /** Whether a token claiming this issuer may be this provider's (checked before any signature work). */
   acceptsIssuer(issuer: string): Promise<boolean>;
   /** Signature, iss, aud, exp/nbf, algorithm; then the provider's own policy. Throws InvalidTokenError or TokenForbiddenError. */
-  validate(token: string, unverified?: JWTPayload): Promise<SignIn & { readonly expiresAt: number }>;
+  validate(token: string, peeked?: PeekedToken): Promise<SignIn & { readonly expiresAt: number }>;
 }
 
 export interface Provider {

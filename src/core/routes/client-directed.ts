@@ -1,8 +1,6 @@
 // The client-directed flow: `Authorization: Bearer <provider JWT>` on any
 // protected path, and token exchange at `POST /.auth/login/<provider>` that
 // answers an authentication token for X-ZUMO-AUTH.
-import type { JWTPayload } from 'jose';
-
 import type { Identity } from '../identity.js';
 import type { Decision } from '../http/request-view.js';
 import { headerValue } from '../http/request-view.js';
@@ -10,7 +8,7 @@ import { jsonDecision } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import type { Provider, SignIn, TokenExchange } from '../providers/provider.js';
 import { InvalidTokenError, TokenForbiddenError } from '../tokens/errors.js';
-import { MAX_TOKEN_LENGTH, peekClaims } from '../tokens/jwt-validator.js';
+import { MAX_TOKEN_LENGTH, peekToken, type PeekedToken } from '../tokens/jwt-validator.js';
 import { ValidatedTokenCache } from '../tokens/validated-token-cache.js';
 import type { LayerContext, RouteRequest } from './context.js';
 import { sessionRecord } from './login-flow.js';
@@ -27,13 +25,19 @@ export function invalidTokenDecision(description: string): Decision {
   );
 }
 
-/** The bearer token of `Authorization: Bearer <token>`, undefined when the header is absent or another scheme. */
+/**
+ * The bearer token of `Authorization: Bearer <token>`, undefined when the header is absent or another scheme.
+ * "Bearer" alone (servers trim the trailing space) is an empty token, not another scheme. The token itself is
+ * not scanned here: whatever follows the scheme is the token, and anything that is not a signed JWT is refused
+ * as one (401 invalid_token), so a malformed credential is never mistaken for no credential.
+ */
 export function bearerToken(request: RouteRequest): string | undefined {
   const header = headerValue(request.view, 'authorization');
-  if (header === undefined) return undefined;
-  // "Bearer" alone (servers trim the trailing space) is an empty token, not another scheme.
-  const match = /^Bearer(?:[ ]+(\S*))?\s*$/i.exec(header);
-  return match === null ? undefined : (match[1] ?? '');
+  if (header === undefined || header.length < 6 || header.slice(0, 6).toLowerCase() !== 'bearer') return undefined;
+  const rest = header.slice(6);
+  if (rest.trim() === '') return '';
+  // The scheme ends at a space ("Bearerish x" is another scheme).
+  return rest.charCodeAt(0) === 0x20 ? rest.trim() : undefined;
 }
 
 /** The identity a bearer token proves, or the 401/403/503 to answer. */
@@ -42,13 +46,13 @@ export async function bearerIdentity(context: LayerContext, request: RouteReques
   const cached = context.bearerCache.get(key);
   if (cached !== undefined) return { identity: cached };
   if (token === '' || token.length > MAX_TOKEN_LENGTH) return refuseToken(context, request, token === '' ? 'empty token' : 'token too large');
-  let unverified: JWTPayload;
+  let peeked: PeekedToken;
   try {
-    unverified = peekClaims(token);
+    peeked = peekToken(token);
   } catch (error) {
     return refuseToken(context, request, (error as InvalidTokenError).reason);
   }
-  const issuer = unverified.iss;
+  const issuer = peeked.claims.iss;
   if (typeof issuer !== 'string') return refuseToken(context, request, 'no issuer');
   let unavailable = false;
   let lastReason = 'issuer not accepted';
@@ -69,7 +73,7 @@ export async function bearerIdentity(context: LayerContext, request: RouteReques
   }
   for (const provider of candidates) {
     try {
-      const signIn = await provider.bearer!.validate(token, unverified);
+      const signIn = await provider.bearer!.validate(token, peeked);
       const identity = identityOf(provider, signIn, context.config.tokenStore.enabled);
       context.bearerCache.set(key, identity, signIn.expiresAt);
       return { identity };

@@ -17,7 +17,8 @@ type ImportedKey = Awaited<ReturnType<typeof importJWK>>;
 
 export class RemoteKeySet {
   #jwks: JWK[] | undefined;
-  readonly #imported = new Map<string, Promise<ImportedKey>>();
+  /** Imported keys by key id, then algorithm: two lookups of strings the header already holds, no key string built per token. */
+  readonly #imported = new Map<string, Map<string, Promise<ImportedKey>>>();
   #fetching: Promise<void> | undefined;
   #fetchedAt = Number.NEGATIVE_INFINITY;
   /** When an unknown key id last caused a fetch (the load at first use does not count). */
@@ -34,13 +35,12 @@ export class RemoteKeySet {
   readonly key = (header: JWSHeaderParameters): Promise<ImportedKey> => {
     // The common case, without a further async step: a key id and algorithm seen before
     // (imports are kept until the next fetch; a failed import is dropped from the map).
-    const id = `${header.kid ?? ''}\u0000${header.alg ?? ''}`;
-    const known = this.#imported.get(id);
+    const known = this.#imported.get(header.kid ?? '')?.get(header.alg ?? '');
     if (known !== undefined && this.now() - this.#fetchedAt < KEY_MAX_AGE_MS) return known;
-    return this.#lookUp(header, id);
+    return this.#lookUp(header);
   };
 
-  async #lookUp(header: JWSHeaderParameters, id: string): Promise<ImportedKey> {
+  async #lookUp(header: JWSHeaderParameters): Promise<ImportedKey> {
     if (this.#jwks === undefined) await this.#refresh();
     let jwk = this.#find(header);
     if (jwk === undefined && this.now() - this.#unknownKidFetchAt >= this.cooldownMs) {
@@ -51,11 +51,16 @@ export class RemoteKeySet {
       void this.#refresh().catch(() => undefined); // in the background; the old keys serve meanwhile
     }
     if (jwk === undefined) throw new InvalidTokenError(header.kid === undefined ? 'no key id and no single matching key' : 'unknown signing key');
-    let imported = this.#imported.get(id);
+    const kid = header.kid ?? '';
+    const alg = header.alg ?? '';
+    // Only keys the JWKS has get here, so the map stays as small as the key set.
+    const byAlg = this.#imported.get(kid) ?? new Map<string, Promise<ImportedKey>>();
+    this.#imported.set(kid, byAlg);
+    let imported = byAlg.get(alg);
     if (imported === undefined) {
       imported = importJWK(jwk, header.alg!);
-      this.#imported.set(id, imported);
-      imported.catch(() => this.#imported.delete(id));
+      byAlg.set(alg, imported);
+      imported.catch(() => byAlg.delete(alg));
     }
     return this.#settle(imported);
   }

@@ -15,7 +15,8 @@ export class ValidatedTokenCache<T> {
 
   static key(token: string): string {
     // SHA-512/256: as collision-resistant as SHA-256 and faster on 64-bit CPUs without SHA instructions.
-    return hash('sha512-256', token, 'base64url');
+    // The 32 digest bytes as a one-byte string ('binary' is latin1): a map key needs no printable encoding.
+    return hash('sha512-256', token, 'binary');
   }
 
   get(key: string): T | undefined {
