@@ -25,6 +25,8 @@ export type RefreshOutcome =
 export class Sessions {
   readonly #cache = new Map<string, { record: SessionRecord; until: number }>();
   readonly #refreshing = new Map<string, Promise<RefreshOutcome>>();
+  /** Store reads in flight, shared by every request for the same session while it is read. */
+  readonly #reading = new Map<string, Promise<SessionRecord | undefined>>();
   readonly #verified = new Map<string, string>();
   readonly #fingerprints: ReadonlyMap<string, string>;
 
@@ -55,16 +57,40 @@ export class Sessions {
     return id;
   }
 
+  /**
+   * The session's record: from the cache, else one store read shared by every
+   * concurrent caller (when a cached record expires under load, the file is
+   * read and decrypted once, not once per request).
+   */
   async load(id: string): Promise<SessionRecord | undefined> {
     const cached = this.#cache.get(id);
     if (cached !== undefined && cached.until > this.now()) return cached.record;
-    const record = await this.store.get(id);
-    if (record !== undefined) this.#remember(id, record);
-    else this.#cache.delete(id);
-    return record;
+    return this.#reading.get(id) ?? this.#read(id);
+  }
+
+  #read(id: string): Promise<SessionRecord | undefined> {
+    const read: Promise<SessionRecord | undefined> = this.store.get(id).then(
+      (record) => {
+        // Cached only if nothing wrote or removed the session meanwhile: a logout must not be
+        // undone by a read that started before it (that read's callers still get what it read).
+        if (this.#reading.get(id) === read) {
+          this.#reading.delete(id);
+          if (record !== undefined) this.#remember(id, record);
+          else this.#cache.delete(id);
+        }
+        return record;
+      },
+      (error: unknown) => {
+        if (this.#reading.get(id) === read) this.#reading.delete(id);
+        throw error;
+      },
+    );
+    this.#reading.set(id, read);
+    return read;
   }
 
   #remember(id: string, record: SessionRecord): void {
+    this.#reading.delete(id); // a read in flight is older than this record
     this.#cache.delete(id);
     if (this.cacheTtlMs <= 0) return;
     this.#cache.set(id, { record, until: this.now() + this.cacheTtlMs });
@@ -89,8 +115,16 @@ export class Sessions {
   }
 
   async destroy(id: string): Promise<void> {
-    this.#cache.delete(id);
+    // Before and after the delete: a read in flight, or one that ran while the file was still
+    // there, must not bring the record back into the cache (a replayed cookie would pass).
+    this.#forget(id);
     await this.store.delete(id);
+    this.#forget(id);
+  }
+
+  #forget(id: string): void {
+    this.#cache.delete(id);
+    this.#reading.delete(id);
   }
 
   cookie(id: string, secure: boolean, record: SessionRecord): string {

@@ -1,0 +1,114 @@
+// The session cache in front of the token store: one store read per session
+// at a time, and no read that raced a logout can put the record back.
+import { expect } from 'chai';
+
+import { createLogger } from '../../src/logging.js';
+import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
+import type { SessionRecord } from '../../src/core/session/record.js';
+import { Sessions } from '../../src/core/session/sessions.js';
+import { MemoryTokenStore } from '../../src/core/token-store/memory.js';
+
+/** A memory store whose reads wait until the test lets them finish, counting them. */
+class GatedStore extends MemoryTokenStore<SessionRecord> {
+  reads = 0;
+  #gates: Array<() => void> = [];
+
+  override async get(id: string): Promise<SessionRecord | undefined> {
+    this.reads++;
+    const record = await super.get(id); // read now, answered later: the race a slow disk opens
+    await new Promise<void>((resolve) => this.#gates.push(resolve));
+    return record;
+  }
+
+  release(): void {
+    for (const open of this.#gates.splice(0)) open();
+  }
+}
+
+describe('session cache', () => {
+  const { config } = resolveAuthConfig(
+    { identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: 'c', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration' } } } } } },
+    {},
+  );
+  const now = Date.now();
+  const record: SessionRecord = {
+    app: config.app,
+    provider: 'corp',
+    userId: 'u',
+    userName: 'n',
+    nameType: 'name',
+    roleType: 'roles',
+    claims: [],
+    tokens: {},
+    createdAt: now,
+    expiresAt: now + 3_600_000,
+    configFingerprint: 'fp',
+    host: 'app.example',
+  };
+  const setUp = async () => {
+    const store = new GatedStore();
+    const sessions = new Sessions(config, store, Buffer.alloc(32, 7), new Map(), createLogger('silent'));
+    await store.put('s-1', record, record.expiresAt);
+    return { store, sessions };
+  };
+  const settled = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('reads a session once for many concurrent requests, then serves it from memory', async () => {
+    const { store, sessions } = await setUp();
+    const loads = Array.from({ length: 20 }, () => sessions.load('s-1'));
+    await settled();
+    store.release();
+    for (const loaded of await Promise.all(loads)) expect(loaded).to.deep.equal(record);
+    expect(store.reads).to.equal(1);
+    expect(await sessions.load('s-1')).to.deep.equal(record);
+    expect(store.reads).to.equal(1);
+  });
+
+  it('a read that was in flight during a logout does not bring the session back', async () => {
+    const { store, sessions } = await setUp();
+    const before = sessions.load('s-1'); // a request that read the record just before the logout
+    await settled();
+    await sessions.destroy('s-1');
+    store.release();
+    expect(await before).to.deep.equal(record); // that request was already under way
+    const replay = sessions.load('s-1'); // the copied cookie, replayed after the logout
+    await settled();
+    store.release();
+    expect(await replay).to.equal(undefined);
+    expect(store.reads).to.equal(2);
+  });
+
+  it('a read that ran while the logout was still deleting the record does not bring it back', async () => {
+    const { store, sessions } = await setUp();
+    let finishDelete = () => {};
+    const realDelete = store.delete.bind(store);
+    store.delete = async (id: string) => {
+      await new Promise<void>((resolve) => (finishDelete = resolve));
+      await realDelete(id);
+    };
+    const logout = sessions.destroy('s-1');
+    const during = sessions.load('s-1'); // reads the file before it is gone
+    await settled();
+    store.release();
+    expect(await during).to.deep.equal(record);
+    finishDelete();
+    await logout;
+    const replay = sessions.load('s-1');
+    await settled();
+    store.release();
+    expect(await replay).to.equal(undefined);
+  });
+
+  it('a failed read is not kept: the next request reads again', async () => {
+    const { store, sessions } = await setUp();
+    const realGet = store.get.bind(store);
+    let fail = true;
+    store.get = (id: string) => (fail ? Promise.reject(new Error('disk gone')) : realGet(id));
+    await sessions.load('s-1').then(() => expect.fail('read'), (error: Error) => expect(error.message).to.equal('disk gone'));
+    fail = false;
+    const next = sessions.load('s-1');
+    await settled();
+    store.release();
+    expect(await next).to.deep.equal(record);
+  });
+});
