@@ -1,7 +1,7 @@
 // A signed-in GET through gatehouse, beside bare koa-proxies (the baseline),
 // nginx proxy_pass (Debian's nginx) and the app itself, with one load
 // generator (autocannon, 50 connections), in turn for several rounds.
-import { spawn, fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import net from 'node:net';
@@ -33,6 +33,41 @@ interface Target {
   readonly credentials?: Record<string, string>;
 }
 
+/** A process and its direct children (nginx's worker), from /proc. */
+function withChildren(pid: number): number[] {
+  try {
+    return [pid, ...readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)];
+  } catch {
+    return [pid]; // no /proc children list: the process alone
+  }
+}
+
+const TASKSET = '/usr/bin/taskset';
+/** Whether the system under test can get a CPU of its own (two or more CPUs, and taskset). */
+const canPin = os.availableParallelism() >= 2 && existsSync(TASKSET);
+
+/**
+ * Gives the target's process(es) CPU 1 and everything else (the app, the other proxies, this
+ * process with the load generator) CPU 0, every thread included. Otherwise three busy processes
+ * share two CPUs as the scheduler pleases, and a proxy's throughput depends on how much of
+ * its CPU the app and the load generator happen to take (the same target varied by 2× between rounds).
+ */
+function pinFor(target: Target, everyone: readonly number[]): void {
+  if (!canPin) return;
+  const underTest = new Set(withChildren(target.pid));
+  for (const pid of new Set([process.pid, ...everyone.flatMap(withChildren)])) setAffinity(pid, underTest.has(pid) ? '1' : '0');
+}
+
+/** Every process on every CPU again (the latency runs, below saturation, and whatever runs after). */
+function unpin(everyone: readonly number[]): void {
+  if (!canPin) return;
+  for (const pid of new Set([process.pid, ...everyone.flatMap(withChildren)])) setAffinity(pid, `0-${os.availableParallelism() - 1}`);
+}
+
+function setAffinity(pid: number, cpus: string): void {
+  execFileSync(TASKSET, ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+}
+
 /** CPU seconds (user + system) used so far by a process and its direct children (nginx's worker). */
 function cpuSeconds(pid: number): number {
   const ticks = (p: number): number => {
@@ -44,13 +79,7 @@ function cpuSeconds(pid: number): number {
       return 0;
     }
   };
-  let children: number[] = [];
-  try {
-    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    // No /proc children list: the process alone.
-  }
-  return [pid, ...children].reduce((sum, p) => sum + ticks(p), 0) / CLOCK_TICKS_PER_SECOND;
+  return withChildren(pid).reduce((sum, p) => sum + ticks(p), 0) / CLOCK_TICKS_PER_SECOND;
 }
 // USER_HZ: 100 on every Linux architecture node runs on.
 const CLOCK_TICKS_PER_SECOND = 100;
@@ -123,12 +152,20 @@ async function signedInSession(document: Record<string, unknown>, directory: str
   return { cookie, identityHeaders };
 }
 
-/** One run of autocannon against a target, as fast as it answers. */
-async function load(target: Target, cookie: string, seconds: number) {
+/** One run of autocannon against a target, as fast as it answers; CPU per request of the target and of the app behind it. */
+async function load(target: Target, appPid: number, cookie: string, seconds: number) {
   const cpuBefore = cpuSeconds(target.pid);
+  const appBefore = cpuSeconds(appPid);
   const result = await autocannon({ url: `http://127.0.0.1:${target.port}/page`, connections: 50, duration: seconds, headers: { ...(target.credentials ?? { cookie }), accept: 'text/html' } });
-  const cpuMicros = ((cpuSeconds(target.pid) - cpuBefore) * 1e6) / Math.max(1, result.requests.total);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpuMicros, bad: result.non2xx + result.errors };
+  const perRequest = (cpu: number) => (cpu * 1e6) / Math.max(1, result.requests.total);
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    cpuMicros: perRequest(cpuSeconds(target.pid) - cpuBefore),
+    appCpuMicros: perRequest(cpuSeconds(appPid) - appBefore),
+    bad: result.non2xx + result.errors,
+  };
 }
 
 type Measured = Awaited<ReturnType<typeof load>>;
@@ -180,21 +217,31 @@ export async function benchSidecar(quick: boolean): Promise<string> {
       { name: 'gatehouse (signed in)', port: gatehouse.port, pid: gatehouse.child.pid! },
       { name: 'gatehouse (bearer token)', port: gatehouse.port, pid: gatehouse.child.pid!, credentials: { authorization: `Bearer ${bearer.token}` } },
     ];
-    for (const target of targets) await load(target, cookie, 1); // warm-up
+    const everyone = processes.map((child) => child.pid!);
+    const appPid = app.child.pid!;
+    /** A saturated run of one target, with the CPUs given out for it first. */
+    const measure = (target: Target, duration: number) => {
+      pinFor(target, everyone);
+      return load(target, appPid, cookie, duration);
+    };
+    for (const target of targets) await measure(target, 1); // warm-up
     for (const target of targets.slice(4)) {
-      if ((await load(target, cookie, 1)).bad > 0) throw new Error(`${target.name}: gatehouse did not answer 200`);
+      if ((await measure(target, 1)).bad > 0) throw new Error(`${target.name}: gatehouse did not answer 200`);
     }
     const saturated = new Map<string, Measured[]>();
-    const paced = new Map<string, PacedResult[]>();
     for (let round = 0; round < rounds; round++) {
       // Rotate the order each round: on a machine whose speed drifts, a fixed order would favour whoever goes first.
       const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
-      for (const target of order) saturated.set(target.name, [...(saturated.get(target.name) ?? []), await load(target, cookie, seconds)]);
+      for (const target of order) saturated.set(target.name, [...(saturated.get(target.name) ?? []), await measure(target, seconds)]);
     }
     // At saturation every Node proxy queues 50 connections on one event loop, so its latency is
     // just 50 / throughput. The added latency is measured apart: every target at the same fixed
     // rate, well below what the slowest of them sustains, by an open-loop client (paced.ts).
+    // No pinning here: below saturation nothing competes for a CPU, and pinned, the client and the
+    // app would queue behind each other on one CPU on every proxied request.
+    unpin(everyone);
     const rate = Math.round(PACED_FRACTION * Math.min(...targets.map(({ name }) => median(saturated.get(name)!.map((x) => x.rps)))));
+    const paced = new Map<string, PacedResult[]>();
     for (let round = 0; round < rounds; round++) {
       const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
       for (const target of order) {
@@ -212,13 +259,15 @@ export async function benchSidecar(quick: boolean): Promise<string> {
         pacedP50: median(p.map((x) => x.p50)),
         pacedP99: median(p.map((x) => x.p99)),
         cpuMicros: median(r.map((x) => x.cpuMicros)),
+        appCpuMicros: median(r.map((x) => x.appCpuMicros)),
         bad: [...r, ...p].reduce((a, x) => a + x.bad, 0),
       };
     };
     const base = summary('bare koa-proxies (baseline)');
+    const setup = canPin ? 'saturated: the target alone on CPU 1, the rest on CPU 0' : 'no CPU pinning (needs two CPUs and taskset)';
     return table(
       [
-        `signed-in GET, 50 connections, median of ${rounds}×${seconds}s`,
+        `signed-in GET, 50 connections, median of ${rounds}×${seconds}s (${setup})`,
         'req/s',
         'vs koa-proxies',
         'p50 / p99 saturated',
@@ -226,6 +275,7 @@ export async function benchSidecar(quick: boolean): Promise<string> {
         `p99 added at ${rate} req/s`,
         'CPU µs/request (proxy process)',
         'CPU vs koa-proxies',
+        'app CPU µs/request',
         'non-2xx',
       ],
       targets.map(({ name }) => {
@@ -239,11 +289,14 @@ export async function benchSidecar(quick: boolean): Promise<string> {
           `${(s.pacedP99 - base.pacedP99).toFixed(2)} ms`,
           s.cpuMicros.toFixed(0),
           `${(s.cpuMicros / base.cpuMicros).toFixed(2)}×`,
+          s.appCpuMicros.toFixed(0),
           String(s.bad),
         ];
       }),
     );
   } finally {
+    // This process runs the benchmarks that follow: give it every CPU again.
+    unpin([]);
     await bearer.close();
     // Ask politely first so profiles (if any) are written; nginx gets SIGTERM.
     await Promise.all(
