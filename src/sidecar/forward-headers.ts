@@ -75,22 +75,26 @@ export function forwardHeaders(
   normalizeOptions: NormalizeOptions,
   context: ForwardContext,
 ): IncomingHttpHeaders {
-  // Headers the Connection header names, and inbound identity aliases (usually none of either).
-  const dropped = new Set<string>();
-  for (const name of (headers.connection ?? '').split(',')) {
-    const trimmed = name.trim().toLowerCase();
-    if (trimmed !== '') dropped.add(trimmed);
+  // Headers the Connection header names, and inbound identity aliases (usually none of either:
+  // the set is made only when there is something to drop).
+  let dropped: Set<string> | undefined;
+  if (headers.connection !== undefined) {
+    for (const name of headers.connection.split(',')) {
+      const trimmed = name.trim().toLowerCase();
+      if (trimmed !== '') (dropped ??= new Set()).add(trimmed);
+    }
   }
   // Inbound aliases are stripped on every request by the shared core; the identity headers of
   // a session are the same on every request, so they are built once per identity.
   if (mayCarryIdentityAliases(rawPairs, normalizeOptions.prefix ?? DEFAULT_HEADER_PREFIX)) {
-    for (const name of core.normalizeHeaders(rawPairs, null, normalizeOptions).remove) dropped.add(name.toLowerCase());
+    for (const name of core.normalizeHeaders(rawPairs, null, normalizeOptions).remove) (dropped ??= new Set()).add(name.toLowerCase());
   }
-  const keepForUpgrade = (name: string) => context.upgrade && (name === 'upgrade' || name === 'connection');
 
   const out: IncomingHttpHeaders = {};
   for (const name of Object.keys(headers)) {
-    if ((HOP_BY_HOP.has(name) || dropped.has(name)) && !keepForUpgrade(name)) continue;
+    const drop = HOP_BY_HOP.has(name) || dropped?.has(name) === true;
+    // WebSocket handshakes keep Upgrade and Connection.
+    if (drop && !(context.upgrade && (name === 'upgrade' || name === 'connection'))) continue;
     out[name] = headers[name];
   }
   if (context.upgrade) out.connection = 'Upgrade';

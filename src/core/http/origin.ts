@@ -28,7 +28,17 @@ export function requestOrigin(request: RequestView, config: Pick<AuthConfig, 'fo
     if (proxy.hostHeader) host = firstValue(headerValue(request, proxy.hostHeader)) ?? host;
     if (proxy.protoHeader) scheme = firstValue(headerValue(request, proxy.protoHeader)) ?? scheme;
   }
-  scheme = scheme.toLowerCase();
+  // Consecutive requests nearly always name the same host: the last answer is reused for the same inputs.
+  if (host === last.host && scheme === last.scheme) return last.origin;
+  const origin = checkedOrigin(scheme, host);
+  last = { host, scheme, origin };
+  return origin;
+}
+
+let last: { readonly host: string; readonly scheme: string; readonly origin: Origin | null } = { host: '', scheme: '', origin: null };
+
+function checkedOrigin(rawScheme: string, host: string): Origin | null {
+  const scheme = rawScheme.toLowerCase();
   if ((scheme !== 'http' && scheme !== 'https') || host.length > 255 || !HOST.test(host)) return null;
   return { scheme, host: host.toLowerCase() };
 }

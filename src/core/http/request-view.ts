@@ -41,9 +41,13 @@ export function headerValue(request: Pick<RequestView, 'headers'>, name: string)
 export function requestCookie(request: Pick<RequestView, 'headers'>, name: string): string | undefined {
   for (const [n, v] of request.headers) {
     if (n.length !== 6 || n.toLowerCase() !== 'cookie') continue; // every Cookie header counts
-    for (const part of v.split(';')) {
-      const eq = part.indexOf('=');
-      if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    // Pair by pair with indexOf: no array of pairs per request.
+    for (let start = 0; start < v.length; ) {
+      const semicolon = v.indexOf(';', start);
+      const end = semicolon < 0 ? v.length : semicolon;
+      const eq = v.indexOf('=', start);
+      if (eq > start && eq < end && v.slice(start, eq).trim() === name) return v.slice(eq + 1, end).trim();
+      start = end + 1;
     }
   }
   return undefined;
