@@ -1,0 +1,39 @@
+// The origin redirects and callbacks are built from: the Host header, or the
+// forwarded headers only when a proxy is configured to set them.
+import { expect } from 'chai';
+
+import type { AuthConfig } from '../../src/core/config/auth-config.js';
+import { requestOrigin } from '../../src/core/http/origin.js';
+import type { RequestView } from '../../src/core/http/request-view.js';
+
+const view = (host: string, headers: Array<[string, string]> = [], scheme: 'http' | 'https' = 'http'): RequestView => ({
+  method: 'GET',
+  path: '/',
+  query: '',
+  headers: [['Host', host], ...headers],
+  scheme,
+  host,
+  remoteAddress: '127.0.0.1',
+  readBody: async () => Buffer.alloc(0),
+});
+const noProxy: Pick<AuthConfig, 'forwardProxy'> = { forwardProxy: { convention: 'NoProxy' } } as Pick<AuthConfig, 'forwardProxy'>;
+const standard: Pick<AuthConfig, 'forwardProxy'> = { forwardProxy: { convention: 'Standard' } } as Pick<AuthConfig, 'forwardProxy'>;
+
+describe('request origin', () => {
+  it('follows the Host of each request, also when hosts alternate', () => {
+    for (let i = 0; i < 3; i++) {
+      expect(requestOrigin(view('App.Example:8443'), noProxy)).to.deep.equal({ scheme: 'http', host: 'app.example:8443' });
+      expect(requestOrigin(view('other.example', [], 'https'), noProxy)).to.deep.equal({ scheme: 'https', host: 'other.example' });
+      expect(requestOrigin(view('evil.example/path'), noProxy)).to.equal(null);
+      expect(requestOrigin(view('other.example', [], 'http'), noProxy)).to.deep.equal({ scheme: 'http', host: 'other.example' });
+    }
+  });
+
+  it('reads X-Forwarded-Host/Proto only when the Standard convention is configured', () => {
+    const forwarded = view('internal:8080', [['X-Forwarded-Host', 'public.example'], ['X-Forwarded-Proto', 'https']]);
+    expect(requestOrigin(forwarded, noProxy)).to.deep.equal({ scheme: 'http', host: 'internal:8080' });
+    expect(requestOrigin(forwarded, standard)).to.deep.equal({ scheme: 'https', host: 'public.example' });
+    expect(requestOrigin(view('internal:8080', [['X-Forwarded-Host', 'bad host']]), standard)).to.equal(null);
+    expect(requestOrigin(view('internal:8080', [['X-Forwarded-Proto', 'ftp']]), standard)).to.equal(null);
+  });
+});
