@@ -4,6 +4,10 @@
 // answer with sub-millisecond resolution. (autocannon's rate option sends each
 // connection's quota for a second in one burst and records whole milliseconds,
 // which measures a burst's queue instead of the latency a request adds.)
+//
+// Several targets can share one schedule: their requests alternate, so every
+// target sees the same moments of the machine (a stall of a shared VM lands on
+// all of them alike instead of deciding one target's tail).
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 
@@ -15,12 +19,16 @@ export interface PacedResult {
   readonly p99: number;
 }
 
-export interface PacedOptions {
+export interface PacedTarget {
   readonly url: string;
   readonly headers: Record<string, string>;
-  /** Requests per second, spread evenly. */
+}
+
+export interface PacedOptions {
+  /** Requests per second to each target, spread evenly. */
   readonly rate: number;
   readonly seconds: number;
+  /** Keep-alive connections per target. */
   readonly connections: number;
 }
 
@@ -28,48 +36,57 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-export async function pacedLatency(options: PacedOptions): Promise<PacedResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
-  const total = Math.round(options.rate * options.seconds);
-  const latencies = new Float64Array(total);
+/** One result per target, in the order given. */
+export async function pacedLatency(targets: readonly PacedTarget[], options: PacedOptions): Promise<PacedResult[]> {
+  const perTarget = Math.round(options.rate * options.seconds);
+  const runs = targets.map((target) => ({
+    url: new URL(target.url),
+    headers: target.headers,
+    agent: new http.Agent({ keepAlive: true, maxSockets: options.connections }),
+    latencies: new Float64Array(perTarget),
+    issued: 0,
+    bad: 0,
+  }));
+  const total = perTarget * runs.length;
   let answered = 0;
-  let bad = 0;
   let issued = 0;
-  const url = new URL(options.url);
-  const done = new Promise<void>((resolve) => {
+  await new Promise<void>((resolve) => {
     const finish = () => {
       answered++;
       if (answered === total) resolve();
     };
     const issue = () => {
-      const index = issued++;
+      const run = runs[issued++ % runs.length]!;
+      const index = run.issued++;
       const start = performance.now();
-      const request = http.request({ host: url.hostname, port: url.port, path: url.pathname, headers: options.headers, agent }, (response) => {
+      const request = http.request({ host: run.url.hostname, port: run.url.port, path: run.url.pathname, headers: run.headers, agent: run.agent }, (response) => {
         response.resume();
         response.once('end', () => {
-          latencies[index] = performance.now() - start;
-          if (response.statusCode === undefined || response.statusCode < 200 || response.statusCode >= 300) bad++;
+          run.latencies[index] = performance.now() - start;
+          if (response.statusCode === undefined || response.statusCode < 200 || response.statusCode >= 300) run.bad++;
           finish();
         });
       });
       request.once('error', () => {
-        latencies[index] = Number.POSITIVE_INFINITY;
-        bad++;
+        run.latencies[index] = Number.POSITIVE_INFINITY;
+        run.bad++;
         finish();
       });
       request.end();
     };
     const began = performance.now();
+    const combinedRate = options.rate * runs.length;
     // Timers fire about once a millisecond; each tick issues every request whose time has come.
     const tick = () => {
-      const due = Math.min(total, Math.floor(((performance.now() - began) / 1000) * options.rate) + 1);
+      const due = Math.min(total, Math.floor(((performance.now() - began) / 1000) * combinedRate) + 1);
       while (issued < due) issue();
       if (issued < total) setTimeout(tick, 1);
     };
     tick();
   });
-  await done;
-  agent.destroy();
-  const sorted = latencies.sort();
-  return { sent: total, bad, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  return runs.map((run) => {
+    run.agent.destroy();
+    const sorted = run.latencies.sort();
+    return { sent: perTarget, bad: run.bad, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  });
 }
