@@ -4,11 +4,13 @@ import os from 'node:os';
 import { benchBearer } from './bearer.js';
 import { benchDeliveries, benchMemory } from './deliveries.js';
 import { benchHook } from './hook.js';
+import { machineProbe } from './machine-probe.js';
 import { benchSidecar } from './sidecar.js';
 import { benchVerify } from './verify.js';
 
 const quick = process.argv.includes('--quick');
 console.log(`gatehouse benchmarks — node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${new Date().toISOString()}${quick ? ' (quick)' : ''}\n`);
+console.log(`${machineProbe()} (at the start)\n`);
 console.log('## Signature verification (ops/s; ratio vs node:crypto)\n');
 console.log(await benchVerify(quick));
 console.log('\n## End-to-end deliveries\n');
@@ -21,3 +23,4 @@ console.log('\n## Sidecar: a signed-in GET\n');
 console.log(await benchSidecar(quick));
 console.log('\n## In-server hook: a signed-in decision\n');
 console.log(await benchHook(quick));
+console.log(`\n${machineProbe()} (at the end)`);
