@@ -87,9 +87,24 @@ function byteString(text: string): string {
   return Buffer.from(text, 'utf8').toString('latin1');
 }
 
+/** One UTF-16 unit of a canonical header name: ASCII letters upper-cased, `_` and `.` read as `-`, as the C++ core does. */
+function canonicalCharCode(c: number): number {
+  if (c >= 0x61 && c <= 0x7a) return c - 0x20;
+  return c === 0x5f || c === 0x2e ? 0x2d : c;
+}
+
 /** Upper-cases ASCII letters and reads `_` and `.` as `-`, as the C++ core does. */
 export function canonicalHeaderName(name: string): string {
-  return name.replace(/[a-z]/g, (c) => c.toUpperCase()).replace(/[_.]/g, '-');
+  let canonical = '';
+  for (let i = 0; i < name.length; i++) canonical += String.fromCharCode(canonicalCharCode(name.charCodeAt(i)));
+  return canonical;
+}
+
+/** canonicalHeaderName(name).startsWith(canonicalPrefix), without building a string per name. */
+export function hasCanonicalPrefix(name: string, canonicalPrefix: string): boolean {
+  if (name.length < canonicalPrefix.length) return false;
+  for (let i = 0; i < canonicalPrefix.length; i++) if (canonicalCharCode(name.charCodeAt(i)) !== canonicalPrefix.charCodeAt(i)) return false;
+  return true;
 }
 
 function providerHeaderPart(provider: string): string {

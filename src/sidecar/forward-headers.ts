@@ -3,7 +3,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 import { DEFAULT_HEADER_PREFIX, type Identity, type NormalizeOptions } from '../core/identity.js';
-import { canonicalHeaderName } from '../native/fallback.js';
+import { canonicalHeaderName, hasCanonicalPrefix } from '../native/fallback.js';
 import type { GatehouseCore } from '../native/types.js';
 
 /** RFC 9110 §7.6.1 connection-specific fields, plus the legacy ones proxies drop. */
@@ -28,22 +28,10 @@ export interface ForwardContext {
 export function mayCarryIdentityAliases(rawPairs: ReadonlyArray<readonly [string, string]>, prefix: string): boolean {
   const canonicalPrefix = canonicalHeaderName(prefix);
   for (const [name, value] of rawPairs) {
-    if (startsWithCanonically(name, canonicalPrefix)) return true;
+    if (hasCanonicalPrefix(name, canonicalPrefix)) return true;
     if (/[\r\n\0]/.test(value)) return true;
   }
   return false;
-}
-
-/** canonicalHeaderName(name).startsWith(canonicalPrefix), character by character, without building a string per header. */
-function startsWithCanonically(name: string, canonicalPrefix: string): boolean {
-  if (name.length < canonicalPrefix.length) return false;
-  for (let i = 0; i < canonicalPrefix.length; i++) {
-    let c = name.charCodeAt(i);
-    if (c >= 0x61 && c <= 0x7a) c -= 0x20; // a-z → A-Z
-    else if (c === 0x5f || c === 0x2e) c = 0x2d; // _ and . → -
-    if (c !== canonicalPrefix.charCodeAt(i)) return false;
-  }
-  return true;
 }
 
 const builtHeaders = new WeakMap<Identity, ReadonlyArray<readonly [string, string]>>();
