@@ -74,9 +74,8 @@ export class Sessions {
         // Cached only if nothing wrote or removed the session meanwhile: a logout must not be
         // undone by a read that started before it (that read's callers still get what it read).
         if (this.#reading.get(id) === read) {
-          this.#reading.delete(id);
           if (record !== undefined) this.#remember(id, record);
-          else this.#cache.delete(id);
+          else this.#forget(id);
         }
         return record;
       },
