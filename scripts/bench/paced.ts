@@ -8,15 +8,21 @@
 // Several targets can share one schedule: their requests alternate, so every
 // target sees the same moments of the machine (a stall of a shared VM lands on
 // all of them alike instead of deciding one target's tail).
+//
+// Each run opens its connections afresh, so its first requests pay for connection
+// set-up (and, behind a proxy, for new upstream connections): requests issued in
+// the first `settleSeconds` are sent on the same schedule but not counted, so what
+// is measured is the steady state a keep-alive client sees.
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 
 export interface PacedResult {
+  /** Requests counted (issued after the settling period). */
   readonly sent: number;
-  /** Answers other than 2xx, and requests that failed. */
+  /** Answers other than 2xx, and requests that failed (counted whenever issued). */
   readonly bad: number;
-  readonly p50: number;
-  readonly p99: number;
+  /** Every counted request's latency in ms, ascending (a failed request is +Infinity). */
+  readonly latencies: Float64Array;
 }
 
 export interface PacedTarget {
@@ -27,23 +33,39 @@ export interface PacedTarget {
 export interface PacedOptions {
   /** Requests per second to each target, spread evenly. */
   readonly rate: number;
+  /** How long requests are counted. */
   readonly seconds: number;
+  /** How long requests are sent before counting starts (connection set-up). */
+  readonly settleSeconds: number;
   /** Keep-alive connections per target. */
   readonly connections: number;
 }
 
-function percentile(sorted: Float64Array, p: number): number {
+/** The p-th percentile of ascending samples (nearest rank). */
+export function percentile(sorted: Float64Array, p: number): number {
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Several runs' samples as one ascending set. */
+export function pooled(results: readonly PacedResult[]): Float64Array {
+  const all = new Float64Array(results.reduce((n, r) => n + r.latencies.length, 0));
+  let at = 0;
+  for (const r of results) {
+    all.set(r.latencies, at);
+    at += r.latencies.length;
+  }
+  return all.sort();
 }
 
 /** One result per target, in the order given. */
 export async function pacedLatency(targets: readonly PacedTarget[], options: PacedOptions): Promise<PacedResult[]> {
-  const perTarget = Math.round(options.rate * options.seconds);
+  const settling = Math.round(options.rate * options.settleSeconds);
+  const perTarget = settling + Math.round(options.rate * options.seconds);
   const runs = targets.map((target) => ({
     url: new URL(target.url),
     headers: target.headers,
     agent: new http.Agent({ keepAlive: true, maxSockets: options.connections }),
-    latencies: new Float64Array(perTarget),
+    latencies: new Float64Array(perTarget - settling),
     issued: 0,
     bad: 0,
   }));
@@ -57,18 +79,19 @@ export async function pacedLatency(targets: readonly PacedTarget[], options: Pac
     };
     const issue = () => {
       const run = runs[issued++ % runs.length]!;
-      const index = run.issued++;
+      // Negative while settling: sent, not counted.
+      const index = run.issued++ - settling;
       const start = performance.now();
       const request = http.request({ host: run.url.hostname, port: run.url.port, path: run.url.pathname, headers: run.headers, agent: run.agent }, (response) => {
         response.resume();
         response.once('end', () => {
-          run.latencies[index] = performance.now() - start;
+          if (index >= 0) run.latencies[index] = performance.now() - start;
           if (response.statusCode === undefined || response.statusCode < 200 || response.statusCode >= 300) run.bad++;
           finish();
         });
       });
       request.once('error', () => {
-        run.latencies[index] = Number.POSITIVE_INFINITY;
+        if (index >= 0) run.latencies[index] = Number.POSITIVE_INFINITY;
         run.bad++;
         finish();
       });
@@ -86,7 +109,6 @@ export async function pacedLatency(targets: readonly PacedTarget[], options: Pac
   });
   return runs.map((run) => {
     run.agent.destroy();
-    const sorted = run.latencies.sort();
-    return { sent: perTarget, bad: run.bad, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+    return { sent: run.latencies.length, bad: run.bad, latencies: run.latencies.sort() };
   });
 }
