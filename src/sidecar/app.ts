@@ -17,6 +17,7 @@ import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import { forwardHeaders } from './forward-headers.js';
 import { toRequestView } from './request-view.js';
+import { StaleConnectionRetry } from './stale-connection.js';
 import { sendUpstreamError } from './upstream-errors.js';
 
 export interface SidecarOptions {
@@ -31,6 +32,8 @@ export interface SidecarOptions {
 }
 
 const STARTED = Symbol('gatehouse.forwardStarted');
+/** How long a keep-alive connection to the app may sit idle before gatehouse closes it. */
+export const UPSTREAM_IDLE_MS = 30_000;
 type Tagged = IncomingMessage & { [STARTED]?: number };
 
 export interface Sidecar {
@@ -56,7 +59,10 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   const { layer, core, logger } = options;
   const config = layer.config;
   const timeoutMs = options.upstreamTimeoutMs ?? 60_000;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+  // `timeout` closes connections idle that long; it also makes node honour an app's announced
+  // idle timeout (`Keep-Alive: timeout=N`, closed a second before it), which node ignores when
+  // the agent has none. A request in flight is governed by proxyTimeout instead.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 512, timeout: UPSTREAM_IDLE_MS });
   const normalizeOptions = { prefix: config.headerPrefix, exposeTokens: config.tokenStore.enabled };
   const trustForwardedFor = config.forwardProxy.convention !== 'NoProxy';
 
@@ -95,8 +101,29 @@ export function createSidecar(options: SidecarOptions): Sidecar {
       return;
     }
     (ctx.req as Tagged)[STARTED] = performance.now();
+    // The answer is written by the proxy, a retry or the error page, never by Koa: after a failed
+    // first attempt koa-proxies sets a status and returns while a retry may still be under way.
+    ctx.respond = false;
     await next();
   });
+
+  const staleConnections = new StaleConnectionRetry();
+  // The one retry after a stale keep-alive connection: a new connection (no agent), used once.
+  const retryProxy = HttpProxy.createProxyServer({ target: options.upstream, xfwd: false, proxyTimeout: timeoutMs, agent: false });
+  function onUpstreamError(error: NodeJS.ErrnoException, req: IncomingMessage, res: ServerResponse): void {
+    // An abort by proxyTimeout surfaces as a reset; what tells it apart is how long it took.
+    const started = (req as Tagged)[STARTED];
+    const timedOut = started !== undefined && performance.now() - started >= timeoutMs - 5;
+    const path = (req.url ?? '').split('?')[0];
+    if (!timedOut && staleConnections.shouldRetry(error, req, res)) {
+      logger.debug({ path, reason: error.code }, 'upstream connection closed by the app as it was reused; sending the request again');
+      (req as Tagged)[STARTED] = performance.now();
+      retryProxy.web(req, res, {}, (retryError) => onUpstreamError(retryError as NodeJS.ErrnoException, req, res));
+      return;
+    }
+    logger.error({ path, reason: timedOut ? 'upstream timeout' : error.code ?? error.message }, 'upstream request failed');
+    sendUpstreamError(res, timedOut ? 504 : 502, nodeWantsJson(req));
+  }
   app.use(
     proxies('/', {
       target: options.upstream,
@@ -106,15 +133,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
       xfwd: false,
       // http-proxy aborts the upstream request after this long (then the error below decides 504).
       proxyTimeout: timeoutMs,
-      events: {
-        error: (error: NodeJS.ErrnoException, req, res) => {
-          // An abort by proxyTimeout surfaces as a reset; what tells it apart is how long it took.
-          const started = (req as Tagged)[STARTED];
-          const timedOut = started !== undefined && performance.now() - started >= timeoutMs - 5;
-          logger.error({ path: (req.url ?? '').split('?')[0], reason: timedOut ? 'upstream timeout' : error.code ?? error.message }, 'upstream request failed');
-          sendUpstreamError(res, timedOut ? 504 : 502, nodeWantsJson(req));
-        },
-      },
+      events: { error: onUpstreamError, proxyReq: staleConnections.noteAttempt },
     } as proxies.IKoaProxiesOptions),
   );
 
@@ -150,6 +169,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     close: () => {
       agent.destroy();
       wsProxy.close();
+      retryProxy.close();
     },
   };
 }

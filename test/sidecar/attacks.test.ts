@@ -340,6 +340,113 @@ describe('sidecar failure modes', function () {
       await refused.close();
     }
   });
+
+  describe('a keep-alive connection the app closes as gatehouse reuses it', () => {
+    /** An app that serves the first request of each connection and drops the connection on the second (the crossing, made certain). */
+    async function droppingApp(options: { hangOn?: string } = {}) {
+      const served = new WeakSet<object>();
+      const seen: string[] = [];
+      const deployment = await startDeployment({
+        upstreamTimeoutMs: 400,
+        upstreamHandler: (req, res) => {
+          seen.push(`${req.method} ${req.url}`);
+          if (served.has(req.socket)) {
+            if (req.url === options.hangOn) return; // never answers: a timeout, not a dropped connection
+            req.socket.destroy();
+            return;
+          }
+          served.add(req.socket);
+          req.resume();
+          req.on('end', () => res.end(`ok ${req.url}`));
+        },
+      });
+      return { deployment, seen };
+    }
+
+    it("an app's announced idle timeout is honoured: the connection is closed by gatehouse first", async () => {
+      const sockets: object[] = [];
+      const deployment = await startDeployment({
+        upstreamSetup: (server) => {
+          server.keepAliveTimeout = 2_000; // announced as Keep-Alive: timeout=2
+        },
+        upstreamHandler: (req, res) => {
+          sockets.push(req.socket);
+          res.end('ok');
+        },
+      });
+      try {
+        await new Browser().request(`${deployment.url}/public/a`);
+        await new Browser().request(`${deployment.url}/public/b`);
+        // Past the hint less node's one-second margin, before the app's own close.
+        await new Promise((resolve) => setTimeout(resolve, 1_300));
+        expect((await new Browser().request(`${deployment.url}/public/c`)).status).to.equal(200);
+        expect(sockets[1]).to.equal(sockets[0]);
+        expect(sockets[2]).to.not.equal(sockets[1]);
+      } finally {
+        await deployment.close();
+      }
+    });
+
+    it('a GET is sent once more on a new connection and answered', async () => {
+      const { deployment, seen } = await droppingApp();
+      try {
+        expect((await new Browser().request(`${deployment.url}/public/first`)).body).to.equal('ok /public/first');
+        const second = await new Browser().request(`${deployment.url}/public/second`);
+        expect(second.status).to.equal(200);
+        expect(second.body).to.equal('ok /public/second');
+        expect(seen).to.deep.equal(['GET /public/first', 'GET /public/second', 'GET /public/second']);
+      } finally {
+        await deployment.close();
+      }
+    });
+
+    it('a POST is never sent twice: 502', async () => {
+      const { deployment, seen } = await droppingApp();
+      try {
+        await new Browser().request(`${deployment.url}/public/first`);
+        const post = await new Browser().request(`${deployment.url}/public/order`, { method: 'POST', body: 'item=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+        expect(post.status).to.equal(502);
+        expect(seen).to.deep.equal(['GET /public/first', 'POST /public/order']);
+      } finally {
+        await deployment.close();
+      }
+    });
+
+    it('a GET that times out on a reused connection is not sent again: 504', async () => {
+      const { deployment, seen } = await droppingApp({ hangOn: '/public/slow' });
+      try {
+        await new Browser().request(`${deployment.url}/public/first`);
+        expect((await new Browser().request(`${deployment.url}/public/slow`)).status).to.equal(504);
+        expect(seen).to.deep.equal(['GET /public/first', 'GET /public/slow']);
+      } finally {
+        await deployment.close();
+      }
+    });
+
+    it('a GET whose retry fails too gets the 502 page, once', async () => {
+      const seen: string[] = [];
+      const deployment = await startDeployment({
+        upstreamHandler: (req, res) => {
+          seen.push(req.url ?? '');
+          // The first connection serves once; every later request is dropped, on any connection.
+          if (seen.length > 1) {
+            req.socket.destroy();
+            return;
+          }
+          res.end('ok');
+        },
+      });
+      try {
+        await new Browser().request(`${deployment.url}/public/first`);
+        const page = await new Browser().request(`${deployment.url}/public/second`);
+        expect(page.status).to.equal(502);
+        expect(page.body).to.contain('not reachable');
+        expect(seen).to.deep.equal(['/public/first', '/public/second', '/public/second']);
+      } finally {
+        await deployment.close();
+      }
+    });
+  });
 });
 
 describe('WebSocket upgrades', function () {

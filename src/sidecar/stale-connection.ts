@@ -1,0 +1,33 @@
+// A keep-alive connection to the app can be closed by the app (its idle timeout)
+// at the very moment gatehouse sends the next request on it: the two cross, and the
+// request fails with a reset before any answer. Nothing is wrong with the app, so a
+// 502 would be a false alarm. Like browsers, Go's HTTP transport and nginx, the
+// sidecar sends such a request once more, on a new connection, but only when that
+// is safe: a method without side effects and without a body (the app may have
+// received the first copy), a connection that had served an earlier request (a
+// fresh connection that resets is the app's own failure), and no answer started.
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** How a connection the app closed shows on the request sent over it. */
+const CONNECTION_LOST = new Set(['ECONNRESET', 'EPIPE']);
+
+export class StaleConnectionRetry {
+  /** Requests eligible for one more try: safe, and sent over a reused connection. */
+  readonly #eligible = new WeakSet<IncomingMessage>();
+
+  /** For http-proxy's `proxyReq` event: notes a first attempt that went out on a reused connection. */
+  readonly noteAttempt = (proxyReq: ClientRequest, req: IncomingMessage): void => {
+    if (proxyReq.reusedSocket && SAFE_METHODS.has(req.method ?? '')) this.#eligible.add(req);
+  };
+
+  /**
+   * Whether this failure is the crossing described above; true at most once per
+   * request (the caller then retries it on a new connection, which is never reused).
+   * A timeout also surfaces as a reset: the caller rules it out first.
+   */
+  shouldRetry(error: NodeJS.ErrnoException, req: IncomingMessage, res: ServerResponse): boolean {
+    if (!this.#eligible.delete(req)) return false;
+    return !res.headersSent && error.code !== undefined && CONNECTION_LOST.has(error.code);
+  }
+}
