@@ -265,6 +265,47 @@ function appleProvider(block: NonNullable<Providers['apple']>, secrets: SecretRe
   };
 }
 
+function facebookProvider(fb: NonNullable<Providers['facebook']>, secrets: SecretReader): FacebookProviderConfig {
+  const endpoints = fb.endpoints ?? {};
+  return {
+    kind: 'facebook',
+    alias: 'facebook',
+    appId: fb.registration.appId,
+    appSecret: secrets.required('identityProviders.facebook.registration.appSecretSettingName', fb.registration.appSecretSettingName),
+    graphApiVersion: fb.graphApiVersion ?? DEFAULT_FACEBOOK_GRAPH_VERSION,
+    scopes: fb.login?.scopes ?? ['public_profile', 'email'],
+    dialogOrigin: base(endpoints.authorization ?? 'https://www.facebook.com'),
+    graphOrigin: base(endpoints.graph ?? 'https://graph.facebook.com'),
+    fingerprint: fingerprint([fb.registration.appId, endpoints]),
+  };
+}
+
+function gitHubProvider(gh: NonNullable<Providers['gitHub']>, secrets: SecretReader): GitHubProviderConfig {
+  const endpoints = gh.endpoints ?? {};
+  return {
+    kind: 'github',
+    alias: 'github',
+    clientId: gh.registration.clientId,
+    clientSecret: secrets.required('identityProviders.gitHub.registration.clientSecretSettingName', gh.registration.clientSecretSettingName),
+    // user:email reads the primary verified address when the profile's is private.
+    scopes: gh.login?.scopes ?? ['read:user', 'user:email'],
+    webOrigin: base(endpoints.web ?? 'https://github.com'),
+    apiBase: base(endpoints.api ?? 'https://api.github.com'),
+    fingerprint: fingerprint([gh.registration.clientId, endpoints]),
+  };
+}
+
+function twitterProvider(tw: NonNullable<Providers['twitter']>, secrets: SecretReader): TwitterProviderConfig {
+  return {
+    kind: 'twitter',
+    alias: 'twitter',
+    consumerKey: tw.registration.consumerKey,
+    consumerSecret: secrets.required('identityProviders.twitter.registration.consumerSecretSettingName', tw.registration.consumerSecretSettingName),
+    apiOrigin: base(tw.endpoints?.api ?? 'https://api.twitter.com'),
+    fingerprint: fingerprint([tw.registration.consumerKey, tw.endpoints ?? {}]),
+  };
+}
+
 /** Every enabled provider of the document, keyed by alias. */
 export function resolveProviders(providers: Providers | undefined, env: NodeJS.ProcessEnv, problems: string[]): Map<string, ProviderConfig> {
   const secrets = new SecretReader(env, problems);
@@ -273,47 +314,9 @@ export function resolveProviders(providers: Providers | undefined, env: NodeJS.P
   const block = providers ?? {};
   if (block.azureActiveDirectory?.enabled) add(directoryProvider(block.azureActiveDirectory, secrets, problems));
   if (block.google?.enabled) add(googleProvider(block.google, secrets));
-  if (block.facebook?.enabled) {
-    const fb = block.facebook;
-    const endpoints = fb.endpoints ?? {};
-    add({
-      kind: 'facebook',
-      alias: 'facebook',
-      appId: fb.registration.appId,
-      appSecret: secrets.required('identityProviders.facebook.registration.appSecretSettingName', fb.registration.appSecretSettingName),
-      graphApiVersion: fb.graphApiVersion ?? DEFAULT_FACEBOOK_GRAPH_VERSION,
-      scopes: fb.login?.scopes ?? ['public_profile', 'email'],
-      dialogOrigin: base(endpoints.authorization ?? 'https://www.facebook.com'),
-      graphOrigin: base(endpoints.graph ?? 'https://graph.facebook.com'),
-      fingerprint: fingerprint([fb.registration.appId, endpoints]),
-    });
-  }
-  if (block.gitHub?.enabled) {
-    const gh = block.gitHub;
-    const endpoints = gh.endpoints ?? {};
-    add({
-      kind: 'github',
-      alias: 'github',
-      clientId: gh.registration.clientId,
-      clientSecret: secrets.required('identityProviders.gitHub.registration.clientSecretSettingName', gh.registration.clientSecretSettingName),
-      // user:email reads the primary verified address when the profile's is private.
-      scopes: gh.login?.scopes ?? ['read:user', 'user:email'],
-      webOrigin: base(endpoints.web ?? 'https://github.com'),
-      apiBase: base(endpoints.api ?? 'https://api.github.com'),
-      fingerprint: fingerprint([gh.registration.clientId, endpoints]),
-    });
-  }
-  if (block.twitter?.enabled) {
-    const tw = block.twitter;
-    add({
-      kind: 'twitter',
-      alias: 'twitter',
-      consumerKey: tw.registration.consumerKey,
-      consumerSecret: secrets.required('identityProviders.twitter.registration.consumerSecretSettingName', tw.registration.consumerSecretSettingName),
-      apiOrigin: base(tw.endpoints?.api ?? 'https://api.twitter.com'),
-      fingerprint: fingerprint([tw.registration.consumerKey, tw.endpoints ?? {}]),
-    });
-  }
+  if (block.facebook?.enabled) add(facebookProvider(block.facebook, secrets));
+  if (block.gitHub?.enabled) add(gitHubProvider(block.gitHub, secrets));
+  if (block.twitter?.enabled) add(twitterProvider(block.twitter, secrets));
   if (block.apple?.enabled) add(appleProvider(block.apple, secrets, problems));
   for (const custom of customProviders(block.customOpenIdConnectProviders, secrets, problems)) add(custom);
   return out;
