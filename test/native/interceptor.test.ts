@@ -28,12 +28,16 @@ describe('interception hook (native host threads → JavaScript policy)', () => 
     for (const interceptor of open.splice(0)) interceptor.close();
   });
 
-  it('64 native threads, a synchronous policy: every request decided once, with its own data, after going pending', async () => {
+  it('64 native threads, a synchronous policy: every request decided once, with its own data, pending or inline', async () => {
     attached((request) => ({ kind: 'continue', remove: ['x-platform-client-principal'], set: [['X-PLATFORM-CLIENT-PRINCIPAL-ID', request.path.slice(6)]] }));
     const results = await host.replay(requests(640), 64);
     expect(results).to.have.length(640);
+    // The policy runs on the JavaScript thread, normally after submit has returned pending; an idle
+    // JavaScript thread can also decide while the native thread is still inside submit (inline).
+    // Either way the handler is applied once: resumed once when pending, never when inline.
+    expect(results.filter((r) => !r.inline).length, 'requests that went pending').to.be.greaterThan(0);
     results.forEach((r, i) => {
-      expect(r, `request ${i}`).to.include({ completions: 1, kind: 'continue', inline: false, resumes: 1 });
+      expect(r, `request ${i}`).to.include({ completions: 1, kind: 'continue', resumes: r.inline ? 0 : 1 });
       expect(r.set).to.deep.equal([['X-PLATFORM-CLIENT-PRINCIPAL-ID', String(i)]]);
       expect(r.remove).to.deep.equal(['x-platform-client-principal']);
     });
