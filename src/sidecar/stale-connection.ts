@@ -28,6 +28,21 @@ export class StaleConnectionRetry {
    */
   shouldRetry(error: NodeJS.ErrnoException, req: IncomingMessage, res: ServerResponse): boolean {
     if (!this.#eligible.delete(req)) return false;
-    return !res.headersSent && error.code !== undefined && CONNECTION_LOST.has(error.code);
+    return !res.headersSent && error.code !== undefined && CONNECTION_LOST.has(error.code) && !hasBody(req);
   }
+}
+
+/**
+ * Whether the client sent a body (a GET may): it was streamed to the first attempt and is
+ * gone. Read from the headers as received, since the forwarded ones are rewritten. Checked
+ * only on the rare failure path, not for every request.
+ */
+function hasBody(req: IncomingMessage): boolean {
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (name === 'transfer-encoding') return true;
+    if (name === 'content-length' && raw[i + 1]!.trim() !== '0') return true;
+  }
+  return false;
 }

@@ -412,6 +412,18 @@ describe('sidecar failure modes', function () {
       }
     });
 
+    it('a GET that carries a body is never sent twice either: 502', async () => {
+      const { deployment, seen } = await droppingApp();
+      try {
+        await new Browser().request(`${deployment.url}/public/first`);
+        const withBody = await new Browser().request(`${deployment.url}/public/search`, { body: '{"q":1}', headers: { 'content-type': 'application/json', 'content-length': '7' } });
+        expect(withBody.status).to.equal(502);
+        expect(seen).to.deep.equal(['GET /public/first', 'GET /public/search']);
+      } finally {
+        await deployment.close();
+      }
+    });
+
     it('a GET that times out on a reused connection is not sent again: 504', async () => {
       const { deployment, seen } = await droppingApp({ hangOn: '/public/slow' });
       try {
