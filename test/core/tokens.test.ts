@@ -12,15 +12,15 @@ import { ValidatedTokenCache } from '../../src/core/tokens/validated-token-cache
 import { startTokenIssuer, type TokenIssuer } from '../stand-ins/token-issuer.js';
 
 describe('validated token cache', () => {
-  it('keeps a token until its expiry, keyed by hash, bounded with the oldest going first', () => {
+  it('keeps a token until its expiry, bounded in number with the oldest going first', () => {
     let now = 1_000;
     const cache = new ValidatedTokenCache<string>(() => now, 3);
-    const key = ValidatedTokenCache.key('token-a');
-    expect(key).to.not.contain('token-a');
-    cache.set(key, 'identity-a', 2_000);
-    expect(cache.get(key)).to.equal('identity-a');
+    cache.set('token-a', 'identity-a', 2_000);
+    expect(cache.get('token-a')).to.equal('identity-a');
+    expect(cache.get('token-b')).to.equal(undefined);
     now = 2_000;
-    expect(cache.get(key)).to.equal(undefined);
+    expect(cache.get('token-a')).to.equal(undefined);
+    expect(cache.size).to.equal(0);
     now = 1_000;
     cache.set('expired', 'x', 999);
     expect(cache.size).to.equal(0);
@@ -28,6 +28,24 @@ describe('validated token cache', () => {
     expect(cache.size).to.equal(3);
     expect(cache.get('k1')).to.equal(undefined);
     expect(cache.get('k4')).to.equal('k4');
+  });
+
+  it('is bounded by the tokens\' total length too, and keeps nothing when its size is 0', () => {
+    const cache = new ValidatedTokenCache<string>(() => 0, 100, 10);
+    cache.set('aaaa', 'a', 1);
+    cache.set('bbbb', 'b', 1);
+    expect(cache.chars).to.equal(8);
+    cache.set('cccc', 'c', 1); // 12 characters: the oldest goes
+    expect([cache.get('aaaa'), cache.get('bbbb'), cache.get('cccc')]).to.deep.equal([undefined, 'b', 'c']);
+    expect(cache.chars).to.equal(8);
+    cache.set('bbbb', 'b2', 1); // replaced, not counted twice
+    expect(cache.chars).to.equal(8);
+    expect(cache.get('bbbb')).to.equal('b2');
+    cache.set('x'.repeat(11), 'too long', 1); // longer than the whole budget: never kept, nothing evicted for it
+    expect(cache.size).to.equal(2);
+    const off = new ValidatedTokenCache<string>(() => 0, 0);
+    off.set('token', 'identity', 1);
+    expect([off.size, off.get('token')]).to.deep.equal([0, undefined]);
   });
 });
 
