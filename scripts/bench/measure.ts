@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 export interface Candidate {
@@ -71,4 +72,43 @@ export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+/**
+ * Nanoseconds this thread has run on a CPU (Linux: the first field of
+ * /proc/thread-self/schedstat), or undefined where that is not available. Unlike
+ * a rate, it is not changed by how the scheduler shares the CPUs between this
+ * thread and libuv's pool: it is what the thread's own work cost.
+ */
+export function threadCpuNs(): number | undefined {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ', 1)[0]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Event-loop CPU time per call (µs) of each candidate, measured in interleaved
+ * slices like interleavedRates; `callsPerRun` is how many calls one `run` makes.
+ * Undefined where thread CPU time cannot be read.
+ */
+export async function interleavedThreadCpu(candidates: readonly Candidate[], callsPerRun: number, totalMs: number, sliceMs = 50): Promise<number[] | undefined> {
+  if (threadCpuNs() === undefined) return undefined;
+  const calls = candidates.map(() => 0);
+  const cpu = candidates.map(() => 0);
+  const deadline = performance.now() + totalMs;
+  while (performance.now() < deadline) {
+    for (const [i, candidate] of candidates.entries()) {
+      const start = performance.now();
+      const before = threadCpuNs()!;
+      do {
+        if (candidate.async) await candidate.run();
+        else candidate.run();
+        calls[i]! += callsPerRun;
+      } while (performance.now() - start < sliceMs);
+      cpu[i]! += threadCpuNs()! - before;
+    }
+  }
+  return cpu.map((ns, i) => ns / 1000 / calls[i]!);
 }
