@@ -17,7 +17,7 @@ import type { RequestView } from '../../dist/core/http/request-view.js';
 import type { SessionRecord } from '../../dist/core/session/record.js';
 import { MemoryTokenStore } from '../../dist/core/token-store/memory.js';
 import { createLogger } from '../../dist/logging.js';
-import { formatRate, interleavedRates, interleavedThreadCpu, keepInFlight, table } from './measure.js';
+import { formatRate, interleavedMeasure, keepInFlight, table } from './measure.js';
 
 const CONCURRENCY = 32;
 /** Validations per in-flight run: long enough that the drain at its end hardly counts. */
@@ -123,7 +123,7 @@ export async function benchBearer(quick: boolean): Promise<string> {
     const batch = (run: () => Promise<unknown>) => () => Promise.all(Array.from({ length: CONCURRENCY }, run));
     const inFlight = (run: () => Promise<unknown>) => () => keepInFlight(run, CONCURRENCY, IN_FLIGHT_RUN);
     const targets = [bare, () => missing.decide(nextView()), () => uncached.decide(nextView()), () => cached.decide(views[0]!)];
-    const rates = await interleavedRates(
+    const { rates, threadCpuNsPerRun } = await interleavedMeasure(
       [
         ...targets.map((run, i) => ({ name: `batch ${i}`, run: batch(run), async: true })),
         ...targets.map((run, i) => ({ name: `in flight ${i}`, run: inFlight(run), async: true })),
@@ -134,11 +134,7 @@ export async function benchBearer(quick: boolean): Promise<string> {
     const flowing = rates.slice(targets.length).map((rate) => rate * IN_FLIGHT_RUN);
     // What each validation costs the event loop itself, kept in flight: the rates above also
     // depend on how the scheduler shares two CPUs between the event loop and libuv's pool.
-    const eventLoopMicros = await interleavedThreadCpu(
-      targets.map((run, i) => ({ name: `cpu ${i}`, run: inFlight(run), async: true })),
-      IN_FLIGHT_RUN,
-      quick ? 2000 : 6000,
-    );
+    const eventLoopMicros = threadCpuNsPerRun?.slice(targets.length).map((ns) => ns / 1000 / IN_FLIGHT_RUN);
     const cpuCells = (i: number) =>
       eventLoopMicros === undefined ? ['n/a', 'n/a'] : [`${eventLoopMicros[i]!.toFixed(1)} µs`, `${(eventLoopMicros[0]! / eventLoopMicros[i]!).toFixed(2)}×`];
     const cells = (i: number) => [

@@ -8,14 +8,24 @@ export interface Candidate {
   readonly async?: boolean;
 }
 
+/** What interleavedMeasure found for each candidate, in the order given. */
+export interface InterleavedResult {
+  /** Runs per second. */
+  readonly rates: number[];
+  /** Nanoseconds of this thread's CPU time per run; undefined where it cannot be read (see threadCpuNs). */
+  readonly threadCpuNsPerRun: number[] | undefined;
+}
+
 /**
- * Rates (ops/s) of several candidates measured in interleaved slices, so
- * that drift in machine speed (shared hosts, frequency changes) falls on all
- * of them alike and their ratios stay meaningful.
+ * Rates (runs/s) and this thread's CPU time per run of several candidates,
+ * measured in interleaved slices, so that drift in machine speed (shared hosts,
+ * frequency changes) falls on all of them alike and their ratios stay meaningful.
  */
-export async function interleavedRates(candidates: readonly Candidate[], totalMs: number, sliceMs = 50): Promise<number[]> {
+export async function interleavedMeasure(candidates: readonly Candidate[], totalMs: number, sliceMs = 50): Promise<InterleavedResult> {
   const iterations = candidates.map(() => 0);
   const elapsed = candidates.map(() => 0);
+  const cpuNs = candidates.map(() => 0);
+  const cpuReadable = threadCpuNs() !== undefined;
   for (const candidate of candidates) {
     // Warm-up: let the JIT settle before anything counts.
     const until = performance.now() + Math.min(200, totalMs / 10);
@@ -24,6 +34,7 @@ export async function interleavedRates(candidates: readonly Candidate[], totalMs
   const deadline = performance.now() + totalMs;
   while (performance.now() < deadline) {
     for (const [i, candidate] of candidates.entries()) {
+      const cpuBefore = cpuReadable ? threadCpuNs()! : 0;
       const start = performance.now();
       let now = start;
       let n = 0;
@@ -35,9 +46,18 @@ export async function interleavedRates(candidates: readonly Candidate[], totalMs
       } while (now - start < sliceMs);
       iterations[i]! += n;
       elapsed[i]! += now - start;
+      if (cpuReadable) cpuNs[i]! += threadCpuNs()! - cpuBefore;
     }
   }
-  return iterations.map((n, i) => (n * 1000) / elapsed[i]!);
+  return {
+    rates: iterations.map((n, i) => (n * 1000) / elapsed[i]!),
+    threadCpuNsPerRun: cpuReadable ? cpuNs.map((ns, i) => ns / iterations[i]!) : undefined,
+  };
+}
+
+/** Rates (runs/s) of several candidates, measured as interleavedMeasure does. */
+export async function interleavedRates(candidates: readonly Candidate[], totalMs: number, sliceMs = 50): Promise<number[]> {
+  return (await interleavedMeasure(candidates, totalMs, sliceMs)).rates;
 }
 
 /**
@@ -86,29 +106,4 @@ export function threadCpuNs(): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * Event-loop CPU time per call (µs) of each candidate, measured in interleaved
- * slices like interleavedRates; `callsPerRun` is how many calls one `run` makes.
- * Undefined where thread CPU time cannot be read.
- */
-export async function interleavedThreadCpu(candidates: readonly Candidate[], callsPerRun: number, totalMs: number, sliceMs = 50): Promise<number[] | undefined> {
-  if (threadCpuNs() === undefined) return undefined;
-  const calls = candidates.map(() => 0);
-  const cpu = candidates.map(() => 0);
-  const deadline = performance.now() + totalMs;
-  while (performance.now() < deadline) {
-    for (const [i, candidate] of candidates.entries()) {
-      const start = performance.now();
-      const before = threadCpuNs()!;
-      do {
-        if (candidate.async) await candidate.run();
-        else candidate.run();
-        calls[i]! += callsPerRun;
-      } while (performance.now() - start < sliceMs);
-      cpu[i]! += threadCpuNs()! - before;
-    }
-  }
-  return cpu.map((ns, i) => ns / 1000 / calls[i]!);
 }
