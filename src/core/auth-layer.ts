@@ -6,13 +6,13 @@ import type { AuthConfig } from './config/auth-config.js';
 import { deriveKey } from './crypto/keys.js';
 import { matchExcludedPath } from './excluded-paths.js';
 import { requestOrigin } from './http/origin.js';
-import { headerValue, wantsJson, type Decision, type RequestView } from './http/request-view.js';
+import type { Decision, RequestView } from './http/request-view.js';
 import { errorDecision, escapeHtml, fragmentPreservingRedirect, jsonDecision, pageDecision, redirectDecision } from './http/responses.js';
 import { createProviders } from './providers/registry.js';
 import type { Identity } from './identity.js';
 import { identityFromRecord } from './principal.js';
 import { currentSession, sessionIdOf, loginDone, logout, logoutComplete, logoutDone, me, refresh, version } from './routes/account-routes.js';
-import { LayerRequest, type LayerContext, type RouteRequest } from './routes/context.js';
+import { callerWantsJson, LayerRequest, type LayerContext, type RouteRequest } from './routes/context.js';
 import { bearerIdentity, bearerToken, exchangeToken, invalidTokenDecision } from './routes/client-directed.js';
 import { finishLogin, returnUrlParameter, startLogin } from './routes/login-flow.js';
 import { transition, type LifecycleTrigger, type SessionState } from './session/lifecycle.js';
@@ -68,14 +68,12 @@ export class AuthLayer {
   async decide(view: RequestView): Promise<Decision> {
     const { config, logger } = this.#context;
     if (!config.enabled) return { kind: 'forward', identity: null };
-    // A WebSocket handshake cannot follow a redirect to a sign-in page: it gets a 401 like an API call.
-    const json = wantsJson(view) || headerValue(view, 'upgrade') !== undefined;
     const origin = requestOrigin(view, config);
     if (origin === null) {
       logger.warn({ reason: 'invalid host', path: view.path }, 'request rejected');
-      return errorDecision(400, 'Bad request', 'The Host header is not valid.', json);
+      return errorDecision(400, 'Bad request', 'The Host header is not valid.', callerWantsJson(view));
     }
-    const request = new LayerRequest(view, origin, json);
+    const request = new LayerRequest(view, origin);
     if (config.requireHttps && origin.scheme !== 'https') return this.#toHttps(request);
 
     const prefix = config.apiPrefix;

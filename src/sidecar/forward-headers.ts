@@ -26,12 +26,19 @@ export interface ForwardContext {
  * outcome is the same by construction (the vectors pin the core's rules).
  */
 export function mayCarryIdentityAliases(rawPairs: ReadonlyArray<readonly [string, string]>, prefix: string): boolean {
-  const canonicalPrefix = canonicalHeaderName(prefix);
+  const canonicalPrefix = canonicalPrefixOf(prefix);
   for (const [name, value] of rawPairs) {
     if (hasCanonicalPrefix(name, canonicalPrefix)) return true;
     if (/[\r\n\0]/.test(value)) return true;
   }
   return false;
+}
+
+/** A deployment has one prefix: its canonical form is built once, not on every request. */
+let lastPrefix: { readonly prefix: string; readonly canonical: string } | undefined;
+function canonicalPrefixOf(prefix: string): string {
+  if (lastPrefix?.prefix !== prefix) lastPrefix = { prefix, canonical: canonicalHeaderName(prefix) };
+  return lastPrefix.canonical;
 }
 
 const builtHeaders = new WeakMap<Identity, ReadonlyArray<readonly [string, string]>>();

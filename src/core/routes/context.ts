@@ -1,7 +1,7 @@
 import type { Logger } from '../../logging.js';
 import type { AuthConfig } from '../config/auth-config.js';
 import type { Origin } from '../http/origin.js';
-import type { RequestView } from '../http/request-view.js';
+import { headerValue, wantsJson, type RequestView } from '../http/request-view.js';
 import type { Identity } from '../identity.js';
 import type { Provider } from '../providers/provider.js';
 import type { AuthenticationTokens } from '../tokens/authentication-token.js';
@@ -26,6 +26,14 @@ export interface LayerContext {
   readonly version: string;
 }
 
+/**
+ * Whether a 401 serves the caller better than a redirect to a sign-in page:
+ * an API call (wantsJson), or a WebSocket handshake, which cannot follow a redirect.
+ */
+export function callerWantsJson(view: RequestView): boolean {
+  return wantsJson(view) || headerValue(view, 'upgrade') !== undefined;
+}
+
 /** One request as the routes see it: the view plus its validated origin. */
 export interface RouteRequest {
   readonly view: RequestView;
@@ -39,13 +47,18 @@ export interface RouteRequest {
 export class LayerRequest implements RouteRequest {
   readonly secure: boolean;
   #searchParams: URLSearchParams | undefined;
+  #json: boolean | undefined;
 
   constructor(
     readonly view: RequestView,
     readonly origin: Origin,
-    readonly json: boolean,
   ) {
     this.secure = origin.scheme === 'https';
+  }
+
+  /** Read only when the answer is a challenge or an error page, not on every forwarded request. */
+  get json(): boolean {
+    return (this.#json ??= callerWantsJson(this.view));
   }
 
   /** Parsed only by the /.auth routes that read it, not on every proxied request. */
