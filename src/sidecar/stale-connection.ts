@@ -12,13 +12,18 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** How a connection the app closed shows on the request sent over it. */
 const CONNECTION_LOST = new Set(['ECONNRESET', 'EPIPE']);
 
-export class StaleConnectionRetry {
-  /** Requests eligible for one more try: safe, and sent over a reused connection. */
-  readonly #eligible = new WeakSet<IncomingMessage>();
+/**
+ * Whether a request may be tried once more: safe, and sent over a reused connection. Kept on
+ * the request itself and written on every first attempt, so every forwarded request has the
+ * same shape (a WeakSet entry per request cost more than the whole check).
+ */
+const ELIGIBLE = Symbol('gatehouse.retryEligible');
+type Noted = IncomingMessage & { [ELIGIBLE]?: boolean };
 
-  /** For http-proxy's `proxyReq` event: notes a first attempt that went out on a reused connection. */
+export class StaleConnectionRetry {
+  /** For http-proxy's `proxyReq` event: notes whether a first attempt went out on a reused connection. */
   readonly noteAttempt = (proxyReq: ClientRequest, req: IncomingMessage): void => {
-    if (proxyReq.reusedSocket && SAFE_METHODS.has(req.method ?? '')) this.#eligible.add(req);
+    (req as Noted)[ELIGIBLE] = proxyReq.reusedSocket && SAFE_METHODS.has(req.method ?? '');
   };
 
   /**
@@ -27,7 +32,8 @@ export class StaleConnectionRetry {
    * A timeout also surfaces as a reset: the caller rules it out first.
    */
   shouldRetry(error: NodeJS.ErrnoException, req: IncomingMessage, res: ServerResponse): boolean {
-    if (!this.#eligible.delete(req)) return false;
+    if ((req as Noted)[ELIGIBLE] !== true) return false;
+    (req as Noted)[ELIGIBLE] = false;
     return !res.headersSent && error.code !== undefined && CONNECTION_LOST.has(error.code) && !hasBody(req);
   }
 }
