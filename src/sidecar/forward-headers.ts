@@ -76,7 +76,8 @@ export function forwardHeaders(
   if (headers.connection !== undefined) {
     for (const name of headers.connection.split(',')) {
       const trimmed = name.trim().toLowerCase();
-      if (trimmed !== '') (dropped ??= new Set()).add(trimmed);
+      // Browsers send `Connection: keep-alive`: a name dropped anyway needs no set.
+      if (trimmed !== '' && !HOP_BY_HOP.has(trimmed)) (dropped ??= new Set()).add(trimmed);
     }
   }
   // Inbound aliases are stripped on every request by the shared core; the identity headers of
