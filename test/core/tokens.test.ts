@@ -1,4 +1,4 @@
-import { generateKeyPairSync, sign } from 'node:crypto';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 
 import { expect } from 'chai';
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
@@ -12,40 +12,51 @@ import { ValidatedTokenCache } from '../../src/core/tokens/validated-token-cache
 import { startTokenIssuer, type TokenIssuer } from '../stand-ins/token-issuer.js';
 
 describe('validated token cache', () => {
+  const key = (token: string) => ValidatedTokenCache.key(token);
+
+  it('is keyed by the SHA-256 digest of the token, never by the token itself', () => {
+    const token = `eyJhbGciOiJSUzI1NiJ9.${'x'.repeat(600)}.signature`;
+    const digest = key(token);
+    expect(Buffer.from(digest, 'latin1').equals(createHash('sha256').update(token).digest())).to.equal(true);
+    expect(digest).to.have.length(32);
+    expect(key(token)).to.equal(digest);
+    expect(key(`${token}x`)).to.not.equal(digest);
+  });
+
   it('keeps a token until its expiry, bounded in number with the oldest going first', () => {
     let now = 1_000;
     const cache = new ValidatedTokenCache<string>(() => now, 3);
-    cache.set('token-a', 'identity-a', 2_000);
-    expect(cache.get('token-a')).to.equal('identity-a');
-    expect(cache.get('token-b')).to.equal(undefined);
+    cache.set(key('token-a'), 7, 'identity-a', 2_000);
+    expect(cache.get(key('token-a'))).to.equal('identity-a');
+    expect(cache.get(key('token-b'))).to.equal(undefined);
     now = 2_000;
-    expect(cache.get('token-a')).to.equal(undefined);
-    expect(cache.size).to.equal(0);
+    expect(cache.get(key('token-a'))).to.equal(undefined);
+    expect([cache.size, cache.chars]).to.deep.equal([0, 0]);
     now = 1_000;
-    cache.set('expired', 'x', 999);
+    cache.set(key('expired'), 7, 'x', 999);
     expect(cache.size).to.equal(0);
-    for (const k of ['k1', 'k2', 'k3', 'k4']) cache.set(k, k, 5_000);
+    for (const k of ['k1', 'k2', 'k3', 'k4']) cache.set(key(k), 2, k, 5_000);
     expect(cache.size).to.equal(3);
-    expect(cache.get('k1')).to.equal(undefined);
-    expect(cache.get('k4')).to.equal('k4');
+    expect(cache.get(key('k1'))).to.equal(undefined);
+    expect(cache.get(key('k4'))).to.equal('k4');
   });
 
   it('is bounded by the tokens\' total length too, and keeps nothing when its size is 0', () => {
     const cache = new ValidatedTokenCache<string>(() => 0, 100, 10);
-    cache.set('aaaa', 'a', 1);
-    cache.set('bbbb', 'b', 1);
+    cache.set(key('aaaa'), 4, 'a', 1);
+    cache.set(key('bbbb'), 4, 'b', 1);
     expect(cache.chars).to.equal(8);
-    cache.set('cccc', 'c', 1); // 12 characters: the oldest goes
-    expect([cache.get('aaaa'), cache.get('bbbb'), cache.get('cccc')]).to.deep.equal([undefined, 'b', 'c']);
+    cache.set(key('cccc'), 4, 'c', 1); // 12 characters: the oldest goes
+    expect([cache.get(key('aaaa')), cache.get(key('bbbb')), cache.get(key('cccc'))]).to.deep.equal([undefined, 'b', 'c']);
     expect(cache.chars).to.equal(8);
-    cache.set('bbbb', 'b2', 1); // replaced, not counted twice
+    cache.set(key('bbbb'), 4, 'b2', 1); // replaced, not counted twice
     expect(cache.chars).to.equal(8);
-    expect(cache.get('bbbb')).to.equal('b2');
-    cache.set('x'.repeat(11), 'too long', 1); // longer than the whole budget: never kept, nothing evicted for it
+    expect(cache.get(key('bbbb'))).to.equal('b2');
+    cache.set(key('x'.repeat(11)), 11, 'too long', 1); // longer than the whole budget: never kept, nothing evicted for it
     expect(cache.size).to.equal(2);
     const off = new ValidatedTokenCache<string>(() => 0, 0);
-    off.set('token', 'identity', 1);
-    expect([off.size, off.get('token')]).to.deep.equal([0, undefined]);
+    off.set(key('token'), 5, 'identity', 1);
+    expect([off.size, off.get(key('token'))]).to.deep.equal([0, undefined]);
   });
 });
 

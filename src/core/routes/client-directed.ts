@@ -9,6 +9,7 @@ import { ProviderRefusedError, ProviderUnavailableError } from '../providers/err
 import type { Provider, SignIn, TokenExchange } from '../providers/provider.js';
 import { InvalidTokenError, TokenForbiddenError } from '../tokens/errors.js';
 import { MAX_TOKEN_LENGTH, peekToken, type PeekedToken } from '../tokens/jwt-validator.js';
+import { ValidatedTokenCache } from '../tokens/validated-token-cache.js';
 import type { LayerContext, RouteRequest } from './context.js';
 import { sessionRecord } from './login-flow.js';
 
@@ -42,7 +43,8 @@ export function bearerToken(request: RouteRequest): string | undefined {
 /** The identity a bearer token proves, or the 401/403/503 to answer. */
 export async function bearerIdentity(context: LayerContext, request: RouteRequest, token: string): Promise<{ identity: Identity } | { decision: Decision }> {
   if (token === '' || token.length > MAX_TOKEN_LENGTH) return refuseToken(context, request, token === '' ? 'empty token' : 'token too large');
-  const cached = context.bearerCache.get(token);
+  const cacheKey = ValidatedTokenCache.key(token);
+  const cached = context.bearerCache.get(cacheKey);
   if (cached !== undefined) return { identity: cached };
   let peeked: PeekedToken;
   try {
@@ -73,7 +75,7 @@ export async function bearerIdentity(context: LayerContext, request: RouteReques
     try {
       const signIn = await provider.bearer!.validate(token, peeked);
       const identity = identityOf(provider, signIn, context.config.tokenStore.enabled);
-      context.bearerCache.set(token, identity, signIn.expiresAt);
+      context.bearerCache.set(cacheKey, token.length, identity, signIn.expiresAt);
       return { identity };
     } catch (error) {
       if (error instanceof TokenForbiddenError) {
