@@ -264,7 +264,12 @@ export async function benchSidecar(quick: boolean): Promise<string> {
       const order = others.map((_, i) => others[(i + round) % others.length]!);
       for (const target of order) {
         for (const warm of [baseline, target]) await load(warm, appPid, cookie, 1);
-        const [base, own] = await pacedLatency([pacedTarget(baseline), pacedTarget(target)], { rate, seconds, settleSeconds: 1, connections: 50 });
+        // Who goes first on the shared schedule alternates by round: the client handles answers that
+        // arrive together in issue order, so a fixed order would charge the second one its wait.
+        const baselineFirst = round % 2 === 0;
+        const pair = baselineFirst ? [pacedTarget(baseline), pacedTarget(target)] : [pacedTarget(target), pacedTarget(baseline)];
+        const [first, second] = await pacedLatency(pair, { rate, seconds, settleSeconds: 1, connections: 50 });
+        const [base, own] = baselineFirst ? [first, second] : [second, first];
         paced.set(target.name, [...(paced.get(target.name) ?? []), { own: own!, baseline: base! }]);
       }
     }
