@@ -49,8 +49,11 @@ describe('interception hook (native host threads → JavaScript policy)', () => 
       return { kind: 'respond', status: 302, headers: [['Location', `/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent(request.path)}`]] };
     });
     const results = await host.replay(requests(128), 16);
+    // Nearly all go pending and are resumed; a native thread descheduled for longer than the policy's
+    // timer between submit and settling finds the decision already there, and applies it inline.
+    expect(results.filter((r) => !r.inline).length, 'requests that went pending').to.be.greaterThan(0);
     results.forEach((r, i) => {
-      expect(r).to.include({ completions: 1, kind: 'respond', status: 302, resumes: 1 });
+      expect(r, `request ${i}`).to.include({ completions: 1, kind: 'respond', status: 302, resumes: r.inline ? 0 : 1 });
       expect(r.headers).to.deep.equal([['Location', `/.auth/login/dev?post_login_redirect_uri=%2Fitem%2F${i}`]]);
     });
   });

@@ -59,9 +59,13 @@ test('hook: 64 native threads of the module host, every request decided exactly 
   const interceptor = attached(async (request) => ({ kind: 'continue', remove: [], set: [['X-PLATFORM-CLIENT-PRINCIPAL-ID', request.path]] }));
   const out = await host.replay(requests(640), 64);
   interceptor.close();
+  // An asynchronous policy decides on the JavaScript thread, normally after the native thread went
+  // pending; a native thread descheduled between submit and settling (64 threads on a few cores, under
+  // wine) finds the decision already there and applies it inline. Either way it is applied once.
+  assert.ok(out.some((r) => !r.inline), 'some requests went pending');
   out.forEach((r, i) => {
-    assert.equal(r.completions, 1);
-    assert.equal(r.resumes, 1);
+    assert.equal(r.completions, 1, `request ${i}: completions`);
+    assert.equal(r.resumes, r.inline ? 0 : 1, `request ${i}: resumes (inline: ${r.inline})`);
     assert.deepEqual(r.set, [['X-PLATFORM-CLIENT-PRINCIPAL-ID', `/item/${i}`]]);
   });
 });
