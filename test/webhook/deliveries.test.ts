@@ -40,6 +40,8 @@ describe('idempotent deliveries (X-Forge-Delivery)', () => {
       expect(first.status).to.equal(200);
       expect(second.status).to.equal(200);
       expect(second.text).to.equal(first.text);
+      // Subscribers run after the response: wait for the first run, then give a second one time to show.
+      await waitFor(() => seen.length > 0, 'the handler');
       await new Promise((r) => setTimeout(r, 50));
       expect(seen).to.deep.equal(['abc-1']);
     } finally {
@@ -55,6 +57,7 @@ describe('idempotent deliveries (X-Forge-Delivery)', () => {
       const replies = await Promise.all(Array.from({ length: 20 }, () => deliver(server.url, 'push', PUSH, { 'x-forge-delivery': 'same' })));
       expect(replies.map((r) => r.status)).to.deep.equal(Array(20).fill(200));
       expect(new Set(replies.map((r) => r.text)).size).to.equal(1);
+      await waitFor(() => runs > 0, 'the handler');
       await new Promise((r) => setTimeout(r, 50));
       expect(runs).to.equal(1);
     } finally {
