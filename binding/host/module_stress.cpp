@@ -6,6 +6,11 @@
 // engine. Every request must be applied exactly once, with its own decision
 // or the slot's 503. Prints one JSON line of counts; exits non-zero on a breach.
 //
+// Each host thread sends at least <requests per thread>, and goes on until all
+// four paths were taken (own decision, the slot's 503, inline, resumed), at most
+// kMaxRounds times as many: on a loaded machine the toggler may be descheduled
+// for a whole run, and a run that never saw one engine state proves nothing.
+//
 //   module_stress <host threads> <requests per thread> <worker threads>
 #include <atomic>
 #include <chrono>
@@ -45,6 +50,8 @@ void policy(void* data, gh_pending* pending) {
   }
 }
 
+constexpr int kMaxRounds = 50;
+
 struct Handled {
   std::mutex mutex;
   std::condition_variable resumed;
@@ -72,7 +79,8 @@ int main(int argc, char** argv) {
   const gh_engine_ref ref{GH_ABI_VERSION, engine, &gh_engine_submit, gh_bytes{nullptr, 0}};
   link->attach(link->host_data, &ref);
 
-  std::atomic<long> own{0}, unavailable{0}, wrong{0}, inline_applied{0}, resumed{0}, bad_resumes{0};
+  std::atomic<long> handled_total{0}, own{0}, unavailable{0}, wrong{0}, inline_applied{0}, resumed{0}, bad_resumes{0};
+  const auto every_path_taken = [&] { return own > 0 && unavailable > 0 && inline_applied > 0 && resumed > 0; };
   std::atomic<bool> hosts_done{false};
   std::thread toggler([&] {
     while (!hosts_done.load()) {
@@ -86,7 +94,8 @@ int main(int argc, char** argv) {
   std::vector<std::thread> hosts;
   for (int t = 0; t < host_threads; ++t) {
     hosts.emplace_back([&, t] {
-      for (int i = 0; i < per_thread; ++i) {
+      for (int i = 0; i < per_thread || (i < per_thread * kMaxRounds && !every_path_taken()); ++i) {
+        handled_total++;
         const std::string path = "/r/" + std::to_string(t) + "/" + std::to_string(i);
         gh_request_view view{};
         view.method = gh_bytes{reinterpret_cast<const uint8_t*>("GET"), 3};
@@ -123,7 +132,7 @@ int main(int argc, char** argv) {
   link->detach(link->host_data, engine);
   gh_engine_free(engine);
 
-  const long total = static_cast<long>(host_threads) * per_thread;
+  const long total = handled_total.load();
   std::printf("{\"handled\":%ld,\"ownDecision\":%ld,\"unavailable\":%ld,\"inline\":%ld,\"resumed\":%ld,\"wrong\":%ld,\"badResumes\":%ld}\n", total, own.load(),
               unavailable.load(), inline_applied.load(), resumed.load(), wrong.load(), bad_resumes.load());
   const bool ok = own + unavailable == total && inline_applied + resumed == total && wrong == 0 && bad_resumes == 0;

@@ -28,7 +28,8 @@ describe('IIS module request path (engine slot + deferred decision) under 64 nat
     } catch (error) {
       throw new Error(`module_stress reported a breach: ${(error as { stdout?: string }).stdout ?? (error as Error).message}`);
     }
-    expect(report.handled).to.equal(64 * 200);
+    // At least what was asked; more only while some path had not been taken yet.
+    expect(report.handled).to.be.at.least(64 * 200);
     expect(report.wrong).to.equal(0);
     expect(report.badResumes).to.equal(0);
     expect(report.ownDecision + report.unavailable).to.equal(report.handled);
