@@ -1,7 +1,8 @@
 // The interception engine of the C ABI: requests are deep-copied into
 // reference-counted pending objects, handed to a policy, and completed
 // exactly once, from whatever thread decides, possibly long after the
-// submitting call returned. Shutdown answers every pending request with 503.
+// submitting call returned. Shutdown answers every pending request with 503
+// (error_response.h).
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "bytes.h"
+#include "error_response.h"
 #include "gh_core.h"
 
 namespace {
@@ -19,37 +21,6 @@ struct Registry {
   std::mutex mutex;
   std::unordered_set<gh_pending*> pending;
   bool shut_down = false;
-};
-
-/** RESPOND decisions made here: the shutdown 503 and gh_pending_fail. */
-struct OwnedResponse {
-  std::string content_type_name = "Content-Type";
-  std::string content_type = "application/json; charset=utf-8";
-  std::string body;
-  gh_header header{};
-  gh_decision decision{};
-
-  OwnedResponse(int status, const char* message) {
-    body = "{\"error\":\"";
-    for (const char* c = message == nullptr ? "" : message; *c != '\0'; ++c) {
-      const unsigned char ch = static_cast<unsigned char>(*c);
-      if (ch == '"' || ch == '\\') {
-        body += '\\';
-        body += static_cast<char>(ch);
-      } else if (ch < 0x20) {
-        body += ' ';  // control characters have no business in an error message
-      } else {
-        body += static_cast<char>(ch);
-      }
-    }
-    body += "\"}";
-    header = gh_header{gh::bytes_of(content_type_name), gh::bytes_of(content_type)};
-    decision.kind = GH_DECISION_RESPOND;
-    decision.status = status;
-    decision.response_headers = &header;
-    decision.response_header_count = 1;
-    decision.body = gh::bytes_of(body);
-  }
 };
 
 }  // namespace
@@ -140,8 +111,7 @@ gh_status gh_engine_submit(gh_engine* engine, const gh_request_view* request, gh
   }
   if (closed) {
     // Answered at once, outside the lock (the host's callback may call back into the engine).
-    OwnedResponse unavailable(503, "The authentication layer is shutting down.");
-    done(host_data, &unavailable.decision);
+    gh::answer_error(done, host_data, 503, "The authentication layer is shutting down.");
     return GH_ERR_SHUT_DOWN;
   }
   gh_pending* pending = copy_request(*request);
@@ -183,8 +153,8 @@ gh_status gh_pending_complete(gh_pending* pending, const gh_decision* decision) 
 gh_status gh_pending_fail(gh_pending* pending, int status, const char* message) {
   if (pending == nullptr || status < 100 || status > 599) return GH_ERR_INVALID_ARGUMENT;
   try {
-    OwnedResponse response(status, message);
-    return gh_pending_complete(pending, &response.decision);
+    const gh::ErrorResponse response(status, message);
+    return gh_pending_complete(pending, response.decision());
   } catch (const std::bad_alloc&) {
     return GH_ERR_OUT_OF_MEMORY;
   }

@@ -180,7 +180,7 @@ const gh_request_view* gh_pending_request(const gh_pending* pending);
  */
 gh_status gh_pending_complete(gh_pending* pending, const gh_decision* decision);
 
-/* Shorthand: RESPOND with this status and a JSON {"error": message} body. */
+/* Shorthand: RESPOND with this status and a JSON {"error": message} body (a 503 also says Retry-After: 5). */
 gh_status gh_pending_fail(gh_pending* pending, int status, const char* message);
 
 void gh_pending_retain(gh_pending* pending);

@@ -4,27 +4,9 @@
 #include <mutex>
 
 #include "../core/bytes.h"
+#include "../core/error_response.h"
 
 namespace gh_iis {
-
-namespace {
-
-void answer_unavailable(gh_completion_fn done, void* host_data) {
-  static const char kBody[] = "{\"error\":\"The authentication layer is not running.\"}";
-  static const gh_header kHeaders[] = {
-      {{reinterpret_cast<const uint8_t*>("Content-Type"), 12}, {reinterpret_cast<const uint8_t*>("application/json; charset=utf-8"), 31}},
-      {{reinterpret_cast<const uint8_t*>("Retry-After"), 11}, {reinterpret_cast<const uint8_t*>("5"), 1}},
-  };
-  gh_decision decision{};
-  decision.kind = GH_DECISION_RESPOND;
-  decision.status = 503;
-  decision.response_headers = kHeaders;
-  decision.response_header_count = 2;
-  decision.body = gh_bytes{reinterpret_cast<const uint8_t*>(kBody), sizeof kBody - 1};
-  done(host_data, &decision);
-}
-
-}  // namespace
 
 EngineSlot::EngineSlot() {
   link_.abi_version = GH_ABI_VERSION;
@@ -68,7 +50,7 @@ void EngineSlot::submit(const gh_request_view& request, gh_completion_fn done, v
       if (status == GH_OK || status == GH_ERR_SHUT_DOWN) return;
     }
   }
-  answer_unavailable(done, host_data);
+  gh::answer_error(done, host_data, 503, "The authentication layer is not running.");
 }
 
 bool EngineSlot::needs_body(const char* path, size_t length) const {

@@ -71,7 +71,12 @@ describe('interception hook (native host threads → JavaScript policy)', () => 
       const interceptor = attached(policy);
       const results = await host.replay(requests(8), 4);
       interceptor.close();
-      for (const r of results) expect(r).to.include({ completions: 1, kind: 'respond', status: 500 });
+      for (const r of results) {
+        expect(r).to.include({ completions: 1, kind: 'respond', status: 500 });
+        // JSON, and no Retry-After: a broken policy is not a condition that passes by itself.
+        expect(r.headers).to.deep.equal([['Content-Type', 'application/json; charset=utf-8']]);
+        expect(JSON.parse(r.body!.toString())).to.have.property('error').that.is.a('string');
+      }
     }
   });
 
@@ -82,7 +87,17 @@ describe('interception hook (native host threads → JavaScript policy)', () => 
     while (interceptor.pendingCount() < 8) await new Promise((resolve) => setTimeout(resolve, 5));
     interceptor.close();
     const results = await replay;
-    for (const r of results) expect(r).to.include({ completions: 1, kind: 'respond', status: 503 });
+    for (const r of results) {
+      expect(r).to.include({ completions: 1, kind: 'respond', status: 503 });
+      // Those pending at close() are answered by the engine, later ones by the host itself: one shape, JSON and
+      // a Retry-After (the pool is recycling).
+      expect(r.headers).to.deep.equal([
+        ['Content-Type', 'application/json; charset=utf-8'],
+        ['Retry-After', '5'],
+      ]);
+      expect(JSON.parse(r.body!.toString()).error).to.be.oneOf(['The authentication layer is shutting down.', 'The authentication layer is not running.']);
+    }
+    expect(results.filter((r) => JSON.parse(r.body!.toString()).error === 'The authentication layer is shutting down.')).to.have.length(8);
     expect(host.attached()).to.equal(false);
     // Detached: the host answers by itself, inline, without reaching any engine.
     const late = await host.replay(requests(4), 2);

@@ -80,7 +80,10 @@ test('hook: a throwing policy answers 500; close() answers pending requests 503;
   const pending = host.replay(requests(8), 4);
   while (stuck.pendingCount() < 4) await new Promise((resolve) => setTimeout(resolve, 5));
   stuck.close();
-  for (const r of await pending) assert.equal(r.status, 503);
+  for (const r of await pending) {
+    assert.equal(r.status, 503);
+    assert.deepEqual(r.headers, [['Content-Type', 'application/json; charset=utf-8'], ['Retry-After', '5']]);
+  }
   assert.equal(host.attached(), false);
   for (const r of await host.replay(requests(4), 2)) assert.deepEqual([r.status, r.inline, r.resumes], [503, true, 0]);
 });

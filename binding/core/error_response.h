@@ -1,0 +1,80 @@
+// The RESPOND decisions native code makes by itself, without the auth core:
+// the engine's shutdown 503, gh_pending_fail, and a host's 503 while no engine
+// is attached. One shape for all of them, as the core's own JSON errors have:
+// `{"error": message}` as JSON, and on 503 a `Retry-After` (the condition is
+// temporary: Node starting, or the pool recycling).
+#ifndef GATEHOUSE_ERROR_RESPONSE_H
+#define GATEHOUSE_ERROR_RESPONSE_H
+
+#include <new>
+#include <optional>
+#include <string>
+
+#include "bytes.h"
+#include "gh_core.h"
+
+namespace gh {
+
+/** Seconds a client is told to wait before retrying a 503. */
+constexpr const char kRetryAfterSeconds[] = "5";
+
+/** Owns what `decision` points into: keep it alive until the decision has been handed over. */
+class ErrorResponse {
+ public:
+  ErrorResponse(int status, const char* message) {
+    body_ = "{\"error\":\"";
+    for (const char* c = message == nullptr ? "" : message; *c != '\0'; ++c) {
+      const unsigned char ch = static_cast<unsigned char>(*c);
+      if (ch == '"' || ch == '\\') {
+        body_ += '\\';
+        body_ += static_cast<char>(ch);
+      } else if (ch < 0x20) {
+        body_ += ' ';  // control characters have no business in an error message
+      } else {
+        body_ += static_cast<char>(ch);
+      }
+    }
+    body_ += "\"}";
+    headers_[0] = gh_header{bytes_of(content_type_name_), bytes_of(content_type_)};
+    headers_[1] = gh_header{bytes_of(retry_after_name_), bytes_of(retry_after_)};
+    decision_.kind = GH_DECISION_RESPOND;
+    decision_.status = status;
+    decision_.response_headers = headers_;
+    decision_.response_header_count = status == 503 ? 2 : 1;
+    decision_.body = bytes_of(body_);
+  }
+  // The decision points into this object's own strings.
+  ErrorResponse(const ErrorResponse&) = delete;
+  ErrorResponse& operator=(const ErrorResponse&) = delete;
+
+  const gh_decision* decision() const { return &decision_; }
+
+ private:
+  const std::string content_type_name_ = "Content-Type";
+  const std::string content_type_ = "application/json; charset=utf-8";
+  const std::string retry_after_name_ = "Retry-After";
+  const std::string retry_after_ = kRetryAfterSeconds;
+  std::string body_;
+  gh_header headers_[2]{};
+  gh_decision decision_{};
+};
+
+/**
+ * Completes with this error through `done`. Never throws: if even the error
+ * cannot be allocated, the bare status goes out, with no body.
+ */
+inline void answer_error(gh_completion_fn done, void* host_data, int status, const char* message) noexcept {
+  std::optional<ErrorResponse> response;
+  try {
+    response.emplace(status, message);
+  } catch (const std::bad_alloc&) {
+  }
+  gh_decision bare{};
+  bare.kind = GH_DECISION_RESPOND;
+  bare.status = status;
+  done(host_data, response ? response->decision() : &bare);
+}
+
+}  // namespace gh
+
+#endif
