@@ -77,7 +77,15 @@ export class LifecycleError extends Error {}
 
 /** The transition `trigger` takes from `from`; an event the table does not allow is a bug. */
 export function transition(from: SessionState | null, trigger: LifecycleTrigger): Transition {
-  const found = LIFECYCLE.find((t) => t.from === from && t.trigger === trigger);
+  const found = BY_STATE.get(from)?.get(trigger);
   if (found === undefined) throw new LifecycleError(`no transition from ${from ?? '(initial)'} on ${trigger}`);
   return found;
+}
+
+/** The table indexed by state, then trigger (taken on every signed-in request); a duplicate pair is a bug in the table. */
+const BY_STATE = new Map<SessionState | null, Map<LifecycleTrigger, Transition>>();
+for (const t of LIFECYCLE) {
+  const byTrigger = BY_STATE.get(t.from) ?? new Map<LifecycleTrigger, Transition>();
+  if (byTrigger.has(t.trigger)) throw new LifecycleError(`two transitions from ${t.from ?? '(initial)'} on ${t.trigger}`);
+  BY_STATE.set(t.from, byTrigger.set(t.trigger, t));
 }
