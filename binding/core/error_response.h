@@ -6,6 +6,7 @@
 #ifndef GATEHOUSE_ERROR_RESPONSE_H
 #define GATEHOUSE_ERROR_RESPONSE_H
 
+#include <cstddef>
 #include <new>
 #include <optional>
 #include <string>
@@ -15,10 +16,7 @@
 
 namespace gh {
 
-/** Seconds a client is told to wait before retrying a 503. */
-constexpr const char kRetryAfterSeconds[] = "5";
-
-/** Owns what `decision` points into: keep it alive until the decision has been handed over. */
+/** Owns the body `decision` points into: keep it alive until the decision has been handed over. */
 class ErrorResponse {
  public:
   ErrorResponse(int status, const char* message) {
@@ -35,27 +33,30 @@ class ErrorResponse {
       }
     }
     body_ += "\"}";
-    headers_[0] = gh_header{bytes_of(content_type_name_), bytes_of(content_type_)};
-    headers_[1] = gh_header{bytes_of(retry_after_name_), bytes_of(retry_after_)};
     decision_.kind = GH_DECISION_RESPOND;
     decision_.status = status;
-    decision_.response_headers = headers_;
-    decision_.response_header_count = status == 503 ? 2 : 1;
+    decision_.response_headers = kHeaders;
+    decision_.response_header_count = status == 503 ? 2 : 1;  // Retry-After only where the condition passes
     decision_.body = bytes_of(body_);
   }
-  // The decision points into this object's own strings.
+  // The decision points into this object's own body.
   ErrorResponse(const ErrorResponse&) = delete;
   ErrorResponse& operator=(const ErrorResponse&) = delete;
 
   const gh_decision* decision() const { return &decision_; }
 
  private:
-  const std::string content_type_name_ = "Content-Type";
-  const std::string content_type_ = "application/json; charset=utf-8";
-  const std::string retry_after_name_ = "Retry-After";
-  const std::string retry_after_ = kRetryAfterSeconds;
+  template <size_t N>
+  static gh_bytes literal(const char (&text)[N]) {
+    return gh_bytes{reinterpret_cast<const uint8_t*>(text), N - 1};
+  }
+  // Content-Type always; Retry-After (seconds) second, so a count of 1 leaves it out.
+  static inline const gh_header kHeaders[] = {
+      {literal("Content-Type"), literal("application/json; charset=utf-8")},
+      {literal("Retry-After"), literal("5")},
+  };
+
   std::string body_;
-  gh_header headers_[2]{};
   gh_decision decision_{};
 };
 
