@@ -4,6 +4,7 @@
 // decision: header changes made by the shared normalization, or a response.
 import type { AuthLayer } from '../core/auth-layer.js';
 import type { Decision, RequestView } from '../core/http/request-view.js';
+import { identityHeaderPairs, inboundAliases } from '../native/identity-headers.js';
 import type { GatehouseCore } from '../native/types.js';
 
 /** A request as the native hook hands it over. */
@@ -21,7 +22,7 @@ export interface NativeRequest {
 
 /** What the native hook applies. */
 export type NativeDecision =
-  | { readonly kind: 'continue'; readonly remove: string[]; readonly set: Array<[string, string]> }
+  | { readonly kind: 'continue'; readonly remove: readonly string[]; readonly set: ReadonlyArray<readonly [string, string]> }
   | { readonly kind: 'respond'; readonly status: number; readonly headers: Array<[string, string]>; readonly body: Buffer };
 
 export class BodyNotAvailableError extends Error {}
@@ -43,7 +44,11 @@ function requestView(request: NativeRequest): RequestView {
   };
 }
 
-/** Decision → native decision. A forward becomes: strip every inbound alias, set the identity headers. */
+/**
+ * Decision → native decision. A forward becomes: strip every inbound alias, set the
+ * identity headers (built once per identity, as the sidecar does; the arrays of a
+ * decision are shared between requests and never changed).
+ */
 export function nativeDecision(decision: Decision, request: NativeRequest, core: GatehouseCore, prefix: string, exposeTokens: boolean): NativeDecision {
   if (decision.kind === 'respond') {
     const headers: Array<[string, string]> = [];
@@ -52,8 +57,9 @@ export function nativeDecision(decision: Decision, request: NativeRequest, core:
     }
     return { kind: 'respond', status: decision.status, headers, body: decision.body ?? Buffer.alloc(0) };
   }
-  const normalized = core.normalizeHeaders(request.headers, decision.identity, { prefix, exposeTokens });
-  return { kind: 'continue', remove: normalized.remove, set: normalized.set };
+  const options = { prefix, exposeTokens };
+  const remove = inboundAliases(core, request.headers, options);
+  return { kind: 'continue', remove, set: decision.identity === null ? [] : identityHeaderPairs(core, decision.identity, options) };
 }
 
 /** The interceptor policy for the native hook: the sidecar's auth core, applied in-server. */

@@ -2,8 +2,8 @@
 // normalized by the shared core, X-Forwarded-* set by gatehouse.
 import type { IncomingHttpHeaders } from 'node:http';
 
-import { DEFAULT_HEADER_PREFIX, type Identity, type NormalizeOptions } from '../core/identity.js';
-import { canonicalHeaderName, hasCanonicalPrefix } from '../native/fallback.js';
+import type { Identity, NormalizeOptions } from '../core/identity.js';
+import { identityHeaderPairs, inboundAliases } from '../native/identity-headers.js';
 import type { GatehouseCore } from '../native/types.js';
 
 /** RFC 9110 §7.6.1 connection-specific fields, plus the legacy ones proxies drop. */
@@ -19,38 +19,17 @@ export interface ForwardContext {
   readonly upgrade: boolean;
 }
 
-/**
- * False only when the core's alias strip would certainly remove nothing: no
- * header name that, upper-cased with `_` and `.` read as `-`, starts with the
- * prefix, and no value with CR, LF or NUL. Then the native call is skipped; the
- * outcome is the same by construction (the vectors pin the core's rules).
- */
-export function mayCarryIdentityAliases(rawPairs: ReadonlyArray<readonly [string, string]>, prefix: string): boolean {
-  const canonicalPrefix = canonicalPrefixOf(prefix);
-  for (const [name, value] of rawPairs) {
-    if (hasCanonicalPrefix(name, canonicalPrefix)) return true;
-    if (/[\r\n\0]/.test(value)) return true;
-  }
-  return false;
-}
+const lowerCased = new WeakMap<ReadonlyArray<readonly [string, string]>, ReadonlyArray<readonly [string, string]>>();
 
-/** A deployment has one prefix: its canonical form is built once, not on every request. */
-let lastPrefix: { readonly prefix: string; readonly canonical: string } | undefined;
-function canonicalPrefixOf(prefix: string): string {
-  if (lastPrefix?.prefix !== prefix) lastPrefix = { prefix, canonical: canonicalHeaderName(prefix) };
-  return lastPrefix.canonical;
-}
-
-const builtHeaders = new WeakMap<Identity, ReadonlyArray<readonly [string, string]>>();
-
-/** The identity headers (lower-case names, byte-string values) for an identity object, built once. */
+/** The identity headers with node's lower-case names, made once per built set (so once per identity). */
 function identityHeaders(core: GatehouseCore, identity: Identity, options: NormalizeOptions): ReadonlyArray<readonly [string, string]> {
-  let built = builtHeaders.get(identity);
-  if (built === undefined) {
-    built = core.normalizeHeaders([], identity, options).set.map(([name, value]) => [name.toLowerCase(), value] as const);
-    builtHeaders.set(identity, built);
+  const set = identityHeaderPairs(core, identity, options);
+  let lower = lowerCased.get(set);
+  if (lower === undefined) {
+    lower = set.map(([name, value]) => [name.toLowerCase(), value] as const);
+    lowerCased.set(set, lower);
   }
-  return built;
+  return lower;
 }
 
 /**
@@ -82,9 +61,7 @@ export function forwardHeaders(
   }
   // Inbound aliases are stripped on every request by the shared core; the identity headers of
   // a session are the same on every request, so they are built once per identity.
-  if (mayCarryIdentityAliases(rawPairs, normalizeOptions.prefix ?? DEFAULT_HEADER_PREFIX)) {
-    for (const name of core.normalizeHeaders(rawPairs, null, normalizeOptions).remove) (dropped ??= new Set()).add(name.toLowerCase());
-  }
+  for (const name of inboundAliases(core, rawPairs, normalizeOptions)) (dropped ??= new Set()).add(name.toLowerCase());
 
   const out: IncomingHttpHeaders = {};
   for (const name of Object.keys(headers)) {

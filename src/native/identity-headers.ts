@@ -1,0 +1,61 @@
+// The shared normalization (DESIGN §3) as a host applies it on every request.
+// normalize(inbound, identity) has two independent halves: the inbound aliases
+// to remove depend on the request, the identity headers to set only on the
+// identity. A session's identity object is the same on each of its requests,
+// so its headers are built once; and the alias half needs the core only when
+// some inbound header could be an alias at all. Both hosts (sidecar and
+// in-server) go through here, so they apply the very same bytes.
+import { DEFAULT_HEADER_PREFIX, type Identity, type NormalizeOptions } from '../core/identity.js';
+import { canonicalHeaderName, hasCanonicalPrefix } from './fallback.js';
+import type { GatehouseCore } from './types.js';
+
+/**
+ * False only when the core's alias strip would certainly remove nothing: no
+ * header name that, upper-cased with `_` and `.` read as `-`, starts with the
+ * prefix, and no value with CR, LF or NUL. Then the native call is skipped; the
+ * outcome is the same by construction (the vectors pin the core's rules).
+ */
+export function mayCarryIdentityAliases(rawPairs: ReadonlyArray<readonly [string, string]>, prefix: string): boolean {
+  const canonicalPrefix = canonicalPrefixOf(prefix);
+  for (const [name, value] of rawPairs) {
+    if (hasCanonicalPrefix(name, canonicalPrefix)) return true;
+    if (/[\r\n\0]/.test(value)) return true;
+  }
+  return false;
+}
+
+/** A deployment has one prefix: its canonical form is built once, not on every request. */
+let lastPrefix: { readonly prefix: string; readonly canonical: string } | undefined;
+function canonicalPrefixOf(prefix: string): string {
+  if (lastPrefix?.prefix !== prefix) lastPrefix = { prefix, canonical: canonicalHeaderName(prefix) };
+  return lastPrefix.canonical;
+}
+
+const NOTHING_TO_REMOVE: readonly string[] = Object.freeze([]);
+
+/** The inbound header names the core strips (identity aliases, values that could split a header), as the core spells them. */
+export function inboundAliases(core: GatehouseCore, rawPairs: ReadonlyArray<readonly [string, string]>, options: NormalizeOptions): readonly string[] {
+  if (!mayCarryIdentityAliases(rawPairs, options.prefix ?? DEFAULT_HEADER_PREFIX)) return NOTHING_TO_REMOVE;
+  return core.normalizeHeaders(rawPairs, null, options).remove;
+}
+
+interface BuiltHeaders {
+  readonly prefix: string | undefined;
+  readonly exposeTokens: boolean | undefined;
+  readonly set: ReadonlyArray<readonly [string, string]>;
+}
+
+const built = new WeakMap<Identity, BuiltHeaders>();
+
+/**
+ * The identity headers the core sets for `identity` (its canonical names, byte-string
+ * values), built once per identity object and options; callers must not change them.
+ * Throws HeaderValueError, every time, for an identity whose values could split a header.
+ */
+export function identityHeaderPairs(core: GatehouseCore, identity: Identity, options: NormalizeOptions): ReadonlyArray<readonly [string, string]> {
+  const cached = built.get(identity);
+  if (cached !== undefined && cached.prefix === options.prefix && cached.exposeTokens === options.exposeTokens) return cached.set;
+  const set = core.normalizeHeaders([], identity, options).set;
+  built.set(identity, { prefix: options.prefix, exposeTokens: options.exposeTokens, set });
+  return set;
+}
