@@ -139,6 +139,9 @@ Interceptor::Interceptor(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Inte
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsFunction()) throw Napi::TypeError::New(env, "new Interceptor(policy): policy must be a function");
   policy_ = Napi::Persistent(info[0].As<Napi::Function>());
+  settle_ = Napi::Persistent(Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return OnSettled(i, false); }, "settle"));
+  fail_ = Napi::Persistent(Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return OnSettled(i, true); }, "fail"));
+  bind_ = Napi::Persistent(settle_.Value().Get("bind").As<Napi::Function>());
   tsfn_ = Napi::ThreadSafeFunction::New(env, info[0].As<Napi::Function>(), "gatehouse-interceptor", 0, 1);
   tsfn_.Unref(env);  // pending requests never keep the process alive
   if (gh_engine_new(&Interceptor::OnPolicy, this, &engine_) != GH_OK) throw Napi::Error::New(env, "could not create the interception engine");
@@ -149,6 +152,9 @@ Interceptor::Interceptor(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Inte
 Interceptor::~Interceptor() {
   napi_remove_env_cleanup_hook(env_, &Interceptor::OnTeardown, this);
   Shutdown();
+  // Promises that never settled: their requests were answered 503 by the shutdown.
+  for (auto& [id, p] : awaiting_) gh_pending_release(p);
+  awaiting_.clear();
   gh_engine_free(engine_);
 }
 
@@ -164,7 +170,7 @@ void Interceptor::Shutdown() {
 // On a native thread: hand the request to JavaScript; if JavaScript is gone, 503.
 void Interceptor::OnPolicy(void* data, gh_pending* pending) {
   auto* self = static_cast<Interceptor*>(data);
-  napi_status status = self->tsfn_.NonBlockingCall(pending, [](Napi::Env env, Napi::Function policy, gh_pending* p) {
+  napi_status status = self->tsfn_.NonBlockingCall(pending, [self](Napi::Env env, Napi::Function policy, gh_pending* p) {
     if (env == nullptr) {
       gh_pending_fail(p, 503, "The authentication layer is shutting down.");
       gh_pending_release(p);
@@ -179,16 +185,7 @@ void Interceptor::OnPolicy(void* data, gh_pending* pending) {
       return;
     }
     if (result.IsPromise()) {
-      Napi::Object promise = result.As<Napi::Object>();
-      auto resolve = Napi::Function::New(env, [p](const Napi::CallbackInfo& info) {
-        complete_from_js(p, info[0]);
-        gh_pending_release(p);
-      });
-      auto reject = Napi::Function::New(env, [p](const Napi::CallbackInfo&) {
-        gh_pending_fail(p, 500, "The authentication layer failed.");
-        gh_pending_release(p);
-      });
-      promise.Get("then").As<Napi::Function>().Call(promise, {resolve, reject});
+      self->AwaitDecision(env, result.As<Napi::Object>(), p);
       return;
     }
     complete_from_js(p, result);
@@ -198,6 +195,57 @@ void Interceptor::OnPolicy(void* data, gh_pending* pending) {
     gh_pending_fail(pending, 503, "The authentication layer is shutting down.");
     gh_pending_release(pending);
   }
+}
+
+// A promised decision: the request waits under a number, and the promise settles it
+// through the interceptor's two settle functions bound to that number (a bound
+// function per request is cheap; a native function per request is not). The bound
+// `this` is the interceptor's own object, which it keeps alive until then.
+void Interceptor::AwaitDecision(Napi::Env env, Napi::Object promise, gh_pending* p) {
+  uint32_t id;
+  do {
+    id = ++last_id_;
+  } while (id == 0 || awaiting_.count(id) > 0);  // after a wrap, skip numbers still waiting
+  awaiting_.emplace(id, p);
+  try {
+    const Napi::Value self = Value();
+    // Collected but not yet finalized: nothing could settle the request any more.
+    if (self.IsEmpty()) throw Napi::Error::New(env, "the interceptor is gone");
+    const Napi::Number key = Napi::Number::New(env, id);
+    const Napi::Value on_decision = bind_.Call(settle_.Value(), {self, key});
+    const Napi::Value on_failure = bind_.Call(fail_.Value(), {self, key});
+    promise.Get("then").As<Napi::Function>().Call(promise, {on_decision, on_failure});
+  } catch (const Napi::Error&) {
+    if (gh_pending* waiting = TakeAwaiting(id)) {
+      gh_pending_fail(waiting, 500, "The authentication layer failed.");
+      gh_pending_release(waiting);
+    }
+  }
+}
+
+gh_pending* Interceptor::TakeAwaiting(uint32_t id) {
+  auto found = awaiting_.find(id);
+  if (found == awaiting_.end()) return nullptr;
+  gh_pending* p = found->second;
+  awaiting_.erase(found);
+  return p;
+}
+
+// settle(id, decision) and fail(id), called with the interceptor's object as `this`.
+// A number not waiting (already settled, or made up) changes nothing.
+Napi::Value Interceptor::OnSettled(const Napi::CallbackInfo& info, bool failed) {
+  Napi::Env env = info.Env();
+  if (!info.This().IsObject() || info.Length() < 1 || !info[0].IsNumber()) return env.Undefined();
+  Interceptor* self = Napi::ObjectWrap<Interceptor>::Unwrap(info.This().As<Napi::Object>());
+  gh_pending* p = self == nullptr ? nullptr : self->TakeAwaiting(info[0].As<Napi::Number>().Uint32Value());
+  if (p == nullptr) return env.Undefined();
+  if (failed) {
+    gh_pending_fail(p, 500, "The authentication layer failed.");
+  } else {
+    complete_from_js(p, info.Length() > 1 ? info[1] : env.Undefined());
+  }
+  gh_pending_release(p);
+  return env.Undefined();
 }
 
 Napi::Value Interceptor::Close(const Napi::CallbackInfo& info) {

@@ -5,7 +5,9 @@
 #include <napi.h>
 
 #include <atomic>
+#include <cstdint>
 #include <string>
+#include <unordered_map>
 
 #include "../core/gh_core.h"
 
@@ -17,6 +19,9 @@ class Interceptor : public Napi::ObjectWrap<Interceptor> {
 
  private:
   static void OnPolicy(void* data, gh_pending* pending);
+  static Napi::Value OnSettled(const Napi::CallbackInfo& info, bool failed);
+  void AwaitDecision(Napi::Env env, Napi::Object promise, gh_pending* p);
+  gh_pending* TakeAwaiting(uint32_t id);
   static void OnTeardown(void* data);
   void Shutdown();
   Napi::Value Close(const Napi::CallbackInfo& info);
@@ -25,6 +30,12 @@ class Interceptor : public Napi::ObjectWrap<Interceptor> {
   void DetachHost();
 
   Napi::FunctionReference policy_;
+  // Settling promised decisions (JavaScript thread only): the requests waiting, by number.
+  Napi::FunctionReference settle_;
+  Napi::FunctionReference fail_;
+  Napi::FunctionReference bind_;  // Function.prototype.bind
+  std::unordered_map<uint32_t, gh_pending*> awaiting_;
+  uint32_t last_id_ = 0;
   Napi::ThreadSafeFunction tsfn_;
   gh_engine* engine_ = nullptr;
   napi_env env_ = nullptr;

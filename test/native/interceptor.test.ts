@@ -58,6 +58,39 @@ describe('interception hook (native host threads → JavaScript policy)', () => 
     });
   });
 
+  it('promises settling in any order: each request gets the decision of its own promise', async () => {
+    attached(async (request) => {
+      // Later requests often settle first: the waiting requests are matched by number, not by order.
+      await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 6)));
+      if (request.path.endsWith('3')) throw new Error('refused');
+      return { kind: 'continue', remove: [], set: [['X-PLATFORM-CLIENT-PRINCIPAL-ID', request.path.slice(6)]] };
+    });
+    const results = await host.replay(requests(256), 32);
+    results.forEach((r, i) => {
+      if (String(i).endsWith('3')) {
+        expect(r, `request ${i}`).to.include({ completions: 1, kind: 'respond', status: 500 });
+      } else {
+        expect(r, `request ${i}`).to.include({ completions: 1, kind: 'continue' });
+        expect(r.set, `request ${i}`).to.deep.equal([['X-PLATFORM-CLIENT-PRINCIPAL-ID', String(i)]]);
+      }
+    });
+  });
+
+  it('a promise settling after close() changes nothing: its request was answered 503, and the next interceptor works', async () => {
+    const settle: Array<() => void> = [];
+    const interceptor = attached(() => new Promise((resolve) => settle.push(() => resolve({ kind: 'continue', remove: [], set: [] }))));
+    const replay = host.replay(requests(8), 8);
+    while (interceptor.pendingCount() < 8) await new Promise((resolve) => setTimeout(resolve, 5));
+    interceptor.close();
+    const results = await replay;
+    for (const release of settle) release();
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const r of results) expect(r).to.include({ completions: 1, kind: 'respond', status: 503 });
+    attached(async (request) => ({ kind: 'continue', remove: [], set: [['X-Path', request.path]] }));
+    const next = await host.replay(requests(4), 2);
+    next.forEach((r, i) => expect(r.set).to.deep.equal([['X-Path', `/item/${i}`]]));
+  });
+
   it('fails closed: a throwing, rejecting or nonsensical policy answers 500', async () => {
     for (const policy of [
       () => {
