@@ -74,7 +74,8 @@ struct Hosted {
     micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - submitted).count();
   }
 
-  Napi::Object to_js(Napi::Env env) {
+  /** `details`: also the applied headers and body (a benchmark needs only the counts and times). */
+  Napi::Object to_js(Napi::Env env, bool details) {
     const gh::OwnedDecision& d = decision->decision();
     Napi::Object o = Napi::Object::New(env);
     {
@@ -87,6 +88,7 @@ struct Hosted {
     o.Set("micros", micros);
     const bool respond = d.kind() == GH_DECISION_RESPOND;
     o.Set("kind", respond ? "respond" : "continue");
+    if (!details) return o;
     Napi::Array headers = Napi::Array::New(env, d.headers().size());
     for (size_t i = 0; i < d.headers().size(); ++i) {
       Napi::Array pair = Napi::Array::New(env, 2);
@@ -110,7 +112,8 @@ struct Hosted {
 
 Napi::Value Replay(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsArray() || !info[1].IsNumber()) throw Napi::TypeError::New(env, "replay(requests, threads)");
+  if (info.Length() < 2 || !info[0].IsArray() || !info[1].IsNumber()) throw Napi::TypeError::New(env, "replay(requests, threads[, details])");
+  const bool details = info.Length() < 3 || info[2].ToBoolean().Value();
   Napi::Array list = info[0].As<Napi::Array>();
   const uint32_t threads = std::max<uint32_t>(1, info[1].ToNumber().Uint32Value());
   auto hosted = std::make_shared<std::vector<std::unique_ptr<Hosted>>>();
@@ -134,7 +137,7 @@ Napi::Value Replay(const Napi::CallbackInfo& info) {
   }
   auto deferred = std::make_shared<Napi::Promise::Deferred>(Napi::Promise::Deferred::New(env));
   auto finished = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}), "gatehouse-module-host", 0, 1);
-  std::thread([hosted, threads, deferred, finished]() mutable {
+  std::thread([hosted, threads, details, deferred, finished]() mutable {
     std::vector<std::thread> workers;
     std::atomic<size_t> next{0};
     for (uint32_t t = 0; t < threads; ++t) {
@@ -143,9 +146,9 @@ Napi::Value Replay(const Napi::CallbackInfo& info) {
       });
     }
     for (auto& worker : workers) worker.join();
-    finished.BlockingCall([hosted, deferred](Napi::Env env, Napi::Function) {
+    finished.BlockingCall([hosted, details, deferred](Napi::Env env, Napi::Function) {
       Napi::Array out = Napi::Array::New(env, hosted->size());
-      for (size_t i = 0; i < hosted->size(); ++i) out.Set(static_cast<uint32_t>(i), (*hosted)[i]->to_js(env));
+      for (size_t i = 0; i < hosted->size(); ++i) out.Set(static_cast<uint32_t>(i), (*hosted)[i]->to_js(env, details));
       deferred->Resolve(out);
     });
     finished.Release();

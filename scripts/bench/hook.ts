@@ -89,7 +89,8 @@ export async function benchHook(quick: boolean): Promise<string> {
     for (const threads of [1, 8, 64]) {
       const count = quick ? 10_000 : 50_000;
       const start = performance.now();
-      const results = await host.replay(Array.from({ length: count }, () => request), threads);
+      // Counts and times only: turning every applied header back into JavaScript is the harness's work, not the hook's.
+      const results = await host.replay(Array.from({ length: count }, () => request), threads, false);
       const rate = (count * 1000) / (performance.now() - start);
       if (results.some((r) => r.completions !== 1)) throw new Error('a request was not completed exactly once');
       const micros = results.map((r) => r.micros);

@@ -33,8 +33,11 @@ export interface ModuleHost {
   /** Give this to NativeInterceptor.attachHost. */
   readonly link: HostLink;
   attached(): boolean;
-  /** Submits the requests from `threads` native threads at once; resolves with what each got, in order. */
-  replay(requests: readonly NativeRequest[], threads: number): Promise<HostedDecision[]>;
+  /**
+   * Submits the requests from `threads` native threads at once; resolves with what each got, in order.
+   * `details: false` leaves out the applied headers and body (set, remove, headers, body, status).
+   */
+  replay(requests: readonly NativeRequest[], threads: number, details?: boolean): Promise<HostedDecision[]>;
 }
 
 /** Beside the addon (build/Release). One per process, as a module is. */

@@ -41,6 +41,12 @@ describe('interception hook (native host threads → JavaScript policy)', () => 
       expect(r.set).to.deep.equal([['X-PLATFORM-CLIENT-PRINCIPAL-ID', String(i)]]);
       expect(r.remove).to.deep.equal(['x-platform-client-principal']);
     });
+    // Without details (what the benchmark asks for): the same counts, none of the applied headers.
+    const counts = await host.replay(requests(16), 4, false);
+    for (const r of counts) {
+      expect(r).to.include({ completions: 1, kind: 'continue', resumes: r.inline ? 0 : 1 });
+      expect(r).to.not.have.any.keys('set', 'remove', 'headers', 'body');
+    }
   });
 
   it('an asynchronous policy: the decision comes back after the call returned', async () => {
