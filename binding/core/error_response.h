@@ -1,18 +1,20 @@
 // The RESPOND decisions native code makes by itself, without the auth core:
 // the engine's shutdown 503, gh_pending_fail, and a host's 503 while no engine
 // is attached. One shape for all of them, as the core's own JSON errors have:
-// `{"error": message}` as JSON, and on 503 a `Retry-After` (the condition is
+// `{"error": message}` as JSON (escaped as JSON.stringify would), and on 503 a `Retry-After` (the condition is
 // temporary: Node starting, or the pool recycling).
 #ifndef GATEHOUSE_ERROR_RESPONSE_H
 #define GATEHOUSE_ERROR_RESPONSE_H
 
 #include <cstddef>
+#include <cstring>
 #include <new>
 #include <optional>
 #include <string>
 
 #include "bytes.h"
 #include "gh_core.h"
+#include "json_string.h"
 
 namespace gh {
 
@@ -20,19 +22,10 @@ namespace gh {
 class ErrorResponse {
  public:
   ErrorResponse(int status, const char* message) {
-    body_ = "{\"error\":\"";
-    for (const char* c = message == nullptr ? "" : message; *c != '\0'; ++c) {
-      const unsigned char ch = static_cast<unsigned char>(*c);
-      if (ch == '"' || ch == '\\') {
-        body_ += '\\';
-        body_ += static_cast<char>(ch);
-      } else if (ch < 0x20) {
-        body_ += ' ';  // control characters have no business in an error message
-      } else {
-        body_ += static_cast<char>(ch);
-      }
-    }
-    body_ += "\"}";
+    const char* text = message == nullptr ? "" : message;
+    body_ = "{\"error\":";
+    append_json_string(body_, reinterpret_cast<const uint8_t*>(text), std::strlen(text));
+    body_ += "}";
     decision_.kind = GH_DECISION_RESPOND;
     decision_.status = status;
     decision_.response_headers = kHeaders;

@@ -1,36 +1,11 @@
 #include "principal.h"
 
+#include "json_string.h"
+
 namespace gh {
 namespace {
 
-// JSON.stringify's string escaping: the two-character escapes where they
-// exist, \u00xx (lower-case hex) for other control characters, everything
-// else (non-ASCII included) as is.
-void append_json_string(std::string& out, gh_bytes text) {
-  static const char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (size_t i = 0; i < text.len; ++i) {
-    const char c = static_cast<char>(text.ptr[i]);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += "\\u00";
-          out.push_back(kHex[(c >> 4) & 0xf]);
-          out.push_back(kHex[c & 0xf]);
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
-}
+void append_json_string(std::string& out, gh_bytes text) { gh::append_json_string(out, text.ptr, text.len); }
 
 }  // namespace
 
