@@ -11,6 +11,7 @@
 #include "interceptor.h"
 
 #include "../core/bytes.h"
+#include "../core/json_string.h"
 #include "js_bytes.h"
 
 #include <atomic>
@@ -98,22 +99,42 @@ std::unique_ptr<JsDecision> decision_from(const Napi::Value& value) {
   throw Napi::TypeError::New(env, "decision.kind must be \"continue\" or \"respond\"");
 }
 
-Napi::Object request_to_js(Napi::Env env, const gh_request_view& r) {
-  Napi::Object object = Napi::Object::New(env);
-  object.Set("method", js_string(env, r.method));
-  object.Set("scheme", js_string(env, r.scheme));
-  object.Set("host", js_string(env, r.host));
-  object.Set("path", js_string(env, r.path));
-  object.Set("query", js_string(env, r.query));
-  object.Set("remoteAddress", js_string(env, r.remote_address));
-  Napi::Array headers = Napi::Array::New(env, r.header_count);
+void append_json_bytes(std::string& out, gh_bytes b) { gh::append_json_string(out, b.ptr, b.len); }
+
+// The request as the JavaScript object the policy receives. Written as JSON
+// text and parsed by JSON.parse in one call: building it property by property
+// took about six Node-API calls per header (about 2.4 µs each header on the
+// JavaScript thread). The text is made a string one character per byte
+// (latin1), and JSON escapes only quote, backslash and control characters, so
+// every string comes out with the request's bytes as its characters, as before.
+Napi::Object request_to_js(Napi::Env env, const gh_request_view& r, const Napi::FunctionReference& json_parse) {
+  size_t size = 96 + r.method.len + r.scheme.len + r.host.len + r.path.len + r.query.len + r.remote_address.len;
+  for (size_t i = 0; i < r.header_count; ++i) size += 8 + r.headers[i].name.len + r.headers[i].value.len;
+  std::string json;
+  json.reserve(size + size / 8);
+  json += "{\"method\":";
+  append_json_bytes(json, r.method);
+  json += ",\"scheme\":";
+  append_json_bytes(json, r.scheme);
+  json += ",\"host\":";
+  append_json_bytes(json, r.host);
+  json += ",\"path\":";
+  append_json_bytes(json, r.path);
+  json += ",\"query\":";
+  append_json_bytes(json, r.query);
+  json += ",\"remoteAddress\":";
+  append_json_bytes(json, r.remote_address);
+  json += ",\"headers\":[";
   for (size_t i = 0; i < r.header_count; ++i) {
-    Napi::Array pair = Napi::Array::New(env, 2);
-    pair.Set(0u, js_string(env, r.headers[i].name));
-    pair.Set(1u, js_string(env, r.headers[i].value));
-    headers.Set(static_cast<uint32_t>(i), pair);
+    if (i > 0) json.push_back(',');
+    json.push_back('[');
+    append_json_bytes(json, r.headers[i].name);
+    json.push_back(',');
+    append_json_bytes(json, r.headers[i].value);
+    json.push_back(']');
   }
-  object.Set("headers", headers);
+  json += "]}";
+  Napi::Object object = json_parse.Call({js_string(env, json)}).As<Napi::Object>();
   if (r.body.ptr != nullptr) object.Set("body", Napi::Buffer<uint8_t>::Copy(env, r.body.ptr, r.body.len));
   return object;
 }
@@ -142,6 +163,7 @@ Interceptor::Interceptor(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Inte
   settle_ = Napi::Persistent(Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return OnSettled(i, false); }, "settle"));
   fail_ = Napi::Persistent(Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return OnSettled(i, true); }, "fail"));
   bind_ = Napi::Persistent(settle_.Value().Get("bind").As<Napi::Function>());
+  json_parse_ = Napi::Persistent(env.Global().Get("JSON").As<Napi::Object>().Get("parse").As<Napi::Function>());
   tsfn_ = Napi::ThreadSafeFunction::New(env, info[0].As<Napi::Function>(), "gatehouse-interceptor", 0, 1);
   tsfn_.Unref(env);  // pending requests never keep the process alive
   if (gh_engine_new(&Interceptor::OnPolicy, this, &engine_) != GH_OK) throw Napi::Error::New(env, "could not create the interception engine");
@@ -178,7 +200,7 @@ void Interceptor::OnPolicy(void* data, gh_pending* pending) {
     }
     Napi::Value result;
     try {
-      result = policy.Call({request_to_js(env, *gh_pending_request(p))});
+      result = policy.Call({request_to_js(env, *gh_pending_request(p), self->json_parse_)});
     } catch (const Napi::Error&) {
       gh_pending_fail(p, 500, "The authentication layer failed.");
       gh_pending_release(p);

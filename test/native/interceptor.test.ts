@@ -64,6 +64,34 @@ describe('interception hook (native host threads → JavaScript policy)', () => 
     });
   });
 
+  it('hands the policy every request byte as it came, whatever the bytes (quotes, backslashes, control and high bytes)', async () => {
+    const hostile = ['"', '\\', '","x":"', ']]}', '\t', '\u0001\u001f', '\u007f', '\u0080\u00ff', 'caf\u00c3\u00a9', '\\u0041', ''];
+    const sent: NativeRequest[] = hostile.map((text, i) => ({
+      method: i % 2 === 0 ? 'GET' : `P"${text}`,
+      scheme: 'http',
+      host: `h${text}`,
+      path: `/p/${text}`,
+      query: `q=${text}`,
+      remoteAddress: `r${text}`,
+      headers: [
+        [`X-Name${text.replace(/[^\x21-\x7e]/g, '')}`, text],
+        ['X-Same', text],
+        ['X-Same', `${text}${text}`],
+      ],
+    }));
+    const seen: NativeRequest[] = [];
+    attached((request) => {
+      seen.push(request);
+      return { kind: 'continue', remove: [], set: [] };
+    });
+    const results = await host.replay(sent, 4);
+    for (const r of results) expect(r).to.include({ completions: 1, kind: 'continue' });
+    const byPath = new Map(seen.map((request) => [request.path, request]));
+    for (const request of sent) {
+      expect(byPath.get(request.path), JSON.stringify(request.path)).to.deep.equal(request);
+    }
+  });
+
   it('promises settling in any order: each request gets the decision of its own promise', async () => {
     attached(async (request) => {
       // Later requests often settle first: the waiting requests are matched by number, not by order.
