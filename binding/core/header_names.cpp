@@ -50,11 +50,10 @@ std::string provider_header_part(gh_bytes provider) {
 }
 
 bool has_forbidden_value_character(gh_bytes value) {
-  for (size_t i = 0; i < value.len; ++i) {
-    uint8_t c = value.ptr[i];
-    if (c == '\r' || c == '\n' || c == 0) return true;
-  }
-  return false;
+  if (value.len == 0) return false;
+  // Three memchr scans (vectorized by the C library) beat one byte-by-byte loop on token-sized values.
+  return std::memchr(value.ptr, '\r', value.len) != nullptr || std::memchr(value.ptr, '\n', value.len) != nullptr ||
+         std::memchr(value.ptr, '\0', value.len) != nullptr;
 }
 
 }  // namespace gh

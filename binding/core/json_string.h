@@ -18,8 +18,16 @@ namespace gh {
 inline void append_json_string(std::string& out, const uint8_t* text, size_t length) {
   static const char kHex[] = "0123456789abcdef";
   out.push_back('"');
+  if (length == 0) {  // text may then be null
+    out.push_back('"');
+    return;
+  }
+  size_t run = 0;  // where the bytes not yet appended begin: they need no escape, and go in one append
   for (size_t i = 0; i < length; ++i) {
-    const char c = static_cast<char>(text[i]);
+    const uint8_t c = text[i];
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(reinterpret_cast<const char*>(text) + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -29,15 +37,12 @@ inline void append_json_string(std::string& out, const uint8_t* text, size_t len
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += "\\u00";
-          out.push_back(kHex[(c >> 4) & 0xf]);
-          out.push_back(kHex[c & 0xf]);
-        } else {
-          out.push_back(c);
-        }
+        out += "\\u00";
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 0xf]);
     }
   }
+  out.append(reinterpret_cast<const char*>(text) + run, length - run);
   out.push_back('"');
 }
 

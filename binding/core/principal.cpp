@@ -12,25 +12,24 @@ void append_json_string(std::string& out, gh_bytes text) { gh::append_json_strin
 std::string base64_encode(const std::string& bytes) {
   static const char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::string out((bytes.size() + 2) / 3 * 4, '=');
+  char* o = out.data();  // written in place: the size is known, no per-character growth checks
+  const auto* in = reinterpret_cast<const uint8_t*>(bytes.data());
   size_t i = 0;
   for (; i + 3 <= bytes.size(); i += 3) {
-    const uint32_t n = (static_cast<uint8_t>(bytes[i]) << 16) |
-                       (static_cast<uint8_t>(bytes[i + 1]) << 8) | static_cast<uint8_t>(bytes[i + 2]);
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    out.push_back(kAlphabet[(n >> 6) & 63]);
-    out.push_back(kAlphabet[n & 63]);
+    const uint32_t n = (uint32_t{in[i]} << 16) | (uint32_t{in[i + 1]} << 8) | in[i + 2];
+    *o++ = kAlphabet[(n >> 18) & 63];
+    *o++ = kAlphabet[(n >> 12) & 63];
+    *o++ = kAlphabet[(n >> 6) & 63];
+    *o++ = kAlphabet[n & 63];
   }
   const size_t rest = bytes.size() - i;
-  if (rest > 0) {
-    uint32_t n = static_cast<uint8_t>(bytes[i]) << 16;
-    if (rest == 2) n |= static_cast<uint8_t>(bytes[i + 1]) << 8;
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    out.push_back(rest == 2 ? kAlphabet[(n >> 6) & 63] : '=');
-    out.push_back('=');
+  if (rest > 0) {  // the padding '=' is already there
+    uint32_t n = uint32_t{in[i]} << 16;
+    if (rest == 2) n |= uint32_t{in[i + 1]} << 8;
+    *o++ = kAlphabet[(n >> 18) & 63];
+    *o++ = kAlphabet[(n >> 12) & 63];
+    if (rest == 2) *o = kAlphabet[(n >> 6) & 63];
   }
   return out;
 }
