@@ -9,6 +9,7 @@
 #include "../core/bytes.h"
 #include "../core/gh_core.h"
 #include "interceptor.h"
+#include "json_text.h"
 
 namespace {
 
@@ -141,17 +142,6 @@ std::string string_field(const Napi::Object& object, const char* key) {
   return value.As<Napi::String>().Utf8Value();
 }
 
-Napi::String latin1(Napi::Env env, gh_bytes bytes) {
-  // Header values travel as bytes; Node's http layer writes a string's
-  // characters as latin1 bytes, so each UTF-8 byte becomes one character.
-  napi_value result;
-  NAPI_THROW_IF_FAILED(env,
-                       napi_create_string_latin1(env, reinterpret_cast<const char*>(bytes.ptr),
-                                                 bytes.len, &result),
-                       Napi::String());
-  return Napi::String(env, result);
-}
-
 struct OptionalToken {
   bool present = false;
   std::string value;
@@ -275,25 +265,27 @@ Napi::Value NormalizeHeaders(const Napi::CallbackInfo& info) {
   std::unique_ptr<gh_normalized, void (*)(gh_normalized*)> owner(raw, gh_normalized_free);
   const gh_normalized* normalized = owner.get();
 
-  Napi::Object result = Napi::Object::New(env);
-  Napi::Array remove = Napi::Array::New(env, gh_normalized_remove_count(normalized));
+  // Built from JSON text in one call (json_text.h): names and values are byte strings.
+  std::string json = "{\"remove\":[";
   for (size_t i = 0; i < gh_normalized_remove_count(normalized); ++i) {
-    remove.Set(static_cast<uint32_t>(i), latin1(env, gh_normalized_remove_at(normalized, i)));
+    if (i > 0) json.push_back(',');
+    gh::append_json_bytes(json, gh_normalized_remove_at(normalized, i));
   }
-  Napi::Array set = Napi::Array::New(env, gh_normalized_set_count(normalized));
+  json += "],\"set\":[";
   for (size_t i = 0; i < gh_normalized_set_count(normalized); ++i) {
-    gh_header h = gh_normalized_set_at(normalized, i);
-    Napi::Array pair = Napi::Array::New(env, 2);
-    pair.Set(0u, latin1(env, h.name));
-    pair.Set(1u, latin1(env, h.value));
-    set.Set(static_cast<uint32_t>(i), pair);
+    const gh_header h = gh_normalized_set_at(normalized, i);
+    json += i > 0 ? ",[" : "[";
+    gh::append_json_bytes(json, h.name);
+    json.push_back(',');
+    gh::append_json_bytes(json, h.value);
+    json.push_back(']');
   }
-  result.Set("remove", remove);
-  result.Set("set", set);
-  return result;
+  json += "]}";
+  return gh::from_json_text(env, json);
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  gh::init_json_text(env);
   exports.Set("abiVersion", Napi::Number::New(env, gh_abi_version()));
   exports.Set("verifySignature", Napi::Function::New<VerifySignature>(env, "verifySignature"));
   exports.Set("Verifier", Verifier::Define(env));

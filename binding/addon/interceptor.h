@@ -34,7 +34,6 @@ class Interceptor : public Napi::ObjectWrap<Interceptor> {
   Napi::FunctionReference settle_;
   Napi::FunctionReference fail_;
   Napi::FunctionReference bind_;  // Function.prototype.bind
-  Napi::FunctionReference json_parse_;  // JSON.parse, which builds each request object from its JSON text
   std::unordered_map<uint32_t, gh_pending*> awaiting_;
   uint32_t last_id_ = 0;
   Napi::ThreadSafeFunction tsfn_;
