@@ -13,7 +13,9 @@ const CLI = ['--import', 'tsx', path.join(root, 'src', 'cli.ts')];
 
 function run(args: string[], options: { input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}) {
   const env = { ...process.env, FORGE_WEBHOOK_SECRET: '', GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '', ...options.env };
-  const result = spawnSync(process.execPath, [...CLI, ...args], { cwd: root, input: options.input, env, encoding: 'utf8' });
+  // spawnSync blocks the event loop, so mocha's own timeout could not end a child that hangs: this one does.
+  const result = spawnSync(process.execPath, [...CLI, ...args], { cwd: root, input: options.input, env, encoding: 'utf8', timeout: 25_000, killSignal: 'SIGKILL' });
+  if (result.error) throw result.error;
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

@@ -89,12 +89,12 @@ test('hook: a throwing policy answers 500; close() answers pending requests 503;
 });
 
 test('IIS module: HTTP_REQUEST → request view (the Windows SDK structures, built by mingw-w64)', () => {
-  const out = execFileSync(path.join(release, 'gatehouse_http_request_view_test.exe'), { encoding: 'utf8' });
+  const out = execFileSync(path.join(release, 'gatehouse_http_request_view_test.exe'), { encoding: 'utf8', timeout: 120_000 });
   assert.match(out, /^\d+ checks passed$/m, out);
 });
 
 test('engine: the native test host from 64 threads, no lost or duplicated completion', () => {
-  const report = JSON.parse(execFileSync(path.join(release, 'gatehouse_engine_stress.exe'), ['64', '100', '4'], { encoding: 'utf8' }));
+  const report = JSON.parse(execFileSync(path.join(release, 'gatehouse_engine_stress.exe'), ['64', '100', '4'], { encoding: 'utf8', timeout: 120_000 }));
   assert.equal(report.completedOnce, report.submitted);
   assert.equal(report.completedTwice, 0);
   assert.equal(report.pendingAfterShutdown, 0);
