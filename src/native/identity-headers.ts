@@ -49,13 +49,14 @@ const built = new WeakMap<Identity, BuiltHeaders>();
 
 /**
  * The identity headers the core sets for `identity` (its canonical names, byte-string
- * values), built once per identity object and options; callers must not change them.
+ * values), built once per identity object and options, and frozen (they are shared).
  * Throws HeaderValueError, every time, for an identity whose values could split a header.
  */
 export function identityHeaderPairs(core: GatehouseCore, identity: Identity, options: NormalizeOptions): ReadonlyArray<readonly [string, string]> {
   const cached = built.get(identity);
   if (cached !== undefined && cached.prefix === options.prefix && cached.exposeTokens === options.exposeTokens) return cached.set;
-  const set = core.normalizeHeaders([], identity, options).set;
+  // Frozen: every request of the identity shares these arrays, so none may change them.
+  const set = Object.freeze(core.normalizeHeaders([], identity, options).set.map((pair) => Object.freeze(pair)));
   built.set(identity, { prefix: options.prefix, exposeTokens: options.exposeTokens, set });
   return set;
 }

@@ -74,6 +74,8 @@ describe('identity headers applied per request', () => {
         const identity = structuredClone(vectors.identities[Object.keys(vectors.identities)[0]!]!);
         const first = identityHeaderPairs(core, identity, { prefix: 'X-PLATFORM-', exposeTokens: true });
         expect(identityHeaderPairs(core, identity, { prefix: 'X-PLATFORM-', exposeTokens: true })).to.equal(first);
+        // Shared by every request of the identity: frozen, so no caller can change another request's headers.
+        expect(Object.isFrozen(first) && first.every((pair) => Object.isFrozen(pair))).to.equal(true);
         const other = identityHeaderPairs(core, identity, { prefix: 'X-MS-', exposeTokens: true });
         expect(other).to.not.equal(first);
         expect(other.map(([n]) => n).every((n) => n.startsWith('X-MS-'))).to.equal(true);
