@@ -92,6 +92,14 @@ describe('interception hook (native host threads → JavaScript policy)', () => 
     }
   });
 
+  it('reads every decision string exactly, at any length, and non-strings as String(value)', async () => {
+    const values = ['', 'a', 'é\u00ff', 'x'.repeat(254), 'y'.repeat(255), 'z'.repeat(256), 't'.repeat(5000)];
+    attached(() => ({ kind: 'continue', remove: ['x-a', 7], set: [...values.map((v, i) => [`X-V${i}`, v]), ['X-Number', 42], ['X-Null', null]] }));
+    const [result] = await host.replay(requests(1), 1);
+    expect(result!.remove).to.deep.equal(['x-a', '7']);
+    expect(result!.set).to.deep.equal([...values.map((v, i) => [`X-V${i}`, v]), ['X-Number', '42'], ['X-Null', 'null']]);
+  });
+
   it('promises settling in any order: each request gets the decision of its own promise', async () => {
     attached(async (request) => {
       // Later requests often settle first: the waiting requests are matched by number, not by order.
