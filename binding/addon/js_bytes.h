@@ -26,19 +26,11 @@ inline Napi::String js_string(Napi::Env env, const std::string& text) {
 
 inline std::string bytes_from_js(const Napi::Value& value) {
   Napi::Env env = value.Env();
-  // Most strings here (header names, short values) fit a small buffer: then one call reads them.
-  char small[256];
+  napi_value text = value.ToString();
   size_t length = 0;
-  if (napi_get_value_string_latin1(env, value, small, sizeof small, &length) == napi_ok) {
-    if (length + 1 < sizeof small) return std::string(small, length);
-  } else {
-    // Not a string: converted as String(value) would, as before.
-    napi_value text = value.ToString();
-    return bytes_from_js(Napi::Value(env, text));
-  }
-  NAPI_THROW_IF_FAILED(env, napi_get_value_string_latin1(env, value, nullptr, 0, &length), std::string());
+  NAPI_THROW_IF_FAILED(env, napi_get_value_string_latin1(env, text, nullptr, 0, &length), std::string());
   std::string out(length, '\0');
-  NAPI_THROW_IF_FAILED(env, napi_get_value_string_latin1(env, value, out.data(), length + 1, &length), std::string());
+  NAPI_THROW_IF_FAILED(env, napi_get_value_string_latin1(env, text, out.data(), length + 1, &length), std::string());
   return out;
 }
 
