@@ -265,23 +265,25 @@ Napi::Value NormalizeHeaders(const Napi::CallbackInfo& info) {
   std::unique_ptr<gh_normalized, void (*)(gh_normalized*)> owner(raw, gh_normalized_free);
   const gh_normalized* normalized = owner.get();
 
-  // Built from JSON text in one call (json_text.h): names and values are byte strings.
-  std::string json = "{\"remove\":[";
+  // Set one by one. Built from JSON text instead (json_text.h), a normalization with an
+  // identity measured the same within noise: few strings, long ones (tokens), which
+  // JSON.parse scans character by character.
+  Napi::Object result = Napi::Object::New(env);
+  Napi::Array remove = Napi::Array::New(env, gh_normalized_remove_count(normalized));
   for (size_t i = 0; i < gh_normalized_remove_count(normalized); ++i) {
-    if (i > 0) json.push_back(',');
-    gh::append_json_bytes(json, gh_normalized_remove_at(normalized, i));
+    remove.Set(static_cast<uint32_t>(i), gh::js_string(env, gh_normalized_remove_at(normalized, i)));
   }
-  json += "],\"set\":[";
+  Napi::Array set = Napi::Array::New(env, gh_normalized_set_count(normalized));
   for (size_t i = 0; i < gh_normalized_set_count(normalized); ++i) {
     const gh_header h = gh_normalized_set_at(normalized, i);
-    json += i > 0 ? ",[" : "[";
-    gh::append_json_bytes(json, h.name);
-    json.push_back(',');
-    gh::append_json_bytes(json, h.value);
-    json.push_back(']');
+    Napi::Array pair = Napi::Array::New(env, 2);
+    pair.Set(0u, gh::js_string(env, h.name));
+    pair.Set(1u, gh::js_string(env, h.value));
+    set.Set(static_cast<uint32_t>(i), pair);
   }
-  json += "]}";
-  return gh::from_json_text(env, json);
+  result.Set("remove", remove);
+  result.Set("set", set);
+  return result;
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
