@@ -11,12 +11,15 @@
 #include "interceptor.h"
 
 #include "../core/bytes.h"
+#include "../core/json_string.h"
 #include "js_bytes.h"
 #include "json_text.h"
 
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -104,22 +107,19 @@ std::unique_ptr<JsDecision> decision_from(const Napi::Value& value) {
 // text in one call (json_text.h): property by property, each header cost about
 // six Node-API calls.
 Napi::Object request_to_js(Napi::Env env, const gh_request_view& r) {
-  size_t size = 96 + r.method.len + r.scheme.len + r.host.len + r.path.len + r.query.len + r.remote_address.len;
-  for (size_t i = 0; i < r.header_count; ++i) size += 8 + r.headers[i].name.len + r.headers[i].value.len;
+  const std::pair<const char*, gh_bytes> fields[] = {
+      {"{\"method\":", r.method}, {",\"scheme\":", r.scheme}, {",\"host\":", r.host},
+      {",\"path\":", r.path},     {",\"query\":", r.query},   {",\"remoteAddress\":", r.remote_address},
+  };
+  size_t size = 32;  // ",\"headers\":[" and the closing "]}"
+  for (const auto& [key, value] : fields) size += std::strlen(key) + value.len + 2;
+  for (size_t i = 0; i < r.header_count; ++i) size += r.headers[i].name.len + r.headers[i].value.len + 8;
   std::string json;
-  json.reserve(size + size / 8);
-  json += "{\"method\":";
-  append_json_bytes(json, r.method);
-  json += ",\"scheme\":";
-  append_json_bytes(json, r.scheme);
-  json += ",\"host\":";
-  append_json_bytes(json, r.host);
-  json += ",\"path\":";
-  append_json_bytes(json, r.path);
-  json += ",\"query\":";
-  append_json_bytes(json, r.query);
-  json += ",\"remoteAddress\":";
-  append_json_bytes(json, r.remote_address);
+  json.reserve(size + size / 8);  // room for some escapes
+  for (const auto& [key, value] : fields) {
+    json += key;
+    append_json_bytes(json, value);
+  }
   json += ",\"headers\":[";
   for (size_t i = 0; i < r.header_count; ++i) {
     if (i > 0) json.push_back(',');

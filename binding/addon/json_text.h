@@ -13,8 +13,6 @@
 
 #include <string>
 
-#include "../core/gh_core.h"
-#include "../core/json_string.h"
 #include "js_bytes.h"
 
 namespace gh {
@@ -31,12 +29,10 @@ inline void init_json_text(Napi::Env env) {
   env.SetInstanceData(data);
 }
 
-/** `json`: JSON text whose strings were written by append_json_bytes. */
+/** `json`: JSON text whose strings were written by append_json_bytes (json_string.h). */
 inline Napi::Value from_json_text(Napi::Env env, const std::string& json) {
   return env.GetInstanceData<AddonData>()->json_parse.Call({js_string(env, json)});
 }
-
-inline void append_json_bytes(std::string& out, gh_bytes b) { append_json_string(out, b.ptr, b.len); }
 
 }  // namespace gh
 

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "gh_core.h"
+
 namespace gh {
 
 /**
@@ -45,6 +47,9 @@ inline void append_json_string(std::string& out, const uint8_t* text, size_t len
   out.append(reinterpret_cast<const char*>(text) + run, length - run);
   out.push_back('"');
 }
+
+/** A byte range (absent: empty) as a quoted JSON string. */
+inline void append_json_bytes(std::string& out, gh_bytes text) { append_json_string(out, text.ptr, text.len); }
 
 }  // namespace gh
 

@@ -3,11 +3,6 @@
 #include "json_string.h"
 
 namespace gh {
-namespace {
-
-void append_json_string(std::string& out, gh_bytes text) { gh::append_json_string(out, text.ptr, text.len); }
-
-}  // namespace
 
 std::string base64_encode(const std::string& bytes) {
   static const char kAlphabet[] =
@@ -36,20 +31,20 @@ std::string base64_encode(const std::string& bytes) {
 
 std::string encode_principal(const gh_identity& identity) {
   std::string json = "{\"auth_typ\":";
-  append_json_string(json, identity.auth_typ);
+  append_json_bytes(json, identity.auth_typ);
   json += ",\"claims\":[";
   for (size_t i = 0; i < identity.claim_count; ++i) {
     if (i > 0) json.push_back(',');
     json += "{\"typ\":";
-    append_json_string(json, identity.claims[i].typ);
+    append_json_bytes(json, identity.claims[i].typ);
     json += ",\"val\":";
-    append_json_string(json, identity.claims[i].val);
+    append_json_bytes(json, identity.claims[i].val);
     json.push_back('}');
   }
   json += "],\"name_typ\":";
-  append_json_string(json, identity.name_typ);
+  append_json_bytes(json, identity.name_typ);
   json += ",\"role_typ\":";
-  append_json_string(json, identity.role_typ);
+  append_json_bytes(json, identity.role_typ);
   json.push_back('}');
   return base64_encode(json);
 }
