@@ -25,6 +25,11 @@ describe('request origin', () => {
       expect(requestOrigin(view('App.Example:8443'), noProxy)).to.deep.equal({ scheme: 'http', host: 'app.example:8443' });
       expect(requestOrigin(view('other.example', [], 'https'), noProxy)).to.deep.equal({ scheme: 'https', host: 'other.example' });
       expect(requestOrigin(view('evil.example/path'), noProxy)).to.equal(null);
+      expect(requestOrigin(view('app.example:65535'), noProxy)).to.deep.equal({ scheme: 'http', host: 'app.example:65535' });
+      expect(requestOrigin(view('app.example:65536'), noProxy)).to.equal(null);
+      expect(requestOrigin(view('app.example:99999'), noProxy)).to.equal(null);
+      expect(requestOrigin(view('app.example:0'), noProxy)).to.equal(null);
+      expect(requestOrigin(view('[::1]:080'), noProxy)).to.deep.equal({ scheme: 'http', host: '[::1]:080' });
       expect(requestOrigin(view('other.example', [], 'http'), noProxy)).to.deep.equal({ scheme: 'http', host: 'other.example' });
     }
   });

@@ -9,7 +9,8 @@ export interface Origin {
   readonly host: string;
 }
 
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
+const MAX_PORT = 65535;
 
 function firstValue(value: string | undefined): string | undefined {
   const first = value?.split(',')[0]?.trim();
@@ -39,7 +40,12 @@ let last: { readonly host: string; readonly scheme: string; readonly origin: Ori
 
 function checkedOrigin(rawScheme: string, host: string): Origin | null {
   const scheme = rawScheme.toLowerCase();
-  if ((scheme !== 'http' && scheme !== 'https') || host.length > 255 || !HOST.test(host)) return null;
+  if ((scheme !== 'http' && scheme !== 'https') || host.length > 255) return null;
+  const match = HOST.exec(host);
+  // A port outside 1-65535 is no address a browser could have used: refuse it rather than build callbacks to it.
+  if (match === null) return null;
+  const port = match[1] === undefined ? undefined : Number(match[1]);
+  if (port !== undefined && (port < 1 || port > MAX_PORT)) return null;
   return { scheme, host: host.toLowerCase() };
 }
 
