@@ -10,7 +10,7 @@ import { attach, createGateway } from './sidecar/gateway.js';
 import { listenEarly } from './sidecar/listen.js';
 import { startServer } from './sidecar/server.js';
 import { VERSION } from './version.js';
-import { DEFAULT_WEBHOOK_PATH } from './webhook/config.js';
+import { DEFAULT_WEBHOOK_PATH, type WebhookConfig } from './webhook/config.js';
 import { signatureHeader } from './webhook/sign.js';
 
 const USAGE = `Usage:
@@ -70,7 +70,7 @@ async function serve(args: string[]): Promise<void> {
     if (values.config !== undefined) throw new UsageError('--config needs --upstream (the app to protect)');
     const running = await startServer({ host, port: listenPort });
     console.log(`gatehouse listening on ${running.url}`);
-    console.log(`webhook receiver: POST ${running.url}${running.receiver.config.path}`);
+    announceReceiver(running.url, running.receiver.config);
     stopOn(running.close);
     return;
   }
@@ -83,11 +83,17 @@ async function serve(args: string[]): Promise<void> {
   const gateway = await createGateway({ config: loaded.config, upstream, core, logger, version: VERSION });
   attach(front, gateway);
   console.log(`gatehouse listening on ${front.url} → ${upstream}`);
-  console.log(`webhook receiver: POST ${front.url}${gateway.receiver.config.path}`);
+  announceReceiver(front.url, gateway.receiver.config);
   stopOn(async () => {
     gateway.close();
     await front.close();
   });
+}
+
+/** Where deliveries go, and, when no secret is set, that every one of them will get a 500 (SPEC §4.2 step 1) until it is. */
+function announceReceiver(url: string, config: Pick<WebhookConfig, 'path' | 'secrets' | 'secretVariable'>): void {
+  const unconfigured = config.secrets.length === 0 ? ` (not configured: answers 500 until ${config.secretVariable} is set)` : '';
+  console.log(`webhook receiver: POST ${url}${config.path}${unconfigured}`);
 }
 
 async function dev(args: string[]): Promise<void> {
@@ -99,7 +105,7 @@ async function dev(args: string[]): Promise<void> {
   const running = await startDev({ host: values.host ?? '127.0.0.1', port: port(values.port ?? process.env.PORT), core, logger, version: VERSION });
   console.log(`gatehouse dev: open ${running.url}/ and sign in as demo / demo`);
   console.log(`development OpenID provider: ${running.issuer}`);
-  console.log(`webhook receiver: POST ${running.url}${DEFAULT_WEBHOOK_PATH}`);
+  announceReceiver(running.url, running.receiver.config);
   stopOn(running.close);
 }
 

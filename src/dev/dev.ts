@@ -10,6 +10,7 @@ import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import { attach, createGateway } from '../sidecar/gateway.js';
 import { listenEarly } from '../sidecar/listen.js';
+import type { WebhookReceiver } from '../webhook/receiver.js';
 import { startDemoApp } from './demo-app.js';
 import { startDevIdentityProvider } from './identity-provider.js';
 
@@ -24,6 +25,7 @@ export interface DevOptions {
 export interface RunningDev {
   readonly url: string;
   readonly issuer: string;
+  readonly receiver: WebhookReceiver;
   close(): Promise<void>;
 }
 
@@ -75,6 +77,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   return {
     url: front.url,
     issuer: idp.issuer,
+    receiver: gateway.receiver,
     close: async () => {
       gateway.close();
       await Promise.all([front.close(), idp.close(), app.close()]);

@@ -77,10 +77,20 @@ describe('gatehouse CLI', () => {
       const reply = await deliver(server.url, 'push', '{"commits":[]}');
       expect(reply.status).to.equal(200);
       expect(server.output()).to.contain('"core":"native"');
-      expect(server.output()).to.contain(`webhook receiver: POST ${server.url}/api/forge/webhook`);
+      expect(server.output()).to.contain(`webhook receiver: POST ${server.url}/api/forge/webhook\n`);
       expect(server.output()).not.to.contain(SECRET);
     } finally {
       expect(await server.stop()).to.equal(0);
+    }
+  });
+
+  it('serve without FORGE_WEBHOOK_SECRET says at start that deliveries will get a 500', async () => {
+    const server = await serve({ FORGE_WEBHOOK_SECRET: '' });
+    try {
+      expect((await deliver(server.url, 'push', '{}')).status).to.equal(500);
+      expect(server.output()).to.contain(`webhook receiver: POST ${server.url}/api/forge/webhook (not configured: answers 500 until FORGE_WEBHOOK_SECRET is set)`);
+    } finally {
+      await server.stop();
     }
   });
 
