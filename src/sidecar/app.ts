@@ -18,7 +18,7 @@ import type { GatehouseCore } from '../native/types.js';
 import { forwardHeaders } from './forward-headers.js';
 import { toRequestView } from './request-view.js';
 import { StaleConnectionRetry } from './stale-connection.js';
-import { sendUpstreamError } from './upstream-errors.js';
+import { errorPage, sendErrorPage } from './error-pages.js';
 
 export interface SidecarOptions {
   readonly layer: AuthLayer;
@@ -53,6 +53,17 @@ function writeDecision(res: ServerResponse, decision: Extract<Decision, { kind: 
   const body = decision.body ?? Buffer.alloc(0);
   res.writeHead(decision.status, { ...headers, 'Content-Length': String(body.length) });
   res.end(body);
+}
+
+/** Answers an upgrade request that is not proxied with a plain HTTP response, then closes the socket. */
+function endUpgrade(socket: Duplex, status: number, headers: Readonly<Record<string, string | readonly string[]>>, body: Buffer): void {
+  const lines = [`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}`];
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.toLowerCase() === 'content-length') continue;
+    for (const v of typeof value === 'string' ? [value] : value) lines.push(`${name}: ${v}`);
+  }
+  lines.push(`Content-Length: ${body.length}`, 'Connection: close');
+  socket.end(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), body]));
 }
 
 export function createSidecar(options: SidecarOptions): Sidecar {
@@ -92,7 +103,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     } catch (error) {
       logger.error({ err: (error as Error).message, path: ctx.path }, 'auth layer failed');
       ctx.respond = false;
-      sendUpstreamError(ctx.res, 502, nodeWantsJson(ctx.req));
+      sendErrorPage(ctx.res, 500, nodeWantsJson(ctx.req));
       return;
     }
     if (decision.kind === 'respond') {
@@ -122,7 +133,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
       return;
     }
     logger.error({ path, reason: timedOut ? 'upstream timeout' : error.code ?? error.message }, 'upstream request failed');
-    sendUpstreamError(res, timedOut ? 504 : 502, nodeWantsJson(req));
+    sendErrorPage(res, timedOut ? 504 : 502, nodeWantsJson(req));
   }
   app.use(
     proxies('/', {
@@ -147,18 +158,15 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     authorize(req, true).then(
       (decision) => {
         if (decision.kind === 'respond') {
-          const lines = [`HTTP/1.1 ${decision.status} ${http.STATUS_CODES[decision.status] ?? ''}`];
-          for (const [name, value] of Object.entries(decision.headers)) for (const v of typeof value === 'string' ? [value] : value) lines.push(`${name}: ${v}`);
-          const body = decision.body ?? Buffer.alloc(0);
-          lines.push(`Content-Length: ${body.length}`, 'Connection: close');
-          socket.end(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), body]));
+          endUpgrade(socket, decision.status, decision.headers, decision.body ?? Buffer.alloc(0));
           return;
         }
         wsProxy.ws(req, socket, head);
       },
       (error: unknown) => {
-        logger.error({ err: (error as Error).message }, 'auth layer failed on upgrade');
-        socket.destroy();
+        logger.error({ err: (error as Error).message, path: (req.url ?? '').split('?')[0] }, 'auth layer failed on upgrade');
+        const page = errorPage(500, nodeWantsJson(req));
+        endUpgrade(socket, 500, page.headers, Buffer.from(page.body));
       },
     );
   }

@@ -341,6 +341,40 @@ describe('sidecar failure modes', function () {
     }
   });
 
+  it("a token store that fails (not merely a missing record) is a 500, for upgrades too, never a 502 blaming the app; the sidecar keeps serving", async () => {
+    const deployment = await startDeployment({ sessionCacheTtlMs: 0 });
+    try {
+      const browser = new Browser();
+      await signIn(browser, deployment);
+      const dirs = await fs.readdir(deployment.storeDirectory);
+      const appDir = path.join(deployment.storeDirectory, dirs.find((d) => d.startsWith('app-'))!);
+      const [file] = (await fs.readdir(appDir)).filter((f) => f.endsWith('.session'));
+      // A directory where the record should be: reading it fails with EISDIR, as a broken disk or mount would.
+      await fs.rm(path.join(appDir, file!));
+      await fs.mkdir(path.join(appDir, file!));
+      const forwardedBefore = deployment.upstream.requests.length;
+      const page = await browser.request(`${deployment.url}/protected`);
+      expect(page.status).to.equal(500);
+      expect(page.headers['content-type']).to.match(/text\/html/);
+      expect(page.body).to.contain('error on the server').and.not.to.contain('EISDIR');
+      browser.accept = 'application/json';
+      const json = await browser.request(`${deployment.url}/protected`);
+      expect(json.status).to.equal(500);
+      expect(JSON.parse(json.body)).to.deep.equal({ error: 'Sign-in could not be checked because of an error on the server.' });
+      const sessionCookie = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
+      const upgrade = await raw(
+        deployment.url,
+        `GET /socket HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\nCookie: ${sessionCookie}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+      );
+      expect(upgrade).to.match(/^HTTP\/1\.1 500 /);
+      expect(rawBody(upgrade)).to.contain('500 Internal Server Error');
+      expect(deployment.upstream.requests.length, 'nothing reached the app').to.equal(forwardedBefore);
+      expect((await new Browser().request(`${deployment.url}/public/ok`)).status).to.equal(200);
+    } finally {
+      await deployment.close();
+    }
+  });
+
   describe('a keep-alive connection the app closes as gatehouse reuses it', () => {
     /** An app that serves the first request of each connection and drops the connection on the second (the crossing, made certain). */
     async function droppingApp(options: { hangOn?: string } = {}) {
