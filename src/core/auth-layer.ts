@@ -94,6 +94,7 @@ export class AuthLayer {
   #toHttps(request: RouteRequest): Decision {
     const { view } = request;
     if (view.method !== 'GET' && view.method !== 'HEAD') {
+      this.#context.logger.info({ reason: 'https required', path: view.path, method: view.method }, 'request rejected');
       return errorDecision(403, 'HTTPS required', 'This site requires HTTPS.', request.json);
     }
     return redirectDecision(`https://${request.origin.host}${view.path}${view.query ? `?${view.query}` : ''}`);
@@ -106,13 +107,17 @@ export class AuthLayer {
     if (login !== null) {
       const alias = login[1]!;
       const provider = context.providers.get(alias);
-      if (provider === undefined) return errorDecision(404, 'Unknown provider', `No identity provider "${alias}" is configured.`, request.json);
+      if (provider === undefined) {
+        // The alias matched LOGIN_PATH: letters, digits, '-' and '_' only, safe to log.
+        context.logger.info({ reason: 'unknown provider', provider: alias, path: request.view.path }, 'request rejected');
+        return errorDecision(404, 'Unknown provider', `No identity provider "${alias}" is configured.`, request.json);
+      }
       if (login[2] !== undefined) {
-        if (method !== 'GET' && method !== 'POST') return this.#methodNotAllowed('GET, POST');
+        if (method !== 'GET' && method !== 'POST') return this.#methodNotAllowed(request, 'GET, POST');
         return finishLogin(context, request, provider);
       }
       if (method === 'POST') return exchangeToken(context, request, provider);
-      if (method !== 'GET' && method !== 'HEAD') return this.#methodNotAllowed('GET, POST');
+      if (method !== 'GET' && method !== 'HEAD') return this.#methodNotAllowed(request, 'GET, POST');
       return startLogin(context, request, provider, returnUrlParameter(request.searchParams, ['post_login_redirect_uri', 'post_login_redirect_url']));
     }
     switch (route) {
@@ -131,11 +136,13 @@ export class AuthLayer {
       case '/version':
         return version(context);
       default:
+        context.logger.info({ reason: 'no such endpoint', path: request.view.path }, 'request rejected');
         return errorDecision(404, 'Not found', 'No such authentication endpoint.', request.json);
     }
   }
 
-  #methodNotAllowed(allow: string): Decision {
+  #methodNotAllowed(request: RouteRequest, allow: string): Decision {
+    this.#context.logger.info({ reason: 'method not allowed', path: request.view.path, method: request.view.method }, 'request rejected');
     return jsonDecision(405, { error: 'Method not allowed.' }, { headers: { Allow: allow } });
   }
 

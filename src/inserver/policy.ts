@@ -3,7 +3,7 @@
 // same AuthLayer.decide the sidecar runs, and its Decision becomes the native
 // decision: header changes made by the shared normalization, or a response.
 import type { AuthLayer } from '../core/auth-layer.js';
-import type { Decision, RequestView } from '../core/http/request-view.js';
+import { BodyTooLargeError, type Decision, type RequestView } from '../core/http/request-view.js';
 import { identityHeaderPairs, inboundAliases } from '../native/identity-headers.js';
 import type { GatehouseCore } from '../native/types.js';
 
@@ -25,8 +25,6 @@ export type NativeDecision =
   | { readonly kind: 'continue'; readonly remove: readonly string[]; readonly set: ReadonlyArray<readonly [string, string]> }
   | { readonly kind: 'respond'; readonly status: number; readonly headers: Array<[string, string]>; readonly body: Buffer };
 
-export class BodyNotAvailableError extends Error {}
-
 function requestView(request: NativeRequest): RequestView {
   return {
     method: request.method,
@@ -38,7 +36,7 @@ function requestView(request: NativeRequest): RequestView {
     remoteAddress: request.remoteAddress,
     readBody: async (limit) => {
       const body = request.body ?? Buffer.alloc(0);
-      if (body.length > limit) throw new BodyNotAvailableError(`body over ${limit} bytes`);
+      if (body.length > limit) throw new BodyTooLargeError(limit);
       return body;
     },
   };

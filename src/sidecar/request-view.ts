@@ -1,8 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 
-import type { RequestView } from '../core/http/request-view.js';
-
-export class BodyTooLargeError extends Error {}
+import { BodyTooLargeError, type RequestView } from '../core/http/request-view.js';
 
 function pairs(raw: readonly string[]): Array<[string, string]> {
   const out: Array<[string, string]> = [];
@@ -24,19 +22,26 @@ export function toRequestView(req: IncomingMessage, scheme: 'http' | 'https'): R
     remoteAddress: req.socket.remoteAddress ?? '',
     readBody: (limit) =>
       new Promise<Buffer>((resolve, reject) => {
+        // A declared length over the limit is refused before a byte is read.
+        if (Number(req.headers['content-length']) > limit) {
+          reject(new BodyTooLargeError(limit));
+          return;
+        }
         const chunks: Buffer[] = [];
         let size = 0;
         req.on('data', (chunk: Buffer) => {
           size += chunk.length;
           if (size > limit) {
             req.pause();
-            reject(new BodyTooLargeError(`body over ${limit} bytes`));
+            reject(new BodyTooLargeError(limit));
             return;
           }
           chunks.push(chunk);
         });
         req.once('end', () => resolve(Buffer.concat(chunks)));
         req.once('error', reject);
+        // A client that goes away mid-body: settle, so nothing waits for an end that never comes (a no-op after 'end').
+        req.once('close', () => reject(new Error('the request closed before its body ended')));
       }),
   };
 }

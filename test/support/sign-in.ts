@@ -8,7 +8,7 @@ import path from 'node:path';
 
 import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
 import { startDevIdentityProvider, type RunningIdentityProvider } from '../../src/dev/identity-provider.js';
-import { createLogger } from '../../src/logging.js';
+import { createLogger, type Logger } from '../../src/logging.js';
 import { loadAddonCore } from '../../src/native/index.js';
 import { attach, createGateway, type Gateway } from '../../src/sidecar/gateway.js';
 import { listenEarly, type Listening } from '../../src/sidecar/listen.js';
@@ -34,6 +34,8 @@ export interface DeploymentOptions {
   readonly upstreamHandler?: http.RequestListener;
   readonly upstreamTimeoutMs?: number;
   readonly sessionCacheTtlMs?: number;
+  /** Where the gateway logs (default: silent, or GATEHOUSE_TEST_LOG_LEVEL on stdout). */
+  readonly logger?: Logger;
   /** Set up on the upstream server (e.g. a WebSocket handshake). */
   readonly upstreamSetup?: (server: http.Server) => void;
 }
@@ -96,7 +98,7 @@ export async function startGatewayDeployment(options: GatewayOptions): Promise<G
     config,
     upstream: upstream.url,
     core: loadAddonCore(),
-    logger: createLogger(process.env.GATEHOUSE_TEST_LOG_LEVEL ?? 'silent'),
+    logger: options.logger ?? createLogger(process.env.GATEHOUSE_TEST_LOG_LEVEL ?? 'silent'),
     masterKey: randomBytes(32),
     webhook: { env: {} },
     ...(options.upstreamTimeoutMs ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}),

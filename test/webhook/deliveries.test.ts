@@ -1,25 +1,10 @@
-import { Writable } from 'node:stream';
-
 import { expect } from 'chai';
-import { pino } from 'pino';
 
 import { DeliveryLog } from '../../src/webhook/deliveries.js';
 import { deliver, SECRET, startReceiver } from '../support/http.js';
+import { capturingLogger } from '../support/logs.js';
 
 const PUSH = JSON.stringify({ ref: 'refs/heads/main', repository: { full_name: 'o/r' }, commits: [1] });
-
-/** A pino logger that keeps its JSON lines for inspection. */
-function capturingLogger(): { logger: pino.Logger; lines: () => Array<Record<string, unknown>>; raw: () => string } {
-  let raw = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      raw += chunk.toString('utf8');
-      done();
-    },
-  });
-  const logger = pino({ level: 'info' }, stream);
-  return { logger, raw: () => raw, lines: () => raw.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
 
 const waitFor = async (condition: () => boolean, what: string): Promise<void> => {
   for (let i = 0; i < 200; i++) {

@@ -12,8 +12,18 @@ export interface RequestView {
   readonly scheme: 'http' | 'https';
   readonly host: string;
   readonly remoteAddress: string;
-  /** The body, for /.auth/* POSTs only; rejects past `limit` bytes. */
+  /**
+   * The body, for /.auth/* POSTs only. Rejects with BodyTooLargeError past `limit` bytes,
+   * with another error when the body cannot be read (the client went away).
+   */
   readonly readBody: (limit: number) => Promise<Buffer>;
+}
+
+/** What readBody rejects with when the body is over its limit: the caller answers 413. */
+export class BodyTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`body over ${limit} bytes`);
+  }
 }
 
 export type Decision =

@@ -61,9 +61,15 @@ function meEntry(context: LayerContext, record: SessionRecord): Record<string, u
 
 const NOT_SIGNED_IN = { error: 'Not signed in.' };
 
+/** A 401 from an account endpoint, logged like every request gatehouse refuses. */
+function notSignedIn(context: LayerContext, request: RouteRequest): Decision {
+  context.logger.info({ reason: 'not signed in', path: request.view.path }, 'request refused');
+  return jsonDecision(401, NOT_SIGNED_IN);
+}
+
 export async function me(context: LayerContext, request: RouteRequest): Promise<Decision> {
   const session = await currentSession(context, request);
-  if (session === undefined) return jsonDecision(401, NOT_SIGNED_IN);
+  if (session === undefined) return notSignedIn(context, request);
   return jsonDecision(200, [meEntry(context, session.record)]);
 }
 
@@ -86,7 +92,7 @@ async function refreshableSession(context: LayerContext, request: RouteRequest):
 
 export async function refresh(context: LayerContext, request: RouteRequest): Promise<Decision> {
   const session = await refreshableSession(context, request);
-  if (session === undefined) return jsonDecision(401, NOT_SIGNED_IN);
+  if (session === undefined) return notSignedIn(context, request);
   const extendedUntil = session.lapsed ? context.now() + context.config.cookieExpiration.lifetimeMs : undefined;
   const outcome = await context.sessions.refresh(session.id, session.record, extendedUntil);
   if (outcome.ok) {
@@ -101,6 +107,7 @@ export async function refresh(context: LayerContext, request: RouteRequest): Pro
   }
   switch (outcome.reason) {
     case 'no-refresh-token':
+      context.logger.info({ reason: 'no refresh token', provider: session.record.provider, path: request.view.path }, 'request refused');
       return jsonDecision(401, { error: 'This session has no refresh token; sign in again to renew it.' });
     case 'unavailable':
       return jsonDecision(502, { error: 'The identity provider could not be reached.' });

@@ -3,7 +3,7 @@
 // answers an authentication token for X-ZUMO-AUTH.
 import type { Identity } from '../identity.js';
 import type { Decision } from '../http/request-view.js';
-import { headerValue } from '../http/request-view.js';
+import { BodyTooLargeError, headerValue } from '../http/request-view.js';
 import { jsonDecision } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import type { Provider, SignIn, TokenExchange } from '../providers/provider.js';
@@ -130,32 +130,38 @@ const EXCHANGE_FIELDS: ReadonlyArray<[string, keyof TokenExchange]> = [
   ['code_verifier', 'codeVerifier'],
 ];
 
-async function exchangeRequest(request: RouteRequest): Promise<{ exchange: TokenExchange } | { decision: Decision }> {
-  const refuse = (status: number, value: unknown) => ({ decision: jsonDecision(status, value) });
+/** A malformed exchange request: the status and the message the caller gets. */
+interface MalformedExchange {
+  readonly status: number;
+  readonly error: string;
+}
+
+async function exchangeRequest(request: RouteRequest): Promise<{ exchange: TokenExchange } | MalformedExchange> {
   const type = (headerValue(request.view, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/json') return refuse(415, { error: 'Send the provider token as JSON (Content-Type: application/json).' });
+  if (type !== 'application/json') return { status: 415, error: 'Send the provider token as JSON (Content-Type: application/json).' };
   let body: Buffer;
   try {
     body = await request.view.readBody(MAX_EXCHANGE_BODY);
-  } catch {
-    return refuse(413, { error: `The body is larger than ${MAX_EXCHANGE_BODY} bytes.` });
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) return { status: 413, error: `The body is larger than ${MAX_EXCHANGE_BODY} bytes.` };
+    return { status: 400, error: 'The body could not be read.' };
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
   } catch {
-    return refuse(400, { error: 'The body is not valid JSON.' });
+    return { status: 400, error: 'The body is not valid JSON.' };
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return refuse(400, { error: 'The body must be a JSON object.' });
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { status: 400, error: 'The body must be a JSON object.' };
   const out: Record<string, string> = {};
   for (const [wire, field] of EXCHANGE_FIELDS) {
     const value = (parsed as Record<string, unknown>)[wire];
     if (value === undefined || value === null) continue;
-    if (typeof value !== 'string' || value === '' || value.length > MAX_TOKEN_LENGTH) return refuse(400, { error: `"${wire}" must be a non-empty string of at most ${MAX_TOKEN_LENGTH} characters.` });
+    if (typeof value !== 'string' || value === '' || value.length > MAX_TOKEN_LENGTH) return { status: 400, error: `"${wire}" must be a non-empty string of at most ${MAX_TOKEN_LENGTH} characters.` };
     out[field] = value;
   }
   if (out.accessToken === undefined && out.idToken === undefined && out.authorizationCode === undefined) {
-    return refuse(400, { error: 'Expected "access_token", "id_token" or "authorization_code".' });
+    return { status: 400, error: 'Expected "access_token", "id_token" or "authorization_code".' };
   }
   return { exchange: out as TokenExchange };
 }
@@ -163,7 +169,11 @@ async function exchangeRequest(request: RouteRequest): Promise<{ exchange: Token
 /** POST /.auth/login/<provider>: a provider token in, an authentication token (and a session) out. */
 export async function exchangeToken(context: LayerContext, request: RouteRequest, provider: Provider): Promise<Decision> {
   const parsed = await exchangeRequest(request);
-  if ('decision' in parsed) return parsed.decision;
+  if (!('exchange' in parsed)) {
+    // The message is the reason: it names fields and limits, never what the client sent.
+    context.logger.info({ provider: provider.alias, reason: parsed.error, path: request.view.path }, 'token exchange refused');
+    return jsonDecision(parsed.status, { error: parsed.error });
+  }
   let signIn: SignIn;
   try {
     signIn = await provider.exchange(parsed.exchange);

@@ -3,7 +3,7 @@ import * as oidc from 'openid-client';
 
 import { seal, unseal } from '../crypto/sealed.js';
 import { originUrl } from '../http/origin.js';
-import { headerValue, requestCookie, type Decision } from '../http/request-view.js';
+import { BodyTooLargeError, headerValue, requestCookie, type Decision } from '../http/request-view.js';
 import { errorDecision, redirectDecision, setCookie } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import type { Provider, SignIn } from '../providers/provider.js';
@@ -98,16 +98,23 @@ export async function startLogin(context: LayerContext, request: RouteRequest, p
   return redirectDecision(begun.url.href, { cookies: [transactionCookie(context, provider, sealed, Math.floor(lifetime / 1000), request.secure)] });
 }
 
-async function callbackParameters(request: RouteRequest): Promise<URLSearchParams | Decision> {
+interface Refusal {
+  readonly status: number;
+  readonly reason: string;
+  readonly message: string;
+}
+
+async function callbackParameters(request: RouteRequest): Promise<URLSearchParams | Refusal> {
   if (request.view.method === 'GET') return request.searchParams;
   const type = (headerValue(request.view, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/x-www-form-urlencoded') {
-    return errorDecision(415, 'Sign-in failed', 'The callback must be a GET or a form POST.', request.json);
+    return { status: 415, reason: 'callback POST is not a form', message: 'The callback must be a GET or a form POST.' };
   }
   try {
     return new URLSearchParams((await request.view.readBody(MAX_CALLBACK_BODY)).toString('utf8'));
-  } catch {
-    return errorDecision(413, 'Sign-in failed', 'The callback body is too large.', request.json);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) return { status: 413, reason: 'callback body too large', message: 'The callback body is too large.' };
+    return { status: 400, reason: 'callback body unreadable', message: 'The callback body could not be read.' };
   }
 }
 
@@ -120,7 +127,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
   };
 
   const params = await callbackParameters(request);
-  if (!(params instanceof URLSearchParams)) return params;
+  if (!(params instanceof URLSearchParams)) return refuse(params.status, params.reason, params.message);
 
   const sealed = requestCookie(request.view, transactionCookieName(context));
   if (sealed === undefined) {
