@@ -65,6 +65,11 @@ export class AuthLayer {
     return this.#context.config;
   }
 
+  /** Where the layer logs; hosts log their own failures around it there too. */
+  get logger(): Logger {
+    return this.#context.logger;
+  }
+
   async decide(view: RequestView): Promise<Decision> {
     const { config, logger } = this.#context;
     if (!config.enabled) return { kind: 'forward', identity: null };

@@ -60,8 +60,15 @@ export function nativeDecision(decision: Decision, request: NativeRequest, core:
   return { kind: 'continue', remove, set: decision.identity === null ? [] : identityHeaderPairs(core, decision.identity, options) };
 }
 
-/** The interceptor policy for the native hook: the sidecar's auth core, applied in-server. */
+/**
+ * The interceptor policy for the native hook: the sidecar's auth core, applied in-server.
+ * A failure of the layer is logged here and rejects, and the native side answers 500 (fail closed).
+ */
 export function inServerPolicy(layer: AuthLayer, core: GatehouseCore): (request: NativeRequest) => Promise<NativeDecision> {
   const { headerPrefix, tokenStore } = layer.config;
-  return async (request) => nativeDecision(await layer.decide(requestView(request)), request, core, headerPrefix, tokenStore.enabled);
+  const failed = (request: NativeRequest) => (error: unknown): never => {
+    layer.logger.error({ err: (error as Error).message, path: request.path }, 'auth layer failed');
+    throw error;
+  };
+  return (request) => layer.decide(requestView(request)).then((decision) => nativeDecision(decision, request, core, headerPrefix, tokenStore.enabled), failed(request));
 }

@@ -4,6 +4,9 @@
 // AuthLayer in JavaScript → back) must give the same statuses, the same
 // Locations and byte-identical identity headers, spoofed aliases included;
 // also with 64 native threads at once.
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+
 import { expect } from 'chai';
 
 import { inServerPolicy, type NativeRequest } from '../../src/inserver/policy.js';
@@ -12,6 +15,7 @@ import { createInterceptor, type NativeInterceptor } from '../../src/native/inte
 import { loadModuleHost, type HostedDecision } from '../../src/native/module-host.js';
 import { loadAddonCore } from '../../src/native/index.js';
 import { Browser } from '../support/browser.js';
+import { capturingLogger } from '../support/logs.js';
 import { signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 interface Vector {
@@ -61,8 +65,10 @@ describe('host conformance: sidecar and native in-server host', function () {
   const host = loadModuleHost();
   let cookie: string;
 
+  const logs = capturingLogger('error');
   before(async () => {
-    deployment = await startDeployment();
+    // Every request reads the store (no session cache), so a broken store shows at once (the last test).
+    deployment = await startDeployment({ logger: logs.logger, sessionCacheTtlMs: 0 });
     const browser = new Browser();
     await signIn(browser, deployment);
     cookie = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
@@ -119,5 +125,22 @@ describe('host conformance: sidecar and native in-server host', function () {
     const results = await host.replay(batch.map(nativeRequest), 64);
     expect(results).to.have.length(batch.length);
     results.forEach((result, i) => expect(nativeOutcome(batch[i]!, result), batch[i]!.name).to.deep.equal(expected[i % VECTORS.length]));
+  });
+
+  // Last: it breaks the deployment's token store.
+  it('a failing auth layer (an unreadable session record): 500 from both hosts, each failure logged with its path', async () => {
+    const dirs = await fs.readdir(deployment.storeDirectory);
+    const appDir = path.join(deployment.storeDirectory, dirs.find((d) => d.startsWith('app-'))!);
+    for (const file of (await fs.readdir(appDir)).filter((f) => f.endsWith('.session'))) {
+      await fs.rm(path.join(appDir, file));
+      await fs.mkdir(path.join(appDir, file)); // reading it fails with EISDIR
+    }
+    const vector: Vector = { name: 'signed in, store broken', path: '/orders/7', signedIn: true };
+    expect(await throughSidecar(vector)).to.deep.equal({ kind: 'respond', status: 500, location: undefined });
+    const [native] = await host.replay([nativeRequest(vector)], 1);
+    expect(nativeOutcome(vector, native!)).to.deep.equal({ kind: 'respond', status: 500, location: undefined });
+    const failures = logs.lines().filter((l) => l.msg === 'auth layer failed');
+    expect(failures.map((l) => l.path)).to.deep.equal(['/orders/7', '/orders/7']);
+    expect(failures.every((l) => typeof l.err === 'string' && (l.err as string).includes('EISDIR'))).to.equal(true);
   });
 });
