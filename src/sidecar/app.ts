@@ -16,6 +16,7 @@ import { wantsJson, type Decision } from '../core/http/request-view.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import { forwardHeaders } from './forward-headers.js';
+import { keepHopByHopOnTheAppsHop } from './response-headers.js';
 import { toRequestView } from './request-view.js';
 import { StaleConnectionRetry } from './stale-connection.js';
 import { errorPage, sendErrorPage } from './error-pages.js';
@@ -121,6 +122,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   const staleConnections = new StaleConnectionRetry();
   // The one retry after a stale keep-alive connection: a new connection (no agent), used once.
   const retryProxy = HttpProxy.createProxyServer({ target: options.upstream, xfwd: false, proxyTimeout: timeoutMs, agent: false });
+  retryProxy.on('proxyRes', keepHopByHopOnTheAppsHop);
   function onUpstreamError(error: NodeJS.ErrnoException, req: IncomingMessage, res: ServerResponse): void {
     // An abort by proxyTimeout surfaces as a reset; what tells it apart is how long it took.
     const started = (req as Tagged)[STARTED];
@@ -144,7 +146,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
       xfwd: false,
       // http-proxy aborts the upstream request after this long (then the error below decides 504).
       proxyTimeout: timeoutMs,
-      events: { error: onUpstreamError, proxyReq: staleConnections.noteAttempt },
+      events: { error: onUpstreamError, proxyReq: staleConnections.noteAttempt, proxyRes: keepHopByHopOnTheAppsHop },
     } as proxies.IKoaProxiesOptions),
   );
 

@@ -5,9 +5,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Identity, NormalizeOptions } from '../core/identity.js';
 import { identityHeaderPairs, inboundAliases } from '../native/identity-headers.js';
 import type { GatehouseCore } from '../native/types.js';
-
-/** RFC 9110 §7.6.1 connection-specific fields, plus the legacy ones proxies drop. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate']);
+import { HOP_BY_HOP, namedByConnection } from './hop-by-hop.js';
 
 export interface ForwardContext {
   readonly remoteAddress: string;
@@ -52,13 +50,8 @@ export function forwardHeaders(
   // Headers the Connection header names, and inbound identity aliases (usually none of either:
   // the set is made only when there is something to drop).
   let dropped: Set<string> | undefined;
-  if (headers.connection !== undefined) {
-    for (const name of headers.connection.split(',')) {
-      const trimmed = name.trim().toLowerCase();
-      // Browsers send `Connection: keep-alive`: a name dropped anyway needs no set.
-      if (trimmed !== '' && !HOP_BY_HOP.has(trimmed)) (dropped ??= new Set()).add(trimmed);
-    }
-  }
+  // Browsers send `Connection: keep-alive`: a name dropped anyway needs no set.
+  if (headers.connection !== undefined) for (const name of namedByConnection(headers.connection)) (dropped ??= new Set()).add(name);
   // Inbound aliases are stripped on every request by the shared core; the identity headers of
   // a session are the same on every request, so they are built once per identity.
   for (const name of inboundAliases(core, rawPairs, normalizeOptions)) (dropped ??= new Set()).add(name.toLowerCase());
