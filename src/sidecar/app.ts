@@ -33,6 +33,8 @@ export interface SidecarOptions {
 }
 
 const STARTED = Symbol('gatehouse.forwardStarted');
+/** How long the app may stay silent (no answer, no bytes) before the request fails with 504. */
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
 /** How long a keep-alive connection to the app may sit idle before gatehouse closes it. */
 export const UPSTREAM_IDLE_MS = 30_000;
 type Tagged = IncomingMessage & { [STARTED]?: number };
@@ -70,7 +72,7 @@ function endUpgrade(socket: Duplex, status: number, headers: Readonly<Record<str
 export function createSidecar(options: SidecarOptions): Sidecar {
   const { layer, core, logger } = options;
   const config = layer.config;
-  const timeoutMs = options.upstreamTimeoutMs ?? 60_000;
+  const timeoutMs = options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   // `timeout` closes connections idle that long; it also makes node honour an app's announced
   // idle timeout (`Keep-Alive: timeout=N`, closed a second before it), which node ignores when
   // the agent has none. A request in flight is governed by proxyTimeout instead.

@@ -10,7 +10,7 @@ import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
-import { createSidecar } from './app.js';
+import { createSidecar, DEFAULT_UPSTREAM_TIMEOUT_MS } from './app.js';
 import type { Listening } from './listen.js';
 import { createRequestListener } from './server.js';
 
@@ -33,14 +33,20 @@ export interface Gateway {
   readonly receiver: WebhookReceiver;
   readonly listener: (req: IncomingMessage, res: ServerResponse) => void;
   readonly upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /** A client connection with no bytes either way for this long is closed (see attach). */
+  readonly clientIdleTimeoutMs: number;
   close(): void;
 }
+
+/** Clients may stay silent a little longer than the app may: a request waiting on a slow app gets its 504 first. */
+const CLIENT_IDLE_MARGIN_MS = 5_000;
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger } = options;
   const runtime = await startAuthRuntime({ config, logger, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
   const { layer } = runtime;
-  const sidecar = createSidecar({ layer, upstream: options.upstream, core: options.core, logger, ...(options.upstreamTimeoutMs ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}) });
+  const upstreamTimeoutMs = options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
+  const sidecar = createSidecar({ layer, upstream: options.upstream, core: options.core, logger, upstreamTimeoutMs });
   const receiver = new WebhookReceiver({ logger, core: options.core, ...(options.env ? { env: options.env } : {}), ...options.webhook });
   return {
     layer,
@@ -48,6 +54,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
     listener: createRequestListener(receiver, sidecar.app),
     upgrade: sidecar.handleUpgrade,
+    clientIdleTimeoutMs: upstreamTimeoutMs + CLIENT_IDLE_MARGIN_MS,
     close: () => {
       runtime.close();
       sidecar.close();
@@ -55,7 +62,17 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   };
 }
 
+/**
+ * Serves the gateway on a listening server. Node's default cap on the time to receive a whole
+ * request (requestTimeout, 5 minutes) would cut off any long upload on its way to the app, so it
+ * is lifted; what bounds a client instead is inactivity: headers must arrive within node's
+ * headersTimeout (60 s), and a connection silent both ways for clientIdleTimeoutMs is closed.
+ * Upgraded (WebSocket) connections leave node's HTTP handling and are not timed.
+ */
 export function attach(listening: Listening, gateway: Gateway): void {
-  listening.server.on('request', gateway.listener);
-  listening.server.on('upgrade', gateway.upgrade);
+  const { server } = listening;
+  server.requestTimeout = 0;
+  server.timeout = gateway.clientIdleTimeoutMs;
+  server.on('request', gateway.listener);
+  server.on('upgrade', gateway.upgrade);
 }

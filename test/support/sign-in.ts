@@ -15,16 +15,10 @@ import { listenEarly, type Listening } from '../../src/sidecar/listen.js';
 import { Browser, type Response } from './browser.js';
 import { listen } from './http.js';
 
-export interface Deployment {
-  readonly url: string;
+/** A gateway deployment whose provider is the test OpenID provider ("dev"). */
+export interface Deployment extends GatewayDeployment {
   readonly idp: RunningIdentityProvider;
-  readonly gateway: Gateway;
-  readonly upstream: { url: string; requests: Array<{ url: string; headers: http.IncomingHttpHeaders }> };
-  readonly storeDirectory: string;
   readonly clientSecret: string;
-  /** Stops the upstream app: its port refuses connections from then on. */
-  closeUpstream(): Promise<void>;
-  close(): Promise<void>;
 }
 
 export interface DeploymentOptions {
@@ -66,6 +60,9 @@ export interface GatewayDeployment {
   readonly gateway: Gateway;
   readonly upstream: { url: string; requests: Array<{ url: string; headers: http.IncomingHttpHeaders }> };
   readonly storeDirectory: string;
+  /** The server gatehouse listens on, as `attach` configured it. */
+  readonly server: http.Server;
+  /** Stops the upstream app: its port refuses connections from then on. */
   closeUpstream(): Promise<void>;
   close(): Promise<void>;
 }
@@ -110,6 +107,7 @@ export async function startGatewayDeployment(options: GatewayOptions): Promise<G
     gateway,
     upstream: { url: upstream.url, requests },
     storeDirectory,
+    server: front.server,
     closeUpstream: () => upstream.close(),
     close: async () => {
       gateway.close();

@@ -1,0 +1,87 @@
+// Clients are bounded by inactivity, never by how long a request takes: an
+// upload that keeps moving reaches the app however long it runs, and a client
+// that stops sending loses its connection.
+import net from 'node:net';
+
+import { expect } from 'chai';
+
+import { startDeployment, type Deployment } from '../support/sign-in.js';
+
+const UPSTREAM_TIMEOUT_MS = 1_500;
+const CHUNK = 'x'.repeat(1024);
+
+/** An app that reads the whole body and answers how many bytes it got. */
+function countingApp(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void {
+  let bytes = 0;
+  req.on('data', (chunk: Buffer) => (bytes += chunk.length));
+  req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ bytes })));
+}
+
+/** Opens a raw connection; resolves with everything received once the server closes it. */
+function connect(url: string): { socket: net.Socket; closed: Promise<string> } {
+  const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
+  const closed = new Promise<string>((resolve, reject) => {
+    let data = '';
+    socket.on('data', (d) => (data += d.toString('latin1')));
+    socket.on('close', () => resolve(data));
+    socket.on('error', reject);
+  });
+  return { socket, closed };
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('slow clients', function () {
+  this.timeout(30_000);
+  let deployment: Deployment;
+  before(async () => {
+    deployment = await startDeployment({ upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS, upstreamHandler: countingApp });
+  });
+  after(() => deployment.close());
+
+  it("node's cap on a whole request (requestTimeout, 5 minutes by default) is lifted; inactivity is what is timed", () => {
+    expect(deployment.server.requestTimeout).to.equal(0);
+    expect(deployment.server.timeout).to.equal(deployment.gateway.clientIdleTimeoutMs);
+    expect(deployment.gateway.clientIdleTimeoutMs).to.be.greaterThan(UPSTREAM_TIMEOUT_MS);
+  });
+
+  it('an upload that outlasts the idle timeout but keeps moving reaches the app whole; one that stops gets a 504 and is disconnected', async () => {
+    const idle = deployment.gateway.clientIdleTimeoutMs;
+    const host = new URL(deployment.url).host;
+
+    // Both at once, so the test takes one idle timeout, not two.
+    const moving = (async () => {
+      const { socket, closed } = connect(deployment.url);
+      socket.write(`POST /public/upload HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`);
+      const started = Date.now();
+      let sent = 0;
+      // A chunk every 400 ms (well inside the upstream timeout), for longer than the client idle timeout in all.
+      while (Date.now() - started < idle + 1_000) {
+        socket.write(`${CHUNK.length.toString(16)}\r\n${CHUNK}\r\n`);
+        sent += CHUNK.length;
+        await pause(400);
+      }
+      socket.write('0\r\n\r\n');
+      const response = await closed;
+      return { response, sent, took: Date.now() - started };
+    })();
+
+    const stalled = (async () => {
+      const { socket, closed } = connect(deployment.url);
+      socket.write(`POST /public/upload HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 100000\r\n\r\n${CHUNK}`);
+      const started = Date.now();
+      // Nothing more is ever sent, and the socket is never closed from this side.
+      const response = await closed;
+      return { response, took: Date.now() - started };
+    })();
+
+    const [whole, cut] = await Promise.all([moving, stalled]);
+    expect(whole.took).to.be.greaterThan(idle);
+    expect(whole.response).to.match(/^HTTP\/1\.1 200 /);
+    expect(whole.response).to.contain(JSON.stringify({ bytes: whole.sent }));
+
+    expect(cut.response).to.match(/^HTTP\/1\.1 504 /);
+    // Closed by gatehouse: not before the app's silence ended the request, and not left open for good.
+    expect(cut.took).to.be.at.least(UPSTREAM_TIMEOUT_MS - 100);
+  });
+});
