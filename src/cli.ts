@@ -150,6 +150,11 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     console.error(`gatehouse: ${error.message}`);
     process.exit(1);
   }
+  const listenError = error as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (listenError.syscall === 'listen' && listenError.code === 'EADDRINUSE') {
+    console.error(`gatehouse: ${listenError.address}:${listenError.port} is already in use: pass --port <n> (or set PORT) to listen elsewhere`);
+    process.exit(1);
+  }
   console.error(`gatehouse: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });

@@ -104,6 +104,20 @@ describe('gatehouse CLI', () => {
     }
   });
 
+  it('a port already in use is a clear error that says how to pick another, exit 1', async () => {
+    const net = await import('node:net');
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = taken.address() as import('node:net').AddressInfo;
+      const result = run(['serve', '--port', String(port)]);
+      expect(result.status).to.equal(1);
+      expect(result.stderr).to.contain(`gatehouse: 127.0.0.1:${port} is already in use: pass --port <n> (or set PORT) to listen elsewhere`);
+    } finally {
+      taken.close();
+    }
+  });
+
   it('GATEHOUSE_NATIVE=require with no loadable addon is a startup error', () => {
     const result = run(['serve', '--port', '0'], { env: { GATEHOUSE_NATIVE: 'require', GATEHOUSE_NATIVE_ADDON: '/nonexistent/addon.node' } });
     expect(result.status).to.equal(1);
