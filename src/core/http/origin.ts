@@ -42,8 +42,8 @@ function checkedOrigin(rawScheme: string, host: string): Origin | null {
   const scheme = rawScheme.toLowerCase();
   if ((scheme !== 'http' && scheme !== 'https') || host.length > 255) return null;
   const match = HOST.exec(host);
-  // A port outside 1-65535 is no address a browser could have used: refuse it rather than build callbacks to it.
   if (match === null) return null;
+  // A port outside 1-65535 is no address a browser could have used: refuse it rather than build callbacks to it.
   const port = match[1] === undefined ? undefined : Number(match[1]);
   if (port !== undefined && (port < 1 || port > MAX_PORT)) return null;
   return { scheme, host: host.toLowerCase() };
