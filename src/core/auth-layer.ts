@@ -6,7 +6,7 @@ import type { AuthConfig } from './config/auth-config.js';
 import { deriveKey } from './crypto/keys.js';
 import { matchExcludedPath } from './excluded-paths.js';
 import { requestOrigin } from './http/origin.js';
-import type { Decision, RequestView } from './http/request-view.js';
+import { requestCookie, type Decision, type RequestView } from './http/request-view.js';
 import { errorDecision, escapeHtml, fragmentPreservingRedirect, jsonDecision, pageDecision, redirectDecision } from './http/responses.js';
 import { createProviders } from './providers/registry.js';
 import type { Identity } from './identity.js';
@@ -169,7 +169,12 @@ export class AuthLayer {
       this.#context.logger.info({ reason: `authentication token ${error.reason}`, path: request.view.path }, 'request challenged');
       return invalidTokenDecision(error.reason);
     }
-    if (named === null) return this.#challenge(request, 'no session', false);
+    if (named === null) {
+      // A session cookie that does not verify (forged, tampered, another app's or key's) is worth telling
+      // apart in the log from no cookie at all, and is cleared so the browser stops sending it.
+      const presented = requestCookie(request.view, this.#context.config.sessionCookieName) !== undefined;
+      return this.#challenge(request, presented ? 'session cookie invalid' : 'no session', presented);
+    }
     const { id } = named;
     const token = named.via === 'token';
     const record = await sessions.load(id);

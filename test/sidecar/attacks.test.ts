@@ -138,12 +138,15 @@ describe('sidecar attack surface', function () {
       const reply = await new Browser().request(`${deployment.url}/protected`, { headers: { cookie: `PlatformAuthSession=${value}` } });
       return reply.status;
     };
-    it('a forged, tampered or truncated session cookie is challenged', async () => {
+    it('a forged, tampered or truncated session cookie is challenged, and cleared', async () => {
       const real = cookie.split('=')[1]!;
-      expect(await challenged('forged')).to.equal(302);
-      expect(await challenged(`${real.slice(0, -1)}${real.endsWith('A') ? 'B' : 'A'}`)).to.equal(302);
-      expect(await challenged(real.slice(0, 43))).to.equal(302);
-      expect(await challenged(`${'A'.repeat(43)}.${real.split('.')[1]}`)).to.equal(302);
+      for (const value of ['forged', `${real.slice(0, -1)}${real.endsWith('A') ? 'B' : 'A'}`, real.slice(0, 43), `${'A'.repeat(43)}.${real.split('.')[1]}`]) {
+        const reply = await new Browser().request(`${deployment.url}/protected`, { headers: { cookie: `PlatformAuthSession=${value}` } });
+        expect(reply.status, value).to.equal(302);
+        expect(reply.setCookies.some((c) => /^PlatformAuthSession=;.*Max-Age=0/.test(c)), `${value}: cleared`).to.equal(true);
+      }
+      // No cookie at all: nothing to clear.
+      expect((await new Browser().request(`${deployment.url}/protected`)).setCookies).to.deep.equal([]);
     });
 
     it("another deployment's (another app's) cookie is challenged", async () => {

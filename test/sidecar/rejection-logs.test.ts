@@ -64,7 +64,7 @@ describe('every refused request is logged, without secrets', function () {
       send: () => api().request(`${deployment.url}/protected`, { headers: { cookie: 'PlatformAuthSession=forged-cookie-value' } }),
       status: 401,
       msg: 'request challenged',
-      reason: /./,
+      reason: /^session cookie invalid$/,
       path: '/protected',
     },
     {
