@@ -5,7 +5,12 @@
 export const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate']);
 
 /** The further fields a `Connection` header names (lower case, without the fixed ones). */
-export function namedByConnection(connection: string): string[] {
+export function namedByConnection(connection: string): readonly string[] {
+  // The everyday single values (keep-alive, close) name nothing further: answered without a split.
+  if (!connection.includes(',')) {
+    const only = connection.trim().toLowerCase();
+    return only === '' || HOP_BY_HOP.has(only) ? NOTHING : [only];
+  }
   const named: string[] = [];
   for (const name of connection.split(',')) {
     const trimmed = name.trim().toLowerCase();
@@ -13,3 +18,5 @@ export function namedByConnection(connection: string): string[] {
   }
   return named;
 }
+
+const NOTHING: readonly string[] = [];
