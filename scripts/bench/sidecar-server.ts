@@ -39,9 +39,10 @@ async function start(): Promise<number> {
     const { config } = dist.resolveAuthConfig(JSON.parse(configJson!), { BENCH_SECRET: 'unused' });
     const selection = dist.selectCore('require');
     const gateway = await dist.createGateway({ config, upstream: upstream!, core: selection.core, logger: dist.createLogger('silent'), masterKey: Buffer.from(masterKeyHex!, 'hex') });
-    const server = http.createServer(gateway.listener);
-    server.on('upgrade', gateway.upgrade);
-    return listen(server);
+    // Served as `gatehouse serve` serves it (attach sets the client timeouts too).
+    const front = await dist.listenEarly('127.0.0.1', 0);
+    dist.attach(front, gateway);
+    return Number(new URL(front.url).port);
   }
   throw new Error(`unknown kind ${kind}`);
 }
