@@ -12,6 +12,7 @@ import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import { createSidecar, DEFAULT_UPSTREAM_TIMEOUT_MS } from './app.js';
 import type { Listening } from './listen.js';
+import { toOriginForm } from './request-target.js';
 import { createRequestListener } from './server.js';
 
 export interface GatewayOptions {
@@ -48,12 +49,26 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const upstreamTimeoutMs = options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   const sidecar = createSidecar({ layer, upstream: options.upstream, core: options.core, logger, upstreamTimeoutMs });
   const receiver = new WebhookReceiver({ logger, core: options.core, ...(options.env ? { env: options.env } : {}), ...options.webhook });
+  // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
+  const serve = createRequestListener(receiver, sidecar.app);
+  const refused = (req: IncomingMessage, reason: string): void => logger.info({ reason, method: req.method }, 'request rejected');
   return {
     layer,
     receiver,
-    // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
-    listener: createRequestListener(receiver, sidecar.app),
-    upgrade: sidecar.handleUpgrade,
+    // Every route (the receiver's path, /.auth, excluded paths) is matched on the origin form of the target.
+    listener: (req, res) => {
+      const target = toOriginForm(req);
+      if (target.kind === 'ok') return serve(req, res);
+      refused(req, target.reason);
+      const body = JSON.stringify({ error: 'Bad request target.' });
+      res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
+    },
+    upgrade: (req, socket, head) => {
+      const target = toOriginForm(req);
+      if (target.kind === 'ok') return sidecar.handleUpgrade(req, socket, head);
+      refused(req, target.reason);
+      socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+    },
     clientIdleTimeoutMs: upstreamTimeoutMs + CLIENT_IDLE_MARGIN_MS,
     close: () => {
       runtime.close();

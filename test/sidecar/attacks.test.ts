@@ -131,6 +131,25 @@ describe('sidecar attack surface', function () {
       const response = await raw(deployment.url, 'GET /protected HTTP/1.1\r\nHost: evil.example/path\r\nConnection: close\r\n\r\n');
       expect(response).to.match(/^HTTP\/1\.1 400 /);
     });
+
+    it('an absolute-form request target (RFC 9112 §3.2.2) is routed by its origin form; another host than Host is refused', async () => {
+      const host = new URL(deployment.url).host;
+      const send = (target: string, headers = '') => raw(deployment.url, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\n${headers}Connection: close\r\n\r\n`);
+      const before = deployment.upstream.requests.length;
+      const excluded = await send(`http://${host}/public/report?page=2`);
+      expect(excluded).to.match(/^HTTP\/1\.1 200 /);
+      expect(deployment.upstream.requests.at(-1)!.url, 'the app sees the origin form').to.equal('/public/report?page=2');
+      expect(rawBody(await send(`HTTP://${host.toUpperCase()}/.auth/version`))).to.match(/^\{"version":/);
+      // Protected paths stay protected, and dot segments cannot reach them through an excluded prefix.
+      expect(await send(`http://${host}/protected`)).to.match(/^HTTP\/1\.1 401 /);
+      expect(await send(`http://${host}/public/../protected`)).to.match(/^HTTP\/1\.1 401 /);
+      expect(await send(`http://${host}`)).to.match(/^HTTP\/1\.1 401 /);
+      const signedInAbsolute = await send(`http://${host}/whoami`, `Cookie: ${cookie}\r\n`);
+      expect(JSON.parse(rawBody(signedInAbsolute)).headers['x-platform-client-principal-id']).to.equal('demo');
+      // A target naming another host than Host: neither is believed.
+      expect(await send('http://evil.example/public/report')).to.match(/^HTTP\/1\.1 400 /);
+      expect(deployment.upstream.requests.length - before, 'only the excluded page and the signed-in request reached the app').to.equal(2);
+    });
   });
 
   describe('cookies', () => {

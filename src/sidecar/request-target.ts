@@ -1,0 +1,29 @@
+// HTTP/1.1 request targets (RFC 9112 §3.2). Browsers send the origin form
+// (`/path?query`); a server must also accept the absolute form
+// (`http://host/path?query`), which some clients send when configured to use
+// gatehouse as a proxy. Routing, excluded paths and the app all work on the
+// origin form, so an absolute target is turned into one first.
+
+/** The outcome for a request's target: unchanged, rewritten to the origin form, or refused. */
+export type TargetCheck = { readonly kind: 'ok' } | { readonly kind: 'refused'; readonly reason: string };
+
+const ABSOLUTE = /^https?:\/\/([^/?#]*)(.*)$/i;
+
+/**
+ * Rewrites an absolute-form `req.url` to its origin form, keeping the path's bytes exactly (no URL
+ * normalization: the app must see what the client sent). The authority must name the same host as
+ * the Host header: a client that says two different things is refused rather than believed either way.
+ */
+export function toOriginForm(req: { url?: string | undefined; headers: { host?: string | undefined } }): TargetCheck {
+  const url = req.url ?? '';
+  if (url.charCodeAt(0) === 0x2f /* '/' */) return OK;
+  const absolute = ABSOLUTE.exec(url);
+  if (absolute === null) return OK; // `*` (OPTIONS) and anything else: left to the usual checks, which refuse what they cannot route
+  const [, authority, rest] = absolute as unknown as [string, string, string];
+  if (authority.toLowerCase() !== (req.headers.host ?? '').toLowerCase()) return { kind: 'refused', reason: 'request target names another host than Host' };
+  if (rest.includes('#')) return { kind: 'refused', reason: 'request target has a fragment' };
+  req.url = rest === '' ? '/' : rest.charCodeAt(0) === 0x3f /* '?' */ ? `/${rest}` : rest;
+  return OK;
+}
+
+const OK: TargetCheck = { kind: 'ok' };
