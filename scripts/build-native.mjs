@@ -29,10 +29,12 @@ if (!existsSync(path.join(nodeInclude, 'openssl', 'evp.h'))) {
   fail(`no OpenSSL headers under ${nodeInclude}`);
 }
 
+// The native test hosts are built only in a source checkout (the published package has no test/).
+const testHosts = existsSync(path.join(root, 'test')) ? 'ON' : 'OFF';
 const cmakeJs = path.join(root, 'node_modules', 'cmake-js', 'bin', 'cmake-js');
 const result = spawnSync(
   process.execPath,
-  [cmakeJs, 'compile', '--directory', root, `--CDGATEHOUSE_NODE_INCLUDE=${nodeInclude}`, '--log-level', 'warn'],
+  [cmakeJs, 'compile', '--directory', root, `--CDGATEHOUSE_NODE_INCLUDE=${nodeInclude}`, `--CDGATEHOUSE_TEST_HOSTS=${testHosts}`, '--log-level', 'warn'],
   { stdio: 'inherit', cwd: root },
 );
 if (result.error) fail(result.error.message);
