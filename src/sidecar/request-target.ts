@@ -4,7 +4,7 @@
 // gatehouse as a proxy. Routing, excluded paths and the app all work on the
 // origin form, so an absolute target is turned into one first.
 
-/** The outcome for a request's target: unchanged, rewritten to the origin form, or refused. */
+/** The outcome for a request's target: ok (it is in origin form now, rewritten if it was absolute), or refused. */
 export type TargetCheck = { readonly kind: 'ok' } | { readonly kind: 'refused'; readonly reason: string };
 
 const ABSOLUTE = /^https?:\/\/([^/?#]*)(.*)$/i;
