@@ -49,24 +49,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const upstreamTimeoutMs = options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   const sidecar = createSidecar({ layer, upstream: options.upstream, core: options.core, logger, upstreamTimeoutMs });
   const receiver = new WebhookReceiver({ logger, core: options.core, ...(options.env ? { env: options.env } : {}), ...options.webhook });
-  // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
-  const serve = createRequestListener(receiver, sidecar.app);
-  const refused = (req: IncomingMessage, reason: string): void => logger.info({ reason, method: req.method }, 'request rejected');
   return {
     layer,
     receiver,
-    // Every route (the receiver's path, /.auth, excluded paths) is matched on the origin form of the target.
-    listener: (req, res) => {
-      const target = toOriginForm(req);
-      if (target.kind === 'ok') return serve(req, res);
-      refused(req, target.reason);
-      const body = JSON.stringify({ error: 'Bad request target.' });
-      res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
-    },
+    // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
+    // Routes (the receiver's path, /.auth, excluded paths) are matched on the origin form of the target.
+    listener: createRequestListener(receiver, sidecar.app),
     upgrade: (req, socket, head) => {
       const target = toOriginForm(req);
       if (target.kind === 'ok') return sidecar.handleUpgrade(req, socket, head);
-      refused(req, target.reason);
+      logger.info({ reason: target.reason, method: req.method }, 'request rejected');
       socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
     },
     clientIdleTimeoutMs: upstreamTimeoutMs + CLIENT_IDLE_MARGIN_MS,

@@ -5,6 +5,7 @@ import Koa from 'koa';
 import { createLogger, type Logger } from '../logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from '../native/index.js';
 import { listenEarly } from './listen.js';
+import { toOriginForm } from './request-target.js';
 import { createNodeHandler } from '../webhook/node-handler.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
@@ -42,11 +43,18 @@ export function createApp(): Koa {
  * A server's request listener. Webhook deliveries go straight to the
  * receiver's node:http handler: they are anonymous and signed, never go
  * through sign-in, and skip Koa's per-request work; everything else goes to `app`.
+ * Every route is matched on the origin form of the request target (request-target.ts).
  */
 export function createRequestListener(receiver: WebhookReceiver, app: Koa = createApp()): (req: IncomingMessage, res: ServerResponse) => void {
   const webhook = createNodeHandler(receiver);
   const rest = app.callback();
-  return (req, res) => webhook(req, res, () => void rest(req, res));
+  return (req, res) => {
+    const target = toOriginForm(req);
+    if (target.kind === 'ok') return webhook(req, res, () => void rest(req, res));
+    receiver.logger.info({ reason: target.reason, method: req.method }, 'request rejected');
+    const body = JSON.stringify({ error: 'Bad request target.' });
+    res.writeHead(400, { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
+  };
 }
 
 export async function startServer(options: ServeOptions = {}): Promise<RunningServer> {

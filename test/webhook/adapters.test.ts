@@ -7,7 +7,7 @@ import Koa from 'koa';
 
 import { createKoaMiddleware, createNodeHandler, startServer, WebhookReceiver, createLogger } from '../../src/index.js';
 import { fallbackCore } from '../../src/native/index.js';
-import { deliver, listen, request, SECRET } from '../support/http.js';
+import { deliver, listen, request, SECRET, sign } from '../support/http.js';
 
 const PUSH = JSON.stringify({ ref: 'refs/heads/main', repository: { full_name: 'o/r' }, commits: [1, 2] });
 const EXPECTED = { event: 'push', repository: 'o/r', ref: 'refs/heads/main', commits: 2, message: 'Processed push with 2 commit(s).' };
@@ -24,6 +24,30 @@ describe('webhook adapters', () => {
       expect(missing.status).to.equal(404);
       expect(missing.headers['content-type']).to.equal('application/json; charset=utf-8');
       expect(missing.json).to.deep.equal({ error: 'Not found.' });
+    } finally {
+      await running.close();
+    }
+  });
+
+  it('gatehouse server: a delivery with an absolute-form target (RFC 9112 §3.2.2) is received; one naming another host is a 400', async () => {
+    const running = await startServer({ port: 0, logger: createLogger('silent'), webhook: { secret: SECRET, env: {} } });
+    try {
+      const host = new URL(running.url).host;
+      const post = (target: string) =>
+        new Promise<{ status: number; json: unknown }>((resolve, reject) => {
+          // node sends `path` as the request target, as is.
+          const req = http.request({ host: '127.0.0.1', port: Number(new URL(running.url).port), method: 'POST', path: target, agent: false, headers: { host, 'content-type': 'application/json', 'x-forge-event': 'push', 'x-forge-signature-256': sign(PUSH) } }, (res) => {
+            let text = '';
+            res.on('data', (c: Buffer) => (text += c.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as unknown }));
+          });
+          req.on('error', reject);
+          req.end(PUSH);
+        });
+      const received = await post(`http://${host}/api/forge/webhook`);
+      expect(received.status).to.equal(200);
+      expect(received.json).to.deep.equal(EXPECTED);
+      expect(await post('http://elsewhere.example/api/forge/webhook')).to.deep.equal({ status: 400, json: { error: 'Bad request target.' } });
     } finally {
       await running.close();
     }
