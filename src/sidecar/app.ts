@@ -13,13 +13,15 @@ import proxies from 'koa-proxies';
 import type { AuthLayer } from '../core/auth-layer.js';
 import { requestOrigin } from '../core/http/origin.js';
 import { wantsJson, type Decision } from '../core/http/request-view.js';
+import { jsonDecision } from '../core/http/responses.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import { forwardHeaders } from './forward-headers.js';
 import { keepHopByHopOnTheAppsHop } from './response-headers.js';
 import { toRequestView } from './request-view.js';
 import { StaleConnectionRetry } from './stale-connection.js';
-import { errorPage, sendErrorPage } from './error-pages.js';
+import { endUpgrade, gatewayError, sendGatewayError, writeAnswer } from './answers.js';
+import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
 
 export interface SidecarOptions {
   readonly layer: AuthLayer;
@@ -48,25 +50,6 @@ export interface Sidecar {
 /** wantsJson for a node request whose headers are all the host still has. */
 function nodeWantsJson(req: IncomingMessage): boolean {
   return wantsJson({ headers: Object.entries(req.headers).map(([name, value]) => [name, String(value)] as const) });
-}
-
-function writeDecision(res: ServerResponse, decision: Extract<Decision, { kind: 'respond' }>): void {
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(decision.headers)) headers[name] = typeof value === 'string' ? value : [...value];
-  const body = decision.body ?? Buffer.alloc(0);
-  res.writeHead(decision.status, { ...headers, 'Content-Length': String(body.length) });
-  res.end(body);
-}
-
-/** Answers an upgrade request that is not proxied with a plain HTTP response, then closes the socket. */
-function endUpgrade(socket: Duplex, status: number, headers: Readonly<Record<string, string | readonly string[]>>, body: Buffer): void {
-  const lines = [`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}`];
-  for (const [name, value] of Object.entries(headers)) {
-    if (name.toLowerCase() === 'content-length') continue;
-    for (const v of typeof value === 'string' ? [value] : value) lines.push(`${name}: ${v}`);
-  }
-  lines.push(`Content-Length: ${body.length}`, 'Connection: close');
-  socket.end(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), body]));
 }
 
 export function createSidecar(options: SidecarOptions): Sidecar {
@@ -106,12 +89,12 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     } catch (error) {
       logger.error({ err: (error as Error).message, path: ctx.path }, 'auth layer failed');
       ctx.respond = false;
-      sendErrorPage(ctx.res, 500, nodeWantsJson(ctx.req));
+      sendGatewayError(ctx.res, 500, nodeWantsJson(ctx.req));
       return;
     }
     if (decision.kind === 'respond') {
       ctx.respond = false;
-      writeDecision(ctx.res, decision);
+      writeAnswer(ctx.res, decision);
       return;
     }
     (ctx.req as Tagged)[STARTED] = performance.now();
@@ -137,7 +120,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
       return;
     }
     logger.error({ path, reason: timedOut ? 'upstream timeout' : error.code ?? error.message }, 'upstream request failed');
-    sendErrorPage(res, timedOut ? 504 : 502, nodeWantsJson(req));
+    sendGatewayError(res, timedOut ? 504 : 502, nodeWantsJson(req));
   }
   app.use(
     proxies('/', {
@@ -159,18 +142,24 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   });
 
   function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    // Matched on the origin form of the target, as the request listener does (request-target.ts).
+    const target = toOriginForm(req);
+    if (target.kind === 'refused') {
+      logger.info({ reason: target.reason, method: req.method }, 'request rejected');
+      endUpgrade(socket, jsonDecision(400, { error: BAD_TARGET_MESSAGE }));
+      return;
+    }
     authorize(req, true).then(
       (decision) => {
         if (decision.kind === 'respond') {
-          endUpgrade(socket, decision.status, decision.headers, decision.body ?? Buffer.alloc(0));
+          endUpgrade(socket, decision);
           return;
         }
         wsProxy.ws(req, socket, head);
       },
       (error: unknown) => {
         logger.error({ err: (error as Error).message, path: (req.url ?? '').split('?')[0] }, 'auth layer failed on upgrade');
-        const page = errorPage(500, nodeWantsJson(req));
-        endUpgrade(socket, 500, page.headers, Buffer.from(page.body));
+        endUpgrade(socket, gatewayError(500, nodeWantsJson(req)));
       },
     );
   }

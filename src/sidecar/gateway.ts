@@ -12,7 +12,6 @@ import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import { createSidecar, DEFAULT_UPSTREAM_TIMEOUT_MS } from './app.js';
 import type { Listening } from './listen.js';
-import { toOriginForm } from './request-target.js';
 import { createRequestListener } from './server.js';
 
 export interface GatewayOptions {
@@ -53,14 +52,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     layer,
     receiver,
     // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
-    // Routes (the receiver's path, /.auth, excluded paths) are matched on the origin form of the target.
     listener: createRequestListener(receiver, sidecar.app),
-    upgrade: (req, socket, head) => {
-      const target = toOriginForm(req);
-      if (target.kind === 'ok') return sidecar.handleUpgrade(req, socket, head);
-      logger.info({ reason: target.reason, method: req.method }, 'request rejected');
-      socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-    },
+    upgrade: sidecar.handleUpgrade,
     clientIdleTimeoutMs: upstreamTimeoutMs + CLIENT_IDLE_MARGIN_MS,
     close: () => {
       runtime.close();

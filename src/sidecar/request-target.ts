@@ -27,3 +27,6 @@ export function toOriginForm(req: { url?: string | undefined; headers: { host?: 
 }
 
 const OK: TargetCheck = { kind: 'ok' };
+
+/** What a refused target gets, from the request listener and the upgrade handler alike. */
+export const BAD_TARGET_MESSAGE = 'Bad request target.';

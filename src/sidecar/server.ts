@@ -5,11 +5,11 @@ import Koa from 'koa';
 import { createLogger, type Logger } from '../logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from '../native/index.js';
 import { listenEarly } from './listen.js';
-import { toOriginForm } from './request-target.js';
+import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
 import { createNodeHandler } from '../webhook/node-handler.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
-import { JSON_CONTENT_TYPE } from '../webhook/response.js';
+import { errorResponse, JSON_CONTENT_TYPE } from '../webhook/response.js';
 
 export interface ServeOptions {
   host?: string;
@@ -52,8 +52,8 @@ export function createRequestListener(receiver: WebhookReceiver, app: Koa = crea
     const target = toOriginForm(req);
     if (target.kind === 'ok') return webhook(req, res, () => void rest(req, res));
     receiver.logger.info({ reason: target.reason, method: req.method }, 'request rejected');
-    const body = JSON.stringify({ error: 'Bad request target.' });
-    res.writeHead(400, { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
+    const refused = errorResponse(400, BAD_TARGET_MESSAGE, { closeConnection: true });
+    res.writeHead(refused.status, refused.headers).end(refused.body);
   };
 }
 

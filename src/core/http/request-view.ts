@@ -39,6 +39,14 @@ export type Decision =
       readonly body?: Buffer;
     };
 
+/** A decision that answers the request itself. */
+export type RespondDecision = Extract<Decision, { kind: 'respond' }>;
+
+/** The body's media type: Content-Type without its parameters, lower case ('' when absent). */
+export function mediaType(request: Pick<RequestView, 'headers'>): string {
+  return (headerValue(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
 /** First value of a header, case-insensitive. */
 export function headerValue(request: Pick<RequestView, 'headers'>, name: string): string | undefined {
   const lower = name.toLowerCase();

@@ -1,7 +1,7 @@
 // Decisions that answer the request directly.
 import { createHash } from 'node:crypto';
 
-import type { Decision } from './request-view.js';
+import type { RespondDecision } from './request-view.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const HTML_TYPE = 'text/html; charset=utf-8';
@@ -39,12 +39,12 @@ function withCookies(headers: Record<string, string | readonly string[]>, extra:
   return { ...headers, ...extra.headers, ...(extra.cookies && extra.cookies.length > 0 ? { 'Set-Cookie': extra.cookies } : {}) };
 }
 
-export function jsonDecision(status: number, value: unknown, extra: Extra = {}): Decision {
+export function jsonDecision(status: number, value: unknown, extra: Extra = {}): RespondDecision {
   const body = Buffer.from(JSON.stringify(value), 'utf8');
   return { kind: 'respond', status, headers: withCookies({ 'Content-Type': JSON_TYPE, ...SECURITY_HEADERS }, extra), body };
 }
 
-export function redirectDecision(location: string, extra: Extra = {}): Decision {
+export function redirectDecision(location: string, extra: Extra = {}): RespondDecision {
   return { kind: 'respond', status: 302, headers: withCookies({ Location: location, ...SECURITY_HEADERS }, extra), body: Buffer.alloc(0) };
 }
 
@@ -53,7 +53,7 @@ export function escapeHtml(text: string): string {
 }
 
 /** A small self-contained page (no scripts, no external resources). */
-export function pageDecision(status: number, title: string, message: string, extra: Extra = {}, linksHtml = ''): Decision {
+export function pageDecision(status: number, title: string, message: string, extra: Extra = {}, linksHtml = ''): RespondDecision {
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}</style></head>
 <body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${linksHtml}</body></html>`;
@@ -66,7 +66,7 @@ export function pageDecision(status: number, title: string, message: string, ext
 }
 
 /** An error for a browser (page) or an API client (JSON `{"error"}`), as the caller prefers. */
-export function errorDecision(status: number, title: string, message: string, json: boolean, extra: Extra = {}): Decision {
+export function errorDecision(status: number, title: string, message: string, json: boolean, extra: Extra = {}): RespondDecision {
   return json ? jsonDecision(status, { error: message }, extra) : pageDecision(status, title, message, extra);
 }
 
@@ -76,7 +76,7 @@ export function errorDecision(status: number, title: string, message: string, js
  * return URL before going to the login route. The script is pinned by hash in
  * the page's CSP; without JavaScript, a link signs in without the fragment.
  */
-export function fragmentPreservingRedirect(loginPrefix: string, returnTo: string, cookies: readonly string[]): Decision {
+export function fragmentPreservingRedirect(loginPrefix: string, returnTo: string, cookies: readonly string[]): RespondDecision {
   // JSON.stringify plus escaping `<` keeps the values inside the script as data.
   const literal = (value: string) => JSON.stringify(value).replace(/</g, '\\u003c');
   const script = `location.replace(${literal(loginPrefix)}+encodeURIComponent(${literal(returnTo)}+location.hash));`;

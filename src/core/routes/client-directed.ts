@@ -3,7 +3,7 @@
 // answers an authentication token for X-ZUMO-AUTH.
 import type { Identity } from '../identity.js';
 import type { Decision } from '../http/request-view.js';
-import { BodyTooLargeError, headerValue } from '../http/request-view.js';
+import { BodyTooLargeError, headerValue, mediaType } from '../http/request-view.js';
 import { jsonDecision } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import type { Provider, SignIn, TokenExchange } from '../providers/provider.js';
@@ -137,8 +137,7 @@ interface MalformedExchange {
 }
 
 async function exchangeRequest(request: RouteRequest): Promise<{ exchange: TokenExchange } | MalformedExchange> {
-  const type = (headerValue(request.view, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/json') return { status: 415, error: 'Send the provider token as JSON (Content-Type: application/json).' };
+  if (mediaType(request.view) !== 'application/json') return { status: 415, error: 'Send the provider token as JSON (Content-Type: application/json).' };
   let body: Buffer;
   try {
     body = await request.view.readBody(MAX_EXCHANGE_BODY);

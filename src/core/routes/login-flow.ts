@@ -3,7 +3,7 @@ import * as oidc from 'openid-client';
 
 import { seal, unseal } from '../crypto/sealed.js';
 import { originUrl } from '../http/origin.js';
-import { BodyTooLargeError, headerValue, requestCookie, type Decision } from '../http/request-view.js';
+import { BodyTooLargeError, mediaType, requestCookie, type Decision } from '../http/request-view.js';
 import { errorDecision, redirectDecision, setCookie } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import type { Provider, SignIn } from '../providers/provider.js';
@@ -106,8 +106,7 @@ interface Refusal {
 
 async function callbackParameters(request: RouteRequest): Promise<URLSearchParams | Refusal> {
   if (request.view.method === 'GET') return request.searchParams;
-  const type = (headerValue(request.view, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/x-www-form-urlencoded') {
+  if (mediaType(request.view) !== 'application/x-www-form-urlencoded') {
     return { status: 415, reason: 'callback POST is not a form', message: 'The callback must be a GET or a form POST.' };
   }
   try {

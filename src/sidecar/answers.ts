@@ -1,0 +1,49 @@
+// The answers the sidecar gives itself when it cannot give the app's: built by
+// the core's own page and JSON builders (a page for browsers, `{"error"}` for
+// APIs, never a stack trace), and written to a node response or a raw socket.
+import http, { type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+import type { RespondDecision } from '../core/http/request-view.js';
+import { jsonDecision, pageDecision } from '../core/http/responses.js';
+
+/** 500: gatehouse itself failed (say, its token store); 502: the app is unreachable or broke; 504: the app was too slow. */
+export type GatewayErrorStatus = 500 | 502 | 504;
+
+const PAGES: Record<GatewayErrorStatus, { readonly title: string; readonly message: string }> = {
+  500: { title: 'Internal Server Error', message: 'Sign-in could not be checked because of an error on the server.' },
+  502: { title: 'Bad Gateway', message: 'The application is not reachable right now.' },
+  504: { title: 'Gateway Timeout', message: 'The application did not answer in time.' },
+};
+
+export function gatewayError(status: GatewayErrorStatus, wantsJson: boolean): RespondDecision {
+  const { title, message } = PAGES[status];
+  return wantsJson ? jsonDecision(status, { error: message }) : pageDecision(status, `${status} ${title}`, `${message} Please try again in a moment.`);
+}
+
+/** A decision that answers the request itself, written as the response (headers as given, the length counted). */
+export function writeAnswer(res: ServerResponse, answer: RespondDecision): void {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(answer.headers)) headers[name] = typeof value === 'string' ? value : [...value];
+  const body = answer.body ?? Buffer.alloc(0);
+  res.writeHead(answer.status, { ...headers, 'Content-Length': String(body.length) });
+  res.end(body);
+}
+
+/** Writes the error, or, once the app's answer has begun, cuts the connection (a half answer must not look whole). */
+export function sendGatewayError(res: ServerResponse, status: GatewayErrorStatus, wantsJson: boolean): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  writeAnswer(res, gatewayError(status, wantsJson));
+}
+
+/** Answers an upgrade request that is not proxied with a plain HTTP response, then closes the socket. */
+export function endUpgrade(socket: Duplex, answer: RespondDecision): void {
+  const body = answer.body ?? Buffer.alloc(0);
+  const lines = [`HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status] ?? ''}`];
+  for (const [name, value] of Object.entries(answer.headers)) for (const v of typeof value === 'string' ? [value] : value) lines.push(`${name}: ${v}`);
+  lines.push(`Content-Length: ${body.length}`, 'Connection: close');
+  socket.end(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), body]));
+}
