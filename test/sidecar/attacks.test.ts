@@ -1,46 +1,13 @@
 // Hostile input against a live deployment: every way in that must stay shut.
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 
 import { expect } from 'chai';
 
 import { Browser } from '../support/browser.js';
+import { raw, rawBody } from '../support/raw-http.js';
 import { defaultDocument, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
-
-/**
- * Sends raw bytes (paths exactly as written) and returns everything the
- * server sent until it closed. Requests carry `Connection: close`; the socket
- * is not half-closed, as a browser would not.
- */
-function raw(url: string, request: string): Promise<string> {
-  const { port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), '127.0.0.1');
-    let data = '';
-    socket.on('data', (d) => (data += d.toString('latin1')));
-    socket.on('end', () => resolve(data));
-    socket.on('error', reject);
-    socket.write(request);
-  });
-}
-
-/** The body of a raw HTTP/1.1 response, de-chunked when needed. */
-function rawBody(response: string): string {
-  const split = response.indexOf('\r\n\r\n');
-  const head = response.slice(0, split);
-  let body = response.slice(split + 4);
-  if (!/transfer-encoding: chunked/i.test(head)) return body;
-  let out = '';
-  for (;;) {
-    const line = body.indexOf('\r\n');
-    const size = parseInt(body.slice(0, line), 16);
-    if (!size) return out;
-    out += body.slice(line + 2, line + 2 + size);
-    body = body.slice(line + 2 + size + 2);
-  }
-}
 
 describe('sidecar attack surface', function () {
   this.timeout(30_000);

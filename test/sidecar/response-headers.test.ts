@@ -1,32 +1,13 @@
 // The app's connection-specific response headers stay on the app's hop: the
 // client gets gatehouse's own connection handling, and a field the app's
 // Connection header names (a private one, say) never reaches the client.
-import net from 'node:net';
-
 import { expect } from 'chai';
 
+import { raw } from '../support/raw-http.js';
 import { startDeployment, type Deployment } from '../support/sign-in.js';
 
-/**
- * Sends one raw request and returns what came back: until the server closes the connection, or,
- * with `untilClose` false, until the chunked body ends (a kept-alive connection is not closed).
- */
-function exchange(url: string, request: string, untilClose: boolean): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
-    let response = '';
-    socket.on('data', (d) => {
-      response += d.toString('latin1');
-      if (!untilClose && response.endsWith('\r\n0\r\n\r\n')) {
-        socket.destroy();
-        resolve(response);
-      }
-    });
-    socket.on('end', () => resolve(response));
-    socket.on('error', reject);
-    socket.write(request);
-  });
-}
+/** A kept-alive answer is complete once its chunked body ends (the connection stays open). */
+const chunkedBodyEnded = (received: string) => received.endsWith('\r\n0\r\n\r\n');
 
 function headersOf(response: string): Map<string, string[]> {
   const head = response.slice(0, response.indexOf('\r\n\r\n')).split('\r\n').slice(1);
@@ -61,7 +42,7 @@ describe("the app's hop-by-hop response headers", function () {
   const request = (connection: string) => `GET /public/page HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\n${connection}\r\n`;
 
   it('are not passed on: Keep-Alive, Proxy-Connection and what the Connection header names; the rest is', async () => {
-    const response = await exchange(deployment.url, request(''), false);
+    const response = await raw(deployment.url, request(''), chunkedBodyEnded);
     expect(response).to.match(/^HTTP\/1\.1 200 /);
     const headers = headersOf(response);
     expect(headers.get('x-app')).to.deep.equal(['kept']);
@@ -74,13 +55,13 @@ describe("the app's hop-by-hop response headers", function () {
 
   it('a client that asks to close gets Connection: close and a closed connection, whatever the app keeps', async () => {
     // Resolves only when gatehouse closes the connection (else the test times out).
-    const response = await exchange(deployment.url, request('Connection: close\r\n'), true);
+    const response = await raw(deployment.url, request('Connection: close\r\n'));
     expect(response).to.match(/^HTTP\/1\.1 200 /);
     expect(headersOf(response).get('connection')).to.deep.equal(['close']);
   });
 
   it('an HTTP/1.0 client gets a close-delimited answer, not chunks it cannot read', async () => {
-    const response = await exchange(deployment.url, `GET /public/page HTTP/1.0\r\nHost: ${new URL(deployment.url).host}\r\n\r\n`, true);
+    const response = await raw(deployment.url, `GET /public/page HTTP/1.0\r\nHost: ${new URL(deployment.url).host}\r\n\r\n`);
     expect(response).to.match(/^HTTP\/1\.1 200 /);
     const headers = headersOf(response);
     expect(headers.has('transfer-encoding')).to.equal(false);

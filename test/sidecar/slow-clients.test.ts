@@ -1,10 +1,9 @@
 // Clients are bounded by inactivity, never by how long a request takes: an
 // upload that keeps moving reaches the app however long it runs, and a client
 // that stops sending loses its connection.
-import net from 'node:net';
-
 import { expect } from 'chai';
 
+import { rawConnection } from '../support/raw-http.js';
 import { startDeployment, type Deployment } from '../support/sign-in.js';
 
 const UPSTREAM_TIMEOUT_MS = 1_500;
@@ -15,18 +14,6 @@ function countingApp(req: import('node:http').IncomingMessage, res: import('node
   let bytes = 0;
   req.on('data', (chunk: Buffer) => (bytes += chunk.length));
   req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ bytes })));
-}
-
-/** Opens a raw connection; resolves with everything received once the server closes it. */
-function connect(url: string): { socket: net.Socket; closed: Promise<string> } {
-  const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
-  const closed = new Promise<string>((resolve, reject) => {
-    let data = '';
-    socket.on('data', (d) => (data += d.toString('latin1')));
-    socket.on('close', () => resolve(data));
-    socket.on('error', reject);
-  });
-  return { socket, closed };
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -51,7 +38,7 @@ describe('slow clients', function () {
 
     // Both at once, so the test takes one idle timeout, not two.
     const moving = (async () => {
-      const { socket, closed } = connect(deployment.url);
+      const { socket, received: closed } = rawConnection(deployment.url);
       socket.write(`POST /public/upload HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`);
       const started = Date.now();
       let sent = 0;
@@ -67,7 +54,7 @@ describe('slow clients', function () {
     })();
 
     const stalled = (async () => {
-      const { socket, closed } = connect(deployment.url);
+      const { socket, received: closed } = rawConnection(deployment.url);
       socket.write(`POST /public/upload HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 100000\r\n\r\n${CHUNK}`);
       const started = Date.now();
       // Nothing more is ever sent, and the socket is never closed from this side.
