@@ -38,7 +38,10 @@ async function start(): Promise<number> {
     const dist = (await import(new URL('../../dist/index.js', import.meta.url).href)) as typeof import('../../src/index.js');
     const { config } = dist.resolveAuthConfig(JSON.parse(configJson!), { BENCH_SECRET: 'unused' });
     const selection = dist.selectCore('require');
-    const gateway = await dist.createGateway({ config, upstream: upstream!, core: selection.core, logger: dist.createLogger('silent'), masterKey: Buffer.from(masterKeyHex!, 'hex') });
+    // GATEHOUSE_BENCH_SESSION_TTL_MS: the instruction count runs under valgrind, about fifty times slower; its
+    // session cache is kept proportionally long, else the record would be re-read within the counted requests.
+    const ttl = process.env.GATEHOUSE_BENCH_SESSION_TTL_MS;
+    const gateway = await dist.createGateway({ config, upstream: upstream!, core: selection.core, logger: dist.createLogger('silent'), masterKey: Buffer.from(masterKeyHex!, 'hex'), ...(ttl ? { sessionCacheTtlMs: Number(ttl) } : {}) });
     // Served as `gatehouse serve` serves it (attach sets the client timeouts too).
     const front = await dist.listenEarly('127.0.0.1', 0);
     dist.attach(front, gateway);

@@ -16,7 +16,7 @@ import type { SessionRecord } from '../../src/core/session/record.js';
 import { FileSystemTokenStore } from '../../src/core/token-store/filesystem.js';
 import { identityFromRecord } from '../../src/core/principal.js';
 import { fallbackCore } from '../../src/native/fallback.js';
-import { bearerFixture } from './bearer.js';
+import { bearerDocument, bearerFixture, type BearerFixture } from './bearer.js';
 import { pacedLatency, percentile, pooled, type PacedResult } from './paced.js';
 import { table } from './measure.js';
 import { storeBenchSession } from './session.js';
@@ -141,8 +141,17 @@ http {
   return { child, port };
 }
 
+/**
+ * The gatehouse configuration of the sidecar benchmarks: one OpenID provider whose keys sign the
+ * fixture's bearer tokens, and the token store (its headers too) on, unless BENCH_TOKENS=off.
+ */
+export function benchDocument(directory: string, bearer: BearerFixture): Record<string, unknown> {
+  // The provider is never contacted but for its keys: the session exists and its token is far from expiry.
+  return bearerDocument(bearer, { login: { tokenStore: { enabled: process.env.BENCH_TOKENS !== 'off', fileSystem: { directory } } }, gatehouse: { app: 'bench' } });
+}
+
 /** A signed-in session written straight into the store the gatehouse process reads. */
-async function signedInSession(document: Record<string, unknown>, directory: string, masterKey: Buffer, host: string): Promise<{ cookie: string; identityHeaders: Record<string, string> }> {
+export async function signedInSession(document: Record<string, unknown>, directory: string, masterKey: Buffer, host: string): Promise<{ cookie: string; identityHeaders: Record<string, string> }> {
   const { config } = resolveAuthConfig(document, { BENCH_SECRET: 'unused' });
   const { record, cookie } = await storeBenchSession(config, new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey }), masterKey, host);
   // The header bytes gatehouse adds for this session, for the koa-proxies + same-bytes target.
@@ -185,23 +194,7 @@ export async function benchSidecar(quick: boolean): Promise<string> {
   const directory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-store-'));
   const bearer = await bearerFixture('bench');
   const masterKey = randomBytes(32);
-  const document = {
-    identityProviders: {
-      customOpenIdConnectProviders: {
-        bench: {
-          registration: {
-            clientId: 'bench',
-            clientCredential: { clientSecretSettingName: 'BENCH_SECRET' },
-            // Never contacted: the session exists and its token is far from expiry.
-            // Never contacted but for its keys: the session exists and its token is far from expiry; bearer tokens are signed by the fixture.
-            openIdConnectConfiguration: { authorizationEndpoint: `${bearer.issuer}/authorize`, tokenEndpoint: `${bearer.issuer}/token`, issuer: bearer.issuer, certificationUri: bearer.jwksUri },
-          },
-        },
-      },
-    },
-    login: { tokenStore: { enabled: process.env.BENCH_TOKENS !== 'off', fileSystem: { directory } } },
-    gatehouse: { app: 'bench' },
-  };
+  const document = benchDocument(directory, bearer);
   const app = await forkServer(['app']);
   const upstream = `http://127.0.0.1:${app.port}`;
   const processes: ChildProcess[] = [app.child];
