@@ -2,14 +2,20 @@
 // (paths, request targets, hop-by-hop headers) or control over when they are sent.
 import net from 'node:net';
 
-/** A connection to a test server: write to `socket`; `received` resolves with everything the server sent, once it closes the connection. */
+/**
+ * A connection to a test server: write to `socket`; `received` resolves with everything the server sent, once it
+ * closes the connection. A reset counts as that close: a server that refuses a request may reset a client that
+ * is still writing (what it answered first still arrives).
+ */
 export function rawConnection(url: string): { socket: net.Socket; received: Promise<string> } {
   const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
   const received = new Promise<string>((resolve, reject) => {
     let data = '';
     socket.on('data', (d) => (data += d.toString('latin1')));
     socket.on('close', () => resolve(data));
-    socket.on('error', reject);
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ECONNRESET' && error.code !== 'EPIPE') reject(error); // else 'close' follows
+    });
   });
   return { socket, received };
 }
@@ -33,6 +39,22 @@ export function raw(url: string, request: string, until?: (received: string) => 
     });
     received.then(resolve, reject);
   });
+}
+
+/**
+ * Writes `parts` and waits up to `waitMs` for the server to close the connection: what it sent, and whether it
+ * closed (a server expected to hang up on a stalled client must do so in time; the socket is destroyed otherwise).
+ */
+export async function rawExchange(url: string, parts: ReadonlyArray<string | Buffer>, waitMs = 3000): Promise<{ response: string; closed: boolean }> {
+  const { socket, received } = rawConnection(url);
+  let response = '';
+  socket.on('data', (d) => (response += d.toString('latin1')));
+  for (const part of parts) socket.write(part);
+  let timer: NodeJS.Timeout | undefined;
+  const closed = await Promise.race([received.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)))]);
+  clearTimeout(timer);
+  if (!closed) socket.destroy();
+  return { response, closed };
 }
 
 /** The body of a raw HTTP/1.1 response, de-chunked when needed. */

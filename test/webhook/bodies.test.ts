@@ -1,34 +1,9 @@
 // Raw bytes are verified exactly as sent; the body limit and stall timeout
 // hold; form-encoded deliveries work.
-import net from 'node:net';
-
 import { expect } from 'chai';
 
 import { deliver, request, sign, startReceiver, SECRET, type Listening } from '../support/http.js';
-
-/** Writes raw HTTP over a socket and returns what the server answered (and whether it closed). */
-function rawExchange(url: string, head: string, bodyParts: Buffer[], waitMs = 3000): Promise<{ response: string; closed: boolean }> {
-  const { port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), '127.0.0.1');
-    let response = '';
-    const timer = setTimeout(() => {
-      socket.destroy();
-      resolve({ response, closed: false });
-    }, waitMs);
-    socket.on('data', (d) => (response += d.toString('latin1')));
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve({ response, closed: true });
-    });
-    socket.on('error', (e: NodeJS.ErrnoException) => {
-      if (e.code === 'ECONNRESET' || e.code === 'EPIPE') return; // the close handler reports
-      reject(e);
-    });
-    socket.write(head);
-    for (const part of bodyParts) socket.write(part);
-  });
-}
+import { rawExchange } from '../support/raw-http.js';
 
 describe('webhook bodies', () => {
   let server: Listening;
@@ -94,7 +69,7 @@ describe('webhook bodies', () => {
     const head =
       'POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
       `X-Forge-Signature-256: ${sign('x')}\r\nContent-Length: ${64 * 1024 + 1}\r\n\r\n`;
-    const { response, closed } = await rawExchange(server.url, head, [Buffer.from('{"a":')]);
+    const { response, closed } = await rawExchange(server.url, [head, '{"a":']);
     expect(response).to.match(/^HTTP\/1\.1 413 /);
     expect(response).to.match(/content-type: application\/json; charset=utf-8/i);
     expect(response).to.match(/connection: close/i);
@@ -117,13 +92,13 @@ describe('webhook bodies', () => {
   it('413 for an oversized chunked body, seen over a raw socket', async () => {
     const head = `POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Signature-256: ${sign('x')}\r\nTransfer-Encoding: chunked\r\n\r\n`;
     const chunk = Buffer.concat([Buffer.from(`${(40 * 1024).toString(16)}\r\n`), Buffer.alloc(40 * 1024, 0x20), Buffer.from('\r\n')]);
-    const { response } = await rawExchange(server.url, head, [chunk, chunk]);
+    const { response } = await rawExchange(server.url, [head, chunk, chunk]);
     expect(response).to.match(/^HTTP\/1\.1 413 /);
   });
 
   it('a client that stalls mid-body is timed out with 408 and disconnected', async () => {
     const head = `POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Signature-256: ${sign('{}')}\r\nContent-Length: 100\r\n\r\n`;
-    const { response, closed } = await rawExchange(server.url, head, [Buffer.from('{"a":')], 5000);
+    const { response, closed } = await rawExchange(server.url, [head, '{"a":'], 5000);
     expect(response).to.match(/^HTTP\/1\.1 408 /);
     expect(response).to.contain('{"error":"Request body was not received in time."}');
     expect(closed).to.equal(true);
@@ -131,7 +106,7 @@ describe('webhook bodies', () => {
 
   it('a malformed Content-Length never reaches the handler', async () => {
     const head = `POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Signature-256: ${sign('{}')}\r\nContent-Length: 2x\r\n\r\n{}`;
-    const { response } = await rawExchange(server.url, head, []);
+    const { response } = await rawExchange(server.url, [head]);
     expect(response).to.match(/^HTTP\/1\.1 400 /); // refused by Node's HTTP parser
   });
 
