@@ -47,6 +47,11 @@ export interface Sidecar {
   close(): void;
 }
 
+/** The path a log line names: never the query, which may carry codes or tokens. */
+function loggedPath(req: IncomingMessage): string {
+  return (req.url ?? '').split('?')[0]!;
+}
+
 /** wantsJson for a node request whose headers are all the host still has. */
 function nodeWantsJson(req: IncomingMessage): boolean {
   return wantsJson({ headers: Object.entries(req.headers).map(([name, value]) => [name, String(value)] as const) });
@@ -112,7 +117,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     // An abort by proxyTimeout surfaces as a reset; what tells it apart is how long it took.
     const started = (req as Tagged)[STARTED];
     const timedOut = started !== undefined && performance.now() - started >= timeoutMs - 5;
-    const path = (req.url ?? '').split('?')[0];
+    const path = loggedPath(req);
     if (!timedOut && staleConnections.shouldRetry(error, req, res)) {
       logger.debug({ path, reason: error.code }, 'upstream connection closed by the app as it was reused; sending the request again');
       (req as Tagged)[STARTED] = performance.now();
@@ -158,7 +163,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
         wsProxy.ws(req, socket, head);
       },
       (error: unknown) => {
-        logger.error({ err: (error as Error).message, path: (req.url ?? '').split('?')[0] }, 'auth layer failed on upgrade');
+        logger.error({ err: (error as Error).message, path: loggedPath(req) }, 'auth layer failed on upgrade');
         endUpgrade(socket, gatewayError(500, nodeWantsJson(req)));
       },
     );

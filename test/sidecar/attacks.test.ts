@@ -120,14 +120,12 @@ describe('sidecar attack surface', function () {
   });
 
   describe('cookies', () => {
-    const challenged = async (value: string) => {
-      const reply = await new Browser().request(`${deployment.url}/protected`, { headers: { cookie: `PlatformAuthSession=${value}` } });
-      return reply.status;
-    };
+    /** A protected page asked for with this session cookie value only. */
+    const withSessionCookie = (value: string) => new Browser().request(`${deployment.url}/protected`, { headers: { cookie: `PlatformAuthSession=${value}` } });
     it('a forged, tampered or truncated session cookie is challenged, and cleared', async () => {
       const real = cookie.split('=')[1]!;
       for (const value of ['forged', `${real.slice(0, -1)}${real.endsWith('A') ? 'B' : 'A'}`, real.slice(0, 43), `${'A'.repeat(43)}.${real.split('.')[1]}`]) {
-        const reply = await new Browser().request(`${deployment.url}/protected`, { headers: { cookie: `PlatformAuthSession=${value}` } });
+        const reply = await withSessionCookie(value);
         expect(reply.status, value).to.equal(302);
         expect(reply.setCookies.some((c) => /^PlatformAuthSession=;.*Max-Age=0/.test(c)), `${value}: cleared`).to.equal(true);
       }
@@ -140,7 +138,7 @@ describe('sidecar attack surface', function () {
       try {
         const browser = new Browser();
         await signIn(browser, other);
-        expect(await challenged(browser.cookie(other.url, 'PlatformAuthSession')!.value)).to.equal(302);
+        expect((await withSessionCookie(browser.cookie(other.url, 'PlatformAuthSession')!.value)).status).to.equal(302);
       } finally {
         await other.close();
       }
