@@ -119,6 +119,11 @@ function sign(args: string[]): void {
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
+  // `gatehouse serve --help` asks for the usage, as it would of any command-line tool.
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.log(USAGE);
+    return;
+  }
   switch (command) {
     case 'dev':
       return dev(rest);

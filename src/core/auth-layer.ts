@@ -108,6 +108,8 @@ export class AuthLayer {
   async #authRoute(request: RouteRequest, route: string): Promise<Decision> {
     const context = this.#context;
     const method = request.view.method;
+    // Where a sign-in lands by default: matched before the providers, whose aliases cannot be "done".
+    if (route === '/login/done') return loginDone();
     const login = LOGIN_PATH.exec(route);
     if (login !== null) {
       const alias = login[1]!;
@@ -136,8 +138,6 @@ export class AuthLayer {
         return logoutComplete(context, request);
       case '/logout/done':
         return logoutDone();
-      case '/login/done':
-        return loginDone();
       case '/version':
         return version(context);
       default:

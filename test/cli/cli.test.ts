@@ -63,6 +63,15 @@ describe('gatehouse CLI', () => {
     expect(result.stderr).to.match(/no secret: pass --secret or set FORGE_WEBHOOK_SECRET/);
   });
 
+  it('--help or -h after a command prints the usage and exits 0, starting nothing', () => {
+    for (const args of [['serve', '--help'], ['dev', '-h'], ['sign', '--help'], ['--help'], ['help']]) {
+      const result = run(args, { input: '' });
+      expect(result.status, args.join(' ')).to.equal(0);
+      expect(result.stdout, args.join(' ')).to.match(/^Usage:\n  gatehouse dev/);
+      expect(result.stderr, args.join(' ')).to.equal('');
+    }
+  });
+
   it('unknown commands and options fail with usage, exit 2', () => {
     expect(run(['frobnicate']).status).to.equal(2);
     const bad = run(['sign', '--secrett', 'x'], { input: '' });

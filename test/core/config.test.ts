@@ -202,6 +202,7 @@ describe('authsettingsV2 configuration', () => {
       expect(problems({ identityProviders: { apple: { registration: { clientId: 'c', privateKeySettingName: 'K' } } } }, { K: 'pem' })[0]).to.equal('identityProviders.apple.registration: privateKeySettingName needs teamId and keyId');
       expect(problems({ identityProviders: { apple: { registration: { clientId: 'c' } } } }, {})[0]).to.match(/^identityProviders\.apple\.registration: expected privateKeySettingName/);
       expect(problems({ identityProviders: { customOpenIdConnectProviders: { github: provider } } }, env)[0]).to.match(/^identityProviders\.customOpenIdConnectProviders\.github: "github" is the alias of a built-in provider/);
+      expect(problems({ identityProviders: { customOpenIdConnectProviders: { Done: provider } } }, env)[0]).to.match(/^identityProviders\.customOpenIdConnectProviders\.Done: "Done" is reserved \(\/\.auth\/login\/done is gatehouse's own page\)/);
     });
 
     it('a disabled provider is not there', () => {

@@ -57,6 +57,20 @@ describe('server-directed sign-in against a real OpenID provider', function () {
     expect(seen.headers['x-forwarded-host']).to.equal(new URL(deployment.url).host);
   });
 
+  it('a sign-in started at /.auth/login/<provider> with no return address lands on /.auth/login/done', async () => {
+    const browser = new Browser();
+    const { hops, final } = await signIn(browser, deployment, '/.auth/login/dev');
+    const callback = [...hops].reverse().find((h) => h.url.includes('/.auth/login/dev/callback'))!;
+    expect(callback.headers.location).to.equal('/.auth/login/done');
+    expect(final.url).to.equal(`${deployment.url}/.auth/login/done`);
+    expect(final.status).to.equal(200);
+    expect(final.body).to.contain('You are signed in.');
+    // Served by gatehouse to anyone (it says nothing about who), never taken for a provider named "done".
+    const anonymous = await new Browser().request(`${deployment.url}/.auth/login/done`, { headers: { accept: 'text/html' } });
+    expect(anonymous.status).to.equal(200);
+    expect(anonymous.body).to.contain('You are signed in.');
+  });
+
   it('/.auth/me lists the session; refresh renews tokens; logout revokes server-side', async () => {
     const browser = new Browser();
     await signIn(browser, deployment);

@@ -78,6 +78,9 @@ export type ProviderConfig = OidcProviderConfig | GitHubProviderConfig | Faceboo
 /** The aliases of the built-in providers (`/.auth/login/<alias>`, `-IDP`). */
 export const BUILT_IN_ALIASES = ['aad', 'google', 'facebook', 'github', 'twitter', 'apple'] as const;
 
+/** Names under /.auth/login/ that are gatehouse's own pages, so no provider may take them. */
+export const RESERVED_ALIASES = ['done'] as const;
+
 export const DEFAULT_FACEBOOK_GRAPH_VERSION = 'v19.0';
 const MULTI_TENANT_SEGMENTS = new Set(['common', 'organizations', 'consumers']);
 
@@ -133,6 +136,10 @@ function customProviders(block: Providers['customOpenIdConnectProviders'], secre
     if (!provider.enabled) continue;
     if ((BUILT_IN_ALIASES as readonly string[]).includes(alias.toLowerCase())) {
       problems.push(`${path}: "${alias}" is the alias of a built-in provider; choose another`);
+      continue;
+    }
+    if ((RESERVED_ALIASES as readonly string[]).includes(alias.toLowerCase())) {
+      problems.push(`${path}: "${alias}" is reserved (/.auth/login/${alias.toLowerCase()} is gatehouse's own page); choose another`);
       continue;
     }
     const oidc = provider.registration.openIdConnectConfiguration;
