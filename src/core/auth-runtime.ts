@@ -33,11 +33,25 @@ export function defaultStoreDirectory(config: AuthConfig): string {
   return config.tokenStore.directory ?? path.resolve('.gatehouse', 'tokens');
 }
 
+/** The token store's directory cannot be created or written: a startup error that names the setting. */
+export class TokenStoreDirectoryError extends Error {}
+
+/** Runs a step that touches the store directory; a file-system failure becomes a TokenStoreDirectoryError. */
+async function inStoreDirectory<T>(directory: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (typeof (error as NodeJS.ErrnoException).code !== 'string') throw error;
+    throw new TokenStoreDirectoryError(`the token store directory ${directory} (login.tokenStore.fileSystem.directory) cannot be used: ${(error as Error).message}`);
+  }
+}
+
 export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<AuthRuntime> {
   const { config, logger } = options;
   const directory = defaultStoreDirectory(config);
-  const masterKey = options.masterKey ?? encryptionKeyFromEnv(options.env) ?? (await loadOrCreateKeyFile(directory));
+  const masterKey = options.masterKey ?? encryptionKeyFromEnv(options.env) ?? (await inStoreDirectory(directory, () => loadOrCreateKeyFile(directory)));
   const store = new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey, logger });
+  await inStoreDirectory(directory, () => store.prepare());
   const layer = new AuthLayer({ config, store, masterKey, logger, ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
   const sweep = setInterval(() => {
     store.sweep().then(

@@ -89,6 +89,24 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
     return this.#keys;
   }
 
+  /**
+   * Creates this app's directory and proves a record can be written there (a probe file,
+   * written, synced and removed), so that a directory gatehouse cannot use stops it at startup
+   * instead of failing every sign-in later.
+   */
+  async prepare(): Promise<void> {
+    await this.#loadKeys();
+    const probe = path.join(this.#directory, `.probe.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+    const handle = await fs.open(probe, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    try {
+      await handle.writeFile('probe');
+      await handle.sync();
+    } finally {
+      await handle.close();
+      await fs.rm(probe, { force: true });
+    }
+  }
+
   #fileName(namesKey: Buffer, id: string): string {
     return `${createHmac('sha256', namesKey).update(id).digest('hex')}${RECORD_SUFFIX}`;
   }

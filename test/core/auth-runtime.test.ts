@@ -1,0 +1,66 @@
+// Starting the auth core: a token store directory that cannot be used stops the start with an
+// error that names the directory and the setting, instead of failing every sign-in later.
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { expect } from 'chai';
+import { pino } from 'pino';
+
+import { startAuthRuntime, TokenStoreDirectoryError } from '../../src/core/auth-runtime.js';
+import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
+import { KEY_FILE_NAME } from '../../src/core/token-store/filesystem.js';
+
+const silent = pino({ level: 'silent' });
+
+function configWithStore(directory: string) {
+  return resolveAuthConfig(
+    {
+      identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: 'c', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration' } } } } },
+      login: { tokenStore: { enabled: true, fileSystem: { directory } } },
+    },
+    {},
+  ).config;
+}
+
+async function startFails(directory: string, env: NodeJS.ProcessEnv): Promise<Error> {
+  try {
+    const runtime = await startAuthRuntime({ config: configWithStore(directory), logger: silent, env });
+    runtime.close();
+  } catch (error) {
+    return error as Error;
+  }
+  expect.fail(`expected the start to fail for ${directory}`);
+}
+
+describe('auth runtime start', () => {
+  let base: string;
+  beforeEach(async () => {
+    base = await fs.mkdtemp(path.join(os.tmpdir(), 'gatehouse-runtime-'));
+  });
+  afterEach(() => fs.rm(base, { recursive: true, force: true }));
+
+  it('a store directory that cannot be created fails the start, naming the directory and the setting (key file or key from the environment)', async () => {
+    const file = path.join(base, 'a-file');
+    await fs.writeFile(file, 'not a directory');
+    const directory = path.join(file, 'tokens');
+    for (const env of [{}, { GATEHOUSE_ENCRYPTION_KEY: randomBytes(32).toString('hex') }]) {
+      const error = await startFails(directory, env);
+      expect(error).to.be.instanceOf(TokenStoreDirectoryError);
+      expect(error.message).to.contain(`the token store directory ${directory} (login.tokenStore.fileSystem.directory) cannot be used`);
+      expect(error.message).to.contain('ENOTDIR');
+    }
+  });
+
+  it('a usable directory: the app directory and key file are made at start, and the write probe leaves nothing behind', async () => {
+    const directory = path.join(base, 'tokens');
+    const runtime = await startAuthRuntime({ config: configWithStore(directory), logger: silent, env: {} });
+    runtime.close();
+    const entries = await fs.readdir(directory);
+    expect(entries).to.include(KEY_FILE_NAME);
+    const appDirectories = entries.filter((name) => name.startsWith('app-'));
+    expect(appDirectories).to.have.length(1);
+    expect(await fs.readdir(path.join(directory, appDirectories[0]!))).to.deep.equal([]);
+  });
+});
