@@ -2,7 +2,7 @@
 // proxied to the app (koa-proxies, streamed, keep-alive) with normalized
 // identity headers, a respond is written as is. WebSocket upgrades get the
 // same decision before they are proxied.
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 
@@ -20,6 +20,7 @@ import { forwardHeaders } from './forward-headers.js';
 import { keepHopByHopOnTheAppsHop } from './response-headers.js';
 import { toRequestView } from './request-view.js';
 import { StaleConnectionRetry } from './stale-connection.js';
+import { upstreamAgent } from './upstream-agent.js';
 import { endUpgrade, gatewayError, sendGatewayError, writeAnswer } from './answers.js';
 import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
 
@@ -64,7 +65,10 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   // `timeout` closes connections idle that long; it also makes node honour an app's announced
   // idle timeout (`Keep-Alive: timeout=N`, closed a second before it), which node ignores when
   // the agent has none. A request in flight is governed by proxyTimeout instead.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 512, timeout: UPSTREAM_IDLE_MS });
+  const upstreamUrl = new URL(options.upstream);
+  const agent = upstreamAgent(upstreamUrl, { keepAlive: true, maxSockets: 512, timeout: UPSTREAM_IDLE_MS });
+  // Retries and WebSocket handshakes take a connection of their own, used once.
+  const singleUse = upstreamAgent(upstreamUrl, { keepAlive: false });
   const normalizeOptions = { prefix: config.headerPrefix, exposeTokens: config.tokenStore.enabled };
   const trustForwardedFor = config.forwardProxy.convention !== 'NoProxy';
 
@@ -106,12 +110,19 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     // The answer is written by the proxy, a retry or the error page, never by Koa: after a failed
     // first attempt koa-proxies sets a status and returns while a retry may still be under way.
     ctx.respond = false;
-    await next();
+    try {
+      await next();
+    } catch (error) {
+      // koa-proxies rejects when the client goes away before the answer is written: nothing to log or send.
+      if (ctx.res.headersSent || ctx.res.destroyed) return;
+      logger.error({ err: (error as Error).message, path: loggedPath(ctx.req) }, 'proxying failed');
+      sendGatewayError(ctx.res, 502, nodeWantsJson(ctx.req));
+    }
   });
 
   const staleConnections = new StaleConnectionRetry();
-  // The one retry after a stale keep-alive connection: a new connection (no agent), used once.
-  const retryProxy = HttpProxy.createProxyServer({ target: options.upstream, xfwd: false, proxyTimeout: timeoutMs, agent: false });
+  // The one retry after a stale keep-alive connection: a new connection, used once.
+  const retryProxy = HttpProxy.createProxyServer({ target: options.upstream, xfwd: false, proxyTimeout: timeoutMs, agent: singleUse });
   retryProxy.on('proxyRes', keepHopByHopOnTheAppsHop);
   function onUpstreamError(error: NodeJS.ErrnoException, req: IncomingMessage, res: ServerResponse): void {
     // An abort by proxyTimeout surfaces as a reset; what tells it apart is how long it took.
@@ -140,7 +151,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     } as proxies.IKoaProxiesOptions),
   );
 
-  const wsProxy = HttpProxy.createProxyServer({ target: options.upstream, ws: true, xfwd: false });
+  const wsProxy = HttpProxy.createProxyServer({ target: options.upstream, ws: true, xfwd: false, agent: singleUse });
   wsProxy.on('error', (error, _req, socket) => {
     logger.error({ reason: (error as NodeJS.ErrnoException).code ?? error.message }, 'upstream websocket failed');
     if ('destroy' in socket) (socket as Duplex).destroy();
@@ -174,6 +185,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     handleUpgrade,
     close: () => {
       agent.destroy();
+      singleUse.destroy();
       wsProxy.close();
       retryProxy.close();
     },

@@ -1,12 +1,17 @@
 // The `gatehouse` command, run as a user runs it (a child process).
 import { spawn, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { expect } from 'chai';
 
 import { deliver, SECRET } from '../support/http.js';
+import { raw } from '../support/raw-http.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLI = ['--import', 'tsx', path.join(root, 'src', 'cli.ts')];
@@ -163,6 +168,50 @@ describe('gatehouse serve --upstream / dev', function () {
     const bad = run(['serve', '--upstream', 'ftp://x', '--port', '0']);
     expect(bad.status).to.equal(2);
     expect(bad.stderr).to.match(/--upstream must be an http\(s\) URL/);
+  });
+
+  it('an https app: its certificate is checked against its own address, not the Host the client sent; one not trusted is a 502 naming why', async () => {
+    // A self-signed test certificate for 127.0.0.1 and localhost, valid for a century
+    // (openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -days 36500 -addext subjectAltName=IP:127.0.0.1,DNS:localhost).
+    const tls = path.join(root, 'test', 'support', 'tls');
+    const cert = path.join(tls, 'upstream-cert.pem');
+    const seen: Array<{ url: string; host: string | undefined; forwardedHost: string | undefined }> = [];
+    const app = https.createServer({ cert: readFileSync(cert), key: readFileSync(path.join(tls, 'upstream-key.pem')) }, (req, res) => {
+      seen.push({ url: req.url ?? '', host: req.headers.host, forwardedHost: req.headers['x-forwarded-host'] as string | undefined });
+      res.end('from the https app');
+    });
+    app.on('upgrade', (_req, socket) => socket.end('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n'));
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    const upstream = `https://127.0.0.1:${(app.address() as AddressInfo).port}`;
+    const store = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cli-store-'));
+    const config = JSON.stringify({ globalValidation: { requireAuthentication: false }, login: { tokenStore: { fileSystem: { directory: store } } } });
+    const args = ['serve', '--upstream', upstream, '--port', '0'];
+    const get = (url: string) => raw(url, 'GET /page HTTP/1.1\r\nHost: public.example\r\nAccept: application/json\r\nConnection: close\r\n\r\n');
+    try {
+      const trusting = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config, NODE_EXTRA_CA_CERTS: cert }, args);
+      try {
+        const answer = await get(trusting.url);
+        expect(answer).to.match(/^HTTP\/1\.1 200 /).and.to.match(/from the https app$/);
+        expect(seen).to.deep.equal([{ url: '/page', host: 'public.example', forwardedHost: 'public.example' }]);
+        const upgrade = await raw(trusting.url, 'GET /socket HTTP/1.1\r\nHost: public.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n', (r) => r.includes('\r\n\r\n'));
+        expect(upgrade).to.match(/^HTTP\/1\.1 101 /);
+      } finally {
+        await trusting.stop();
+      }
+      const untrusting = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config, NODE_EXTRA_CA_CERTS: '' }, args);
+      try {
+        const answer = await get(untrusting.url);
+        expect(answer).to.match(/^HTTP\/1\.1 502 /).and.to.contain('"error":"The application is not reachable right now."');
+        expect(untrusting.output()).to.match(/"reason":"(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)","msg":"upstream request failed"/);
+        expect(seen).to.have.length(1);
+      } finally {
+        await untrusting.stop();
+      }
+    } finally {
+      app.closeAllConnections();
+      app.close();
+      rmSync(store, { recursive: true, force: true });
+    }
   });
 
   it('gatehouse dev serves the protected demo app, the public page and the webhook receiver', async () => {
