@@ -4,10 +4,10 @@ import { parseArgs } from 'node:util';
 
 import { AuthConfigError } from './core/config/auth-config.js';
 import { loadAuthConfig } from './core/config/load.js';
-import { createLogger } from './logging.js';
+import { createLogger, type Logger } from './logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from './native/index.js';
 import { attach, createGateway } from './sidecar/gateway.js';
-import { listenEarly } from './sidecar/listen.js';
+import { listenEarly, type Listening } from './sidecar/listen.js';
 import { startServer } from './sidecar/server.js';
 import { VERSION } from './version.js';
 import { DEFAULT_WEBHOOK_PATH, type WebhookConfig } from './webhook/config.js';
@@ -54,12 +54,27 @@ function coreSelection(logger: ReturnType<typeof createLogger>): CoreSelection {
   return selection;
 }
 
-function stopOn(close: () => Promise<void>): void {
-  const stop = (): void => {
-    close().then(() => process.exit(0), () => process.exit(1));
+/** How long a stop (SIGTERM from an orchestrator, Ctrl-C) waits for requests in progress. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/** Runs `stop` on the first SIGINT or SIGTERM; a second one exits at once. */
+function stopOn(stop: () => Promise<void>): void {
+  let stopping = false;
+  const onSignal = (): void => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    stop().then(() => process.exit(0), () => process.exit(1));
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+/** A graceful stop of a listening server: requests in progress may finish, for SHUTDOWN_GRACE_MS at most. */
+async function drain(listening: Pick<Listening, 'drain'>, logger: Logger): Promise<void> {
+  logger.info({ graceMs: SHUTDOWN_GRACE_MS }, 'stopping: no new connections; requests in progress may finish');
+  const finished = await listening.drain(SHUTDOWN_GRACE_MS);
+  if (finished) logger.info('stopped');
+  else logger.warn({ graceMs: SHUTDOWN_GRACE_MS }, 'stopped: connections still open after the grace period were closed');
 }
 
 async function serve(args: string[]): Promise<void> {
@@ -68,10 +83,11 @@ async function serve(args: string[]): Promise<void> {
   const listenPort = port(values.port ?? process.env.PORT);
   if (values.upstream === undefined) {
     if (values.config !== undefined) throw new UsageError('--config needs --upstream (the app to protect)');
-    const running = await startServer({ host, port: listenPort });
+    const logger = createLogger();
+    const running = await startServer({ host, port: listenPort, logger });
     console.log(`gatehouse listening on ${running.url}`);
     announceReceiver(running.url, running.receiver.config);
-    stopOn(running.close);
+    stopOn(() => drain(running, logger));
     return;
   }
   const upstream = upstreamUrl(values.upstream);
@@ -85,8 +101,9 @@ async function serve(args: string[]): Promise<void> {
   console.log(`gatehouse listening on ${front.url} → ${upstream}`);
   announceReceiver(front.url, gateway.receiver.config);
   stopOn(async () => {
+    await drain(front, logger);
+    // Only now: requests in progress were still using the upstream connections.
     gateway.close();
-    await front.close();
   });
 }
 

@@ -5,12 +5,27 @@ import type { AddressInfo } from 'node:net';
 export interface Listening {
   readonly server: Server;
   readonly url: string;
+  /** Closes the server and every connection at once, requests in progress included. */
   close(): Promise<void>;
+  /**
+   * A graceful stop: no new connections; idle keep-alive connections are closed now, busy ones
+   * answer their request in progress (with `Connection: close`) and then close; whatever is still
+   * open after `graceMs` is closed. Resolves with whether everything finished in time.
+   */
+  drain(graceMs: number): Promise<boolean>;
 }
+
+/** How often connections that have just become idle are closed while draining. */
+const DRAIN_SWEEP_MS = 100;
 
 /** A server listening before it has a handler, so its URL can be known first (the dev provider needs it). */
 export async function listenEarly(host: string, port: number): Promise<Listening> {
   const server = http.createServer();
+  let draining = false;
+  // Registered before any handler, so it runs first: during a drain, every answer ends its connection.
+  server.on('request', (_req, res) => {
+    if (draining) res.shouldKeepAlive = false;
+  });
   server.listen(port, host);
   await once(server, 'listening');
   const address = server.address() as AddressInfo;
@@ -22,6 +37,23 @@ export async function listenEarly(host: string, port: number): Promise<Listening
       new Promise((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
+      }),
+    drain: (graceMs) =>
+      new Promise((resolve) => {
+        draining = true;
+        // A request that arrived just before the drain may already be answered with keep-alive:
+        // its connection is idle a moment later and closed by the next sweep.
+        const sweep = setInterval(() => server.closeIdleConnections(), DRAIN_SWEEP_MS);
+        const deadline = setTimeout(() => {
+          clearInterval(sweep);
+          server.closeAllConnections();
+          resolve(false);
+        }, graceMs);
+        server.close(() => {
+          clearInterval(sweep);
+          clearTimeout(deadline);
+          resolve(true);
+        });
       }),
   };
 }

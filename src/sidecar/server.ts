@@ -1,10 +1,10 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import Koa from 'koa';
 
 import { createLogger, type Logger } from '../logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from '../native/index.js';
-import { listenEarly } from './listen.js';
+import { listenEarly, type Listening } from './listen.js';
 import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
 import { createNodeHandler } from '../webhook/node-handler.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
@@ -20,11 +20,8 @@ export interface ServeOptions {
   core?: CoreSelection;
 }
 
-export interface RunningServer {
-  readonly server: Server;
-  readonly url: string;
+export interface RunningServer extends Listening {
   readonly receiver: WebhookReceiver;
-  close(): Promise<void>;
 }
 
 /** The Koa application: JSON 404s for everything but the webhook path (for now). */

@@ -2,6 +2,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -214,10 +215,34 @@ describe('gatehouse serve --upstream / dev', function () {
     }
   });
 
+  it('SIGTERM: a request in progress gets its answer from the app, then the process exits 0', async () => {
+    let answer: (() => void) | undefined;
+    const app = http.createServer((_req, res) => {
+      answer = () => res.end('answered after SIGTERM');
+    });
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    const store = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cli-store-'));
+    const config = JSON.stringify({ globalValidation: { requireAuthentication: false }, login: { tokenStore: { fileSystem: { directory: store } } } });
+    const server = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config }, ['serve', '--upstream', `http://127.0.0.1:${(app.address() as AddressInfo).port}`, '--port', '0']);
+    try {
+      const response = raw(server.url, 'GET /slow HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\n\r\n', (r) => r.endsWith('answered after SIGTERM'));
+      while (answer === undefined) await new Promise((r) => setTimeout(r, 10));
+      const exited = server.stop();
+      await new Promise((r) => setTimeout(r, 300)); // the signal is handled; the app answers only now
+      answer();
+      expect(await response).to.match(/^HTTP\/1\.1 200 /);
+      expect(await exited).to.equal(0);
+      expect(server.output()).to.contain('"msg":"stopping: no new connections; requests in progress may finish"').and.to.contain('"msg":"stopped"');
+    } finally {
+      app.closeAllConnections();
+      app.close();
+      rmSync(store, { recursive: true, force: true });
+    }
+  });
+
   it('gatehouse dev serves the protected demo app, the public page and the webhook receiver', async () => {
     const server = await serve({ FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '' }, ['dev', '--port', '0']);
     try {
-      const http = await import('node:http');
       const get = (path: string, accept: string) =>
         new Promise<{ status: number; location?: string }>((resolve, reject) => {
           http.get(`${server.url}${path}`, { headers: { accept } }, (res) => {

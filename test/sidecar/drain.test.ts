@@ -1,0 +1,81 @@
+// A graceful stop (Listening.drain): requests in progress finish, nothing new is accepted, and
+// what is still open after the grace period is closed.
+import net from 'node:net';
+
+import { expect } from 'chai';
+
+import { listenEarly, type Listening } from '../../src/sidecar/listen.js';
+import { rawConnection } from '../support/raw-http.js';
+
+/** Port of a listening URL. */
+function portOf(url: string): number {
+  return Number(new URL(url).port);
+}
+
+function connects(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+describe('graceful stop (drain)', () => {
+  let listening: Listening;
+  let release: (() => void) | undefined;
+  beforeEach(async () => {
+    listening = await listenEarly('127.0.0.1', 0);
+    // /slow answers when the test says so; everything else at once.
+    listening.server.on('request', (req, res) => {
+      if (req.url === '/slow') release = () => res.end('slow');
+      else res.end('quick');
+    });
+  });
+  afterEach(async () => {
+    release = undefined;
+    if (listening.server.listening) await listening.close();
+  });
+
+  it('a request in progress finishes; its connection and idle keep-alive ones close; new connections are refused', async () => {
+    const busy = rawConnection(listening.url);
+    busy.socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+    const idle = rawConnection(listening.url);
+    idle.socket.write('GET /quick HTTP/1.1\r\nHost: x\r\n\r\n');
+    while (release === undefined) await new Promise((r) => setTimeout(r, 10));
+    const drained = listening.drain(5_000);
+    // The idle keep-alive connection got its answer and is closed by the drain.
+    expect(await idle.received).to.match(/^HTTP\/1\.1 200 [\s\S]*quick$/);
+    expect(await connects(portOf(listening.url))).to.equal(false);
+    release();
+    const answer = await busy.received;
+    expect(answer).to.match(/^HTTP\/1\.1 200 [\s\S]*slow$/);
+    expect(await drained).to.equal(true);
+  });
+
+  it('a request that arrives on a kept-alive connection during the drain is answered with Connection: close', async () => {
+    const { socket, received } = rawConnection(listening.url);
+    socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+    while (release === undefined) await new Promise((r) => setTimeout(r, 10));
+    const drained = listening.drain(5_000);
+    // Pipelined behind the slow one: it is parsed only after the drain began.
+    socket.write('GET /quick HTTP/1.1\r\nHost: x\r\n\r\n');
+    release();
+    const answers = await received;
+    expect(answers.match(/HTTP\/1\.1 200 /g)).to.have.length(2);
+    const second = answers.slice(answers.lastIndexOf('HTTP/1.1 200 '));
+    expect(second).to.match(/\r\nConnection: close\r\n/i).and.to.match(/quick$/);
+    expect(await drained).to.equal(true);
+  });
+
+  it('after the grace period, connections still busy are closed and the drain says so', async () => {
+    const { socket, received } = rawConnection(listening.url);
+    socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+    while (release === undefined) await new Promise((r) => setTimeout(r, 10));
+    expect(await listening.drain(300)).to.equal(false);
+    // Closed without an answer.
+    expect(await received).to.equal('');
+  });
+});
