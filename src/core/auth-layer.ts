@@ -107,26 +107,7 @@ export class AuthLayer {
 
   async #authRoute(request: RouteRequest, route: string): Promise<Decision> {
     const context = this.#context;
-    const method = request.view.method;
-    // Where a sign-in lands by default: matched before the providers, whose aliases cannot be "done".
-    if (route === '/login/done') return loginDone();
-    const login = LOGIN_PATH.exec(route);
-    if (login !== null) {
-      const alias = login[1]!;
-      const provider = context.providers.get(alias);
-      if (provider === undefined) {
-        // The alias matched LOGIN_PATH: letters, digits, '-' and '_' only, safe to log.
-        context.logger.info({ reason: 'unknown provider', provider: alias, path: request.view.path }, 'request rejected');
-        return errorDecision(404, 'Unknown provider', `No identity provider "${alias}" is configured.`, request.json);
-      }
-      if (login[2] !== undefined) {
-        if (method !== 'GET' && method !== 'POST') return this.#methodNotAllowed(request, 'GET, POST');
-        return finishLogin(context, request, provider);
-      }
-      if (method === 'POST') return exchangeToken(context, request, provider);
-      if (method !== 'GET' && method !== 'HEAD') return this.#methodNotAllowed(request, 'GET, POST');
-      return startLogin(context, request, provider, returnUrlParameter(request.searchParams, ['post_login_redirect_uri', 'post_login_redirect_url']));
-    }
+    // gatehouse's own routes first: a provider alias can never shadow one (the config refuses "done").
     switch (route) {
       case '/me':
         return me(context, request);
@@ -138,12 +119,31 @@ export class AuthLayer {
         return logoutComplete(context, request);
       case '/logout/done':
         return logoutDone();
+      case '/login/done':
+        return loginDone();
       case '/version':
         return version(context);
-      default:
-        context.logger.info({ reason: 'no such endpoint', path: request.view.path }, 'request rejected');
-        return errorDecision(404, 'Not found', 'No such authentication endpoint.', request.json);
     }
+    const login = LOGIN_PATH.exec(route);
+    if (login === null) {
+      context.logger.info({ reason: 'no such endpoint', path: request.view.path }, 'request rejected');
+      return errorDecision(404, 'Not found', 'No such authentication endpoint.', request.json);
+    }
+    const alias = login[1]!;
+    const provider = context.providers.get(alias);
+    if (provider === undefined) {
+      // The alias matched LOGIN_PATH: letters, digits, '-' and '_' only, safe to log.
+      context.logger.info({ reason: 'unknown provider', provider: alias, path: request.view.path }, 'request rejected');
+      return errorDecision(404, 'Unknown provider', `No identity provider "${alias}" is configured.`, request.json);
+    }
+    const method = request.view.method;
+    if (login[2] !== undefined) {
+      if (method !== 'GET' && method !== 'POST') return this.#methodNotAllowed(request, 'GET, POST');
+      return finishLogin(context, request, provider);
+    }
+    if (method === 'POST') return exchangeToken(context, request, provider);
+    if (method !== 'GET' && method !== 'HEAD') return this.#methodNotAllowed(request, 'GET, POST');
+    return startLogin(context, request, provider, returnUrlParameter(request.searchParams, ['post_login_redirect_uri', 'post_login_redirect_url']));
   }
 
   #methodNotAllowed(request: RouteRequest, allow: string): Decision {

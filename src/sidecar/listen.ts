@@ -21,11 +21,6 @@ const DRAIN_SWEEP_MS = 100;
 /** A server listening before it has a handler, so its URL can be known first (the dev provider needs it). */
 export async function listenEarly(host: string, port: number): Promise<Listening> {
   const server = http.createServer();
-  let draining = false;
-  // Registered before any handler, so it runs first: during a drain, every answer ends its connection.
-  server.on('request', (_req, res) => {
-    if (draining) res.shouldKeepAlive = false;
-  });
   server.listen(port, host);
   await once(server, 'listening');
   const address = server.address() as AddressInfo;
@@ -40,7 +35,10 @@ export async function listenEarly(host: string, port: number): Promise<Listening
       }),
     drain: (graceMs) =>
       new Promise((resolve) => {
-        draining = true;
+        // Ahead of every handler: from now on, each answer ends its connection.
+        server.prependListener('request', (_req, res) => {
+          res.shouldKeepAlive = false;
+        });
         // A request that arrived just before the drain may already be answered with keep-alive:
         // its connection is idle a moment later and closed by the next sweep.
         const sweep = setInterval(() => server.closeIdleConnections(), DRAIN_SWEEP_MS);

@@ -97,12 +97,9 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
   async prepare(): Promise<void> {
     await this.#loadKeys();
     const probe = path.join(this.#directory, `.probe.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
-    const handle = await fs.open(probe, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
     try {
-      await handle.writeFile('probe');
-      await handle.sync();
+      await FileSystemTokenStore.#writeNewFile(probe, 'probe');
     } finally {
-      await handle.close();
       await fs.rm(probe, { force: true });
     }
   }
@@ -175,18 +172,23 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
   async #writeAtomically(fileName: string, contents: string): Promise<void> {
     const target = path.join(this.#directory, fileName);
     const temp = path.join(this.#directory, `.${fileName}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
-    const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    await FileSystemTokenStore.#writeNewFile(temp, contents);
+    await fs.rename(temp, target);
+    await this.#syncDirectory();
+  }
+
+  /** Creates `file` (never an existing one; mode 0600), writes and syncs it; on failure nothing is left behind. */
+  static async #writeNewFile(file: string, contents: string): Promise<void> {
+    const handle = await fs.open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
     try {
       await handle.writeFile(contents, 'utf8');
       await handle.sync();
     } catch (error) {
       await handle.close();
-      await fs.rm(temp, { force: true });
+      await fs.rm(file, { force: true });
       throw error;
     }
     await handle.close();
-    await fs.rename(temp, target);
-    await this.#syncDirectory();
   }
 
   /** Makes the rename durable. Not every platform can open a directory; there it is skipped. */
