@@ -4,14 +4,13 @@ import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { expect } from 'chai';
 
-import { deliver, SECRET } from '../support/http.js';
+import { deliver, listen, SECRET } from '../support/http.js';
 import { raw } from '../support/raw-http.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -150,6 +149,15 @@ describe('gatehouse CLI', () => {
   });
 });
 
+/** A configuration that lets every request through anonymously, its token store in a directory of its own. */
+function anonymousConfig(): { config: string; remove: () => void } {
+  const store = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cli-store-'));
+  return {
+    config: JSON.stringify({ globalValidation: { requireAuthentication: false }, login: { tokenStore: { fileSystem: { directory: store } } } }),
+    remove: () => rmSync(store, { recursive: true, force: true }),
+  };
+}
+
 describe('gatehouse serve --upstream / dev', function () {
   this.timeout(30_000);
 
@@ -182,10 +190,9 @@ describe('gatehouse serve --upstream / dev', function () {
       res.end('from the https app');
     });
     app.on('upgrade', (_req, socket) => socket.end('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n'));
-    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
-    const upstream = `https://127.0.0.1:${(app.address() as AddressInfo).port}`;
-    const store = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cli-store-'));
-    const config = JSON.stringify({ globalValidation: { requireAuthentication: false }, login: { tokenStore: { fileSystem: { directory: store } } } });
+    const listening = await listen(app);
+    const upstream = `https://127.0.0.1:${new URL(listening.url).port}`;
+    const { config, remove } = anonymousConfig();
     const args = ['serve', '--upstream', upstream, '--port', '0'];
     const get = (url: string) => raw(url, 'GET /page HTTP/1.1\r\nHost: public.example\r\nAccept: application/json\r\nConnection: close\r\n\r\n');
     try {
@@ -209,9 +216,8 @@ describe('gatehouse serve --upstream / dev', function () {
         await untrusting.stop();
       }
     } finally {
-      app.closeAllConnections();
-      app.close();
-      rmSync(store, { recursive: true, force: true });
+      await listening.close();
+      remove();
     }
   });
 
@@ -220,10 +226,9 @@ describe('gatehouse serve --upstream / dev', function () {
     const app = http.createServer((_req, res) => {
       answer = () => res.end('answered after SIGTERM');
     });
-    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
-    const store = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cli-store-'));
-    const config = JSON.stringify({ globalValidation: { requireAuthentication: false }, login: { tokenStore: { fileSystem: { directory: store } } } });
-    const server = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config }, ['serve', '--upstream', `http://127.0.0.1:${(app.address() as AddressInfo).port}`, '--port', '0']);
+    const listening = await listen(app);
+    const { config, remove } = anonymousConfig();
+    const server = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config }, ['serve', '--upstream', listening.url, '--port', '0']);
     try {
       const response = raw(server.url, 'GET /slow HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\n\r\n', (r) => r.endsWith('answered after SIGTERM'));
       while (answer === undefined) await new Promise((r) => setTimeout(r, 10));
@@ -234,9 +239,8 @@ describe('gatehouse serve --upstream / dev', function () {
       expect(await exited).to.equal(0);
       expect(server.output()).to.contain('"msg":"stopping: no new connections; requests in progress may finish"').and.to.contain('"msg":"stopped"');
     } finally {
-      app.closeAllConnections();
-      app.close();
-      rmSync(store, { recursive: true, force: true });
+      await listening.close();
+      remove();
     }
   });
 

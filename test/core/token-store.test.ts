@@ -2,13 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 
 import { expect } from 'chai';
-import { pino } from 'pino';
 
 import { FileSystemTokenStore, KEY_FILE_NAME } from '../../src/core/token-store/filesystem.js';
 import { MemoryTokenStore } from '../../src/core/token-store/memory.js';
+import { capturingLogger } from '../support/logs.js';
 import { tokenStoreConformance } from './token-store-conformance.js';
 
 async function tempDir(): Promise<string> {
@@ -37,13 +36,10 @@ tokenStoreConformance('FileSystemTokenStore', async () => {
 
 describe('FileSystemTokenStore on disk', () => {
   let directory: string;
-  let logs: string;
-  const logger = () => pino({ level: 'warn' }, new Writable({ write: (chunk, _e, done) => ((logs += chunk.toString()), done()) }));
   const later = Date.now() + 3_600_000;
 
   beforeEach(async () => {
     directory = await tempDir();
-    logs = '';
   });
   afterEach(() => fs.rm(directory, { recursive: true, force: true }));
 
@@ -69,7 +65,8 @@ describe('FileSystemTokenStore on disk', () => {
   });
 
   it('a tampered file is absent and logged, never a crash', async () => {
-    const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), logger: logger() });
+    const logs = capturingLogger('warn');
+    const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), logger: logs.logger });
     await store.put('s', { v: 1 }, later);
     const [file] = await recordFiles(store);
     const full = path.join(store.directory, file!);
@@ -78,10 +75,10 @@ describe('FileSystemTokenStore on disk', () => {
     data[0]! ^= 1;
     await fs.writeFile(full, JSON.stringify({ ...record, data: data.toString('base64') }));
     expect(await store.get('s')).to.equal(undefined);
-    expect(logs).to.contain('does not decrypt');
+    expect(logs.raw()).to.contain('does not decrypt');
     await fs.writeFile(full, 'not json at all');
     expect(await store.get('s')).to.equal(undefined);
-    expect(logs).to.contain('unparseable');
+    expect(logs.raw()).to.contain('unparseable');
   });
 
   it('an extended expiry does not decrypt (expiry is authenticated)', async () => {

@@ -4,8 +4,6 @@
 // AuthLayer in JavaScript → back) must give the same statuses, the same
 // Locations and byte-identical identity headers, spoofed aliases included;
 // also with 64 native threads at once.
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
 
 import { expect } from 'chai';
 
@@ -16,7 +14,7 @@ import { loadModuleHost, type HostedDecision } from '../../src/native/module-hos
 import { loadAddonCore } from '../../src/native/index.js';
 import { Browser } from '../support/browser.js';
 import { capturingLogger } from '../support/logs.js';
-import { signIn, startDeployment, type Deployment } from '../support/sign-in.js';
+import { breakSessionRecords, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 interface Vector {
   readonly name: string;
@@ -129,12 +127,7 @@ describe('host conformance: sidecar and native in-server host', function () {
 
   // Last: it breaks the deployment's token store.
   it('a failing auth layer (an unreadable session record): 500 from both hosts, each failure logged with its path', async () => {
-    const dirs = await fs.readdir(deployment.storeDirectory);
-    const appDir = path.join(deployment.storeDirectory, dirs.find((d) => d.startsWith('app-'))!);
-    for (const file of (await fs.readdir(appDir)).filter((f) => f.endsWith('.session'))) {
-      await fs.rm(path.join(appDir, file));
-      await fs.mkdir(path.join(appDir, file)); // reading it fails with EISDIR
-    }
+    await breakSessionRecords(deployment);
     const vector: Vector = { name: 'signed in, store broken', path: '/orders/7', signedIn: true };
     expect(await throughSidecar(vector)).to.deep.equal({ kind: 'respond', status: 500, location: undefined });
     const [native] = await host.replay([nativeRequest(vector)], 1);

@@ -1,13 +1,12 @@
 // Hostile input against a live deployment: every way in that must stay shut.
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import path from 'node:path';
 
 import { expect } from 'chai';
 
 import { Browser } from '../support/browser.js';
 import { raw, rawBody } from '../support/raw-http.js';
-import { defaultDocument, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
+import { breakSessionRecords, defaultDocument, sessionRecordFiles, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 describe('sidecar attack surface', function () {
   this.timeout(30_000);
@@ -147,14 +146,11 @@ describe('sidecar attack surface', function () {
     it('a tampered token-store file means no session', async () => {
       const browser = new Browser();
       await signIn(browser, deployment);
-      const dirs = await fs.readdir(deployment.storeDirectory);
-      const appDir = path.join(deployment.storeDirectory, dirs.find((d) => d.startsWith('app-'))!);
-      const files = (await fs.readdir(appDir)).filter((f) => f.endsWith('.session'));
-      for (const f of files) {
-        const record = JSON.parse(await fs.readFile(path.join(appDir, f), 'utf8'));
+      for (const file of await sessionRecordFiles(deployment)) {
+        const record = JSON.parse(await fs.readFile(file, 'utf8'));
         const data = Buffer.from(record.data, 'base64');
         data[5]! ^= 0xff;
-        await fs.writeFile(path.join(appDir, f), JSON.stringify({ ...record, data: data.toString('base64') }));
+        await fs.writeFile(file, JSON.stringify({ ...record, data: data.toString('base64') }));
       }
       expect((await browser.request(`${deployment.url}/protected`)).status).to.equal(302);
       expect((await browser.request(`${deployment.url}/.auth/me`)).status).to.equal(401);
@@ -333,12 +329,7 @@ describe('sidecar failure modes', function () {
     try {
       const browser = new Browser();
       await signIn(browser, deployment);
-      const dirs = await fs.readdir(deployment.storeDirectory);
-      const appDir = path.join(deployment.storeDirectory, dirs.find((d) => d.startsWith('app-'))!);
-      const [file] = (await fs.readdir(appDir)).filter((f) => f.endsWith('.session'));
-      // A directory where the record should be: reading it fails with EISDIR, as a broken disk or mount would.
-      await fs.rm(path.join(appDir, file!));
-      await fs.mkdir(path.join(appDir, file!));
+      await breakSessionRecords(deployment);
       const forwardedBefore = deployment.upstream.requests.length;
       const page = await browser.request(`${deployment.url}/protected`);
       expect(page.status).to.equal(500);

@@ -1,7 +1,7 @@
 // A whole deployment on loopback: a real OpenID provider (oidc-provider), an
 // upstream app that echoes what it receives, and the gatehouse gateway.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, promises as fs } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -140,4 +140,18 @@ export async function signIn(browser: Browser, deployment: Deployment, pathname 
   if (!loginPage.url.startsWith(deployment.idp.issuer)) throw new Error(`expected the provider's sign-in page, got ${loginPage.status} ${loginPage.url}`);
   const after = await browser.submitForm(loginPage, /\/login$/, user);
   return { hops: [...hops, ...after], final: after.at(-1)! };
+}
+
+/** The session record files in a deployment's token store (full paths; one per stored session). */
+export async function sessionRecordFiles(deployment: Pick<GatewayDeployment, 'storeDirectory'>): Promise<string[]> {
+  const appDir = path.join(deployment.storeDirectory, (await fs.readdir(deployment.storeDirectory)).find((d) => d.startsWith('app-'))!);
+  return (await fs.readdir(appDir)).filter((f) => f.endsWith('.session')).map((f) => path.join(appDir, f));
+}
+
+/** Makes every stored session unreadable: a directory where each record was, so reading fails with EISDIR, as a broken disk or mount would. */
+export async function breakSessionRecords(deployment: Pick<GatewayDeployment, 'storeDirectory'>): Promise<void> {
+  for (const file of await sessionRecordFiles(deployment)) {
+    await fs.rm(file);
+    await fs.mkdir(file);
+  }
 }
