@@ -58,7 +58,7 @@ describe('twitter provider (OAuth 1.0a)', () => {
     it('the request-token secret travels only inside the sealed transaction cookie', async () => {
       const browser = new Browser();
       const start = await browser.request(`${deployment.url}/.auth/login/twitter`);
-      const cookie = start.setCookies.find((c) => c.startsWith('PlatformAuthSessionLogin='))!;
+      const cookie = start.setCookies.find((c) => c.startsWith('PlatformAuthSessionLogin_'))!;
       expect(cookie).to.contain('HttpOnly');
       const requestToken = new URL(start.headers.location!).searchParams.get('oauth_token')!;
       expect(cookie).to.not.contain(requestToken);

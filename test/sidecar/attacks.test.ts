@@ -6,7 +6,7 @@ import { expect } from 'chai';
 
 import { Browser } from '../support/browser.js';
 import { raw, rawBody } from '../support/raw-http.js';
-import { breakSessionRecords, defaultDocument, sessionRecordFiles, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
+import { breakSessionRecords, defaultDocument, pendingLogins, sessionRecordFiles, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 describe('sidecar attack surface', function () {
   this.timeout(30_000);
@@ -182,19 +182,42 @@ describe('sidecar attack surface', function () {
       callback.searchParams.set('state', 'attacker-state');
       const reply = await browser.request(callback.href);
       expect(reply.status).to.equal(400);
-      expect(reply.body).to.contain('state does not match');
+      expect(reply.body).to.contain('not started here');
       expect(reply.setCookies.find((c) => c.startsWith('PlatformAuthSession='))).to.equal(undefined);
+      // Missing state altogether: refused too, and the login under way is left alone.
+      callback.searchParams.delete('state');
+      const stateless = await browser.request(callback.href);
+      expect(stateless.status).to.equal(400);
+      expect(stateless.setCookies).to.deep.equal([]);
+      expect(pendingLogins(browser, deployment.url)).to.have.length(1);
+    });
+
+    it("a transaction cookie moved to another login's name does not open", async () => {
+      const browser = new Browser();
+      const callback = await toCallback(browser);
+      const [own] = pendingLogins(browser, deployment.url);
+      // A second login's state, with the first login's sealed transaction under the second's cookie name.
+      const other = new Browser();
+      const otherCallback = await toCallback(other);
+      const [otherName] = pendingLogins(other, deployment.url);
+      const reply = await new Browser().request(otherCallback.href, { headers: { cookie: `${otherName!.name}=${own!.value}` } });
+      expect(reply.status).to.equal(400);
+      expect(reply.body).to.contain('sign-in state is invalid');
+      expect(reply.setCookies.find((c) => c.startsWith('PlatformAuthSession='))).to.equal(undefined);
+      // Both real logins still finish.
+      expect((await browser.request(callback.href)).status).to.equal(302);
+      expect((await other.request(otherCallback.href)).status).to.equal(302);
     });
 
     it('a callback replayed after use (nonce/code replay) is refused', async () => {
       const browser = new Browser();
       const callback = await toCallback(browser);
-      const tx = browser.cookie(deployment.url, 'PlatformAuthSessionLogin')!.value;
+      const [tx] = pendingLogins(browser, deployment.url);
       expect((await browser.request(callback.href)).status).to.equal(302);
       // Without the transaction cookie (cleared on use):
       expect((await browser.request(callback.href)).status).to.equal(400);
       // With the old transaction cookie put back: the code is spent, the provider refuses.
-      const replay = await new Browser().request(callback.href, { headers: { cookie: `PlatformAuthSessionLogin=${tx}` } });
+      const replay = await new Browser().request(callback.href, { headers: { cookie: `${tx!.name}=${tx!.value}` } });
       expect(replay.status).to.equal(401);
       expect(replay.setCookies.find((c) => c.startsWith('PlatformAuthSession='))).to.equal(undefined);
     });
@@ -214,8 +237,10 @@ describe('sidecar attack surface', function () {
     it('a forged transaction cookie is refused', async () => {
       const browser = new Browser();
       const callback = await toCallback(browser);
-      const reply = await new Browser().request(callback.href, { headers: { cookie: 'PlatformAuthSessionLogin=AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' } });
+      const [tx] = pendingLogins(browser, deployment.url);
+      const reply = await new Browser().request(callback.href, { headers: { cookie: `${tx!.name}=AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA` } });
       expect(reply.status).to.equal(400);
+      expect(reply.body).to.contain('sign-in state is invalid');
     });
 
     it('a provider error ends in a clear page, not a loop', async () => {
@@ -225,6 +250,10 @@ describe('sidecar attack surface', function () {
       const last = cancelled.at(-1)!;
       expect(last.status).to.equal(401);
       expect(last.body).to.contain('access_denied');
+      // A provider that drops the state from its error answer: the same page, not a 400 about state.
+      const stateless = await browser.request(`${deployment.url}/.auth/login/dev/callback?error=access_denied`);
+      expect(stateless.status).to.equal(401);
+      expect(stateless.body).to.contain('access_denied');
     });
 
     it('the session id is rotated at sign-in (no fixation)', async () => {

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 
+import { MAX_PENDING_LOGINS } from '../../src/core/routes/login-flow.js';
 import { Browser } from '../support/browser.js';
 import { forwarded, principal } from '../support/principal.js';
-import { signIn, startDeployment, type Deployment } from '../support/sign-in.js';
+import { pendingLogins, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 describe('server-directed sign-in against a real OpenID provider', function () {
   this.timeout(30_000);
@@ -25,7 +26,7 @@ describe('server-directed sign-in against a real OpenID provider', function () {
     expect(authorize.searchParams.get('code_challenge_method')).to.equal('S256');
     expect(authorize.searchParams.get('redirect_uri')).to.equal(`${deployment.url}/.auth/login/dev/callback`);
     // The transaction cookie is sealed, HttpOnly and scoped to the login path.
-    const tx = hops[1]!.setCookies.find((c) => c.startsWith('PlatformAuthSessionLogin='))!;
+    const tx = hops[1]!.setCookies.find((c) => c.startsWith('PlatformAuthSessionLogin_'))!;
     expect(tx).to.match(/HttpOnly/).and.to.match(/Path=\/\.auth\/login\/dev/).and.to.match(/SameSite=Lax/);
     expect(tx).not.to.contain(authorize.searchParams.get('state')!);
     // 3. Back at the callback: session cookie set, 302 to where the user was going.
@@ -69,6 +70,51 @@ describe('server-directed sign-in against a real OpenID provider', function () {
     const anonymous = await new Browser().request(`${deployment.url}/.auth/login/done`, { headers: { accept: 'text/html' } });
     expect(anonymous.status).to.equal(200);
     expect(anonymous.body).to.contain('You are signed in.');
+  });
+
+  it('sign-ins started side by side in one browser (two tabs) both finish, each where it was going', async () => {
+    const browser = new Browser();
+    const user = { username: 'demo', password: 'demo' };
+    // Both tabs reach the provider's page before either signs in.
+    const first = (await browser.follow(`${deployment.url}/orders`)).at(-1)!;
+    const second = (await browser.follow(`${deployment.url}/invoices`)).at(-1)!;
+    expect(first.url.startsWith(deployment.idp.issuer) && second.url.startsWith(deployment.idp.issuer)).to.equal(true);
+    expect(pendingLogins(browser, deployment.url)).to.have.length(2);
+
+    const firstDone = await browser.submitForm(first, /\/login$/, user);
+    expect(firstDone.at(-1)!.status).to.equal(200);
+    expect(forwarded(firstDone.at(-1)!.body).url).to.equal('/orders');
+    const secondDone = await browser.submitForm(second, /\/login$/, user);
+    expect(secondDone.at(-1)!.status).to.equal(200);
+    expect(forwarded(secondDone.at(-1)!.body).url).to.equal('/invoices');
+    // Each callback cleared its own transaction cookie, and only its own.
+    expect(pendingLogins(browser, deployment.url)).to.deep.equal([]);
+  });
+
+  it(`at most ${MAX_PENDING_LOGINS} sign-ins wait at once per browser: one more displaces an unreadable one first, then the oldest`, async () => {
+    const browser = new Browser();
+    const user = { username: 'demo', password: 'demo' };
+    const pages = [];
+    for (let tab = 0; tab < MAX_PENDING_LOGINS - 1; tab++) pages.push((await browser.follow(`${deployment.url}/tab/${tab}`)).at(-1)!);
+    browser.setCookie(deployment.url, 'PlatformAuthSessionLogin_garbage=not-sealed; Path=/.auth/login/dev');
+    expect(pendingLogins(browser, deployment.url)).to.have.length(MAX_PENDING_LOGINS);
+    // One more: the unreadable cookie goes, every real sign-in stays.
+    pages.push((await browser.follow(`${deployment.url}/tab/${MAX_PENDING_LOGINS - 1}`)).at(-1)!);
+    const names = pendingLogins(browser, deployment.url).map((c) => c.name);
+    expect(names).to.have.length(MAX_PENDING_LOGINS).and.not.include('PlatformAuthSessionLogin_garbage');
+    // And one more: now the oldest real one goes.
+    pages.push((await browser.follow(`${deployment.url}/tab/${MAX_PENDING_LOGINS}`)).at(-1)!);
+    expect(pendingLogins(browser, deployment.url)).to.have.length(MAX_PENDING_LOGINS);
+    expect(pendingLogins(browser, deployment.url).map((c) => c.name)).not.to.include(names[0]);
+
+    const oldest = await browser.submitForm(pages[0]!, /\/login$/, user);
+    expect(oldest.at(-1)!.status).to.equal(400);
+    expect(oldest.at(-1)!.body).to.contain('Please start again');
+    for (let tab = 1; tab <= MAX_PENDING_LOGINS; tab++) {
+      const done = await browser.submitForm(pages[tab]!, /\/login$/, user);
+      expect(forwarded(done.at(-1)!.body).url).to.equal(`/tab/${tab}`);
+    }
+    expect(pendingLogins(browser, deployment.url)).to.deep.equal([]);
   });
 
   it('/.auth/me lists the session; refresh renews tokens; logout revokes server-side', async () => {

@@ -3,6 +3,7 @@
 import http, { type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
 
 interface StoredCookie {
+  name: string;
   value: string;
   path: string;
   httpOnly: boolean;
@@ -24,17 +25,27 @@ function decodeEntities(text: string): string {
 }
 
 export class Browser {
-  /** origin → cookie name → cookie */
-  readonly jar = new Map<string, Map<string, StoredCookie>>();
+  /** origin → "name path" → cookie: as in a browser, one name may hold several cookies, one per path. */
+  readonly #jar = new Map<string, Map<string, StoredCookie>>();
   accept = 'text/html,application/xhtml+xml';
 
+  /** The first cookie of that name, whatever its path. */
   cookie(origin: string, name: string): StoredCookie | undefined {
-    return this.jar.get(origin)?.get(name);
+    return this.cookies(origin).find((c) => c.name === name);
+  }
+
+  /** Stores a cookie as if `url` had set it with this Set-Cookie line. */
+  setCookie(url: string, line: string): void {
+    this.#store(new URL(url), [line]);
+  }
+
+  cookies(origin: string): StoredCookie[] {
+    return [...(this.#jar.get(origin)?.values() ?? [])];
   }
 
   #store(url: URL, setCookies: string[]): void {
-    const cookies = this.jar.get(url.origin) ?? new Map<string, StoredCookie>();
-    this.jar.set(url.origin, cookies);
+    const cookies = this.#jar.get(url.origin) ?? new Map<string, StoredCookie>();
+    this.#jar.set(url.origin, cookies);
     for (const line of setCookies) {
       const [pair, ...attributes] = line.split(';').map((s) => s.trim());
       const eq = pair!.indexOf('=');
@@ -43,18 +54,20 @@ export class Browser {
         const i = a.indexOf('=');
         return (i === -1 ? [a.toLowerCase(), ''] : [a.slice(0, i).toLowerCase(), a.slice(i + 1)]) as [string, string];
       }));
+      const cookiePath = attrs.get('path') ?? '/';
+      const key = `${name} ${cookiePath}`;
       if (attrs.get('max-age') === '0') {
-        cookies.delete(name);
+        cookies.delete(key);
         continue;
       }
-      cookies.set(name, { value: pair!.slice(eq + 1), path: attrs.get('path') ?? '/', httpOnly: attrs.has('httponly'), sameSite: attrs.get('samesite'), secure: attrs.has('secure') });
+      cookies.set(key, { name, value: pair!.slice(eq + 1), path: cookiePath, httpOnly: attrs.has('httponly'), sameSite: attrs.get('samesite'), secure: attrs.has('secure') });
     }
   }
 
   #cookieHeader(url: URL): string | undefined {
-    const cookies = this.jar.get(url.origin);
-    if (!cookies) return undefined;
-    const parts = [...cookies].filter(([, c]) => url.pathname === c.path || url.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`) || c.path === '/').map(([n, c]) => `${n}=${c.value}`);
+    const matching = this.cookies(url.origin).filter((c) => url.pathname === c.path || url.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`) || c.path === '/');
+    // Longer paths first, as browsers send them (RFC 6265 §5.4).
+    const parts = matching.sort((a, b) => b.path.length - a.path.length).map((c) => `${c.name}=${c.value}`);
     return parts.length ? parts.join('; ') : undefined;
   }
 

@@ -142,6 +142,11 @@ export async function signIn(browser: Browser, deployment: Deployment, pathname 
   return { hops: [...hops, ...after], final: after.at(-1)! };
 }
 
+/** The login transaction cookies `browser` holds for `url` (one per sign-in under way), name and value. */
+export function pendingLogins(browser: Browser, url: string): Array<{ name: string; value: string }> {
+  return browser.cookies(url).filter((c) => c.name.startsWith('PlatformAuthSessionLogin_')).map(({ name, value }) => ({ name, value }));
+}
+
 /** The session record files in a deployment's token store (full paths; one per stored session). */
 export async function sessionRecordFiles(deployment: Pick<GatewayDeployment, 'storeDirectory'>): Promise<string[]> {
   const appDir = path.join(deployment.storeDirectory, (await fs.readdir(deployment.storeDirectory)).find((d) => d.startsWith('app-'))!);

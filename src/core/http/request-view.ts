@@ -71,6 +71,20 @@ export function requestCookie(request: Pick<RequestView, 'headers'>, name: strin
   return undefined;
 }
 
+/** Every cookie whose name starts with `prefix`, in the order sent (off the hot path: it builds arrays). */
+export function requestCookiesByPrefix(request: Pick<RequestView, 'headers'>, prefix: string): Array<{ readonly name: string; readonly value: string }> {
+  const found: Array<{ name: string; value: string }> = [];
+  for (const [n, v] of request.headers) {
+    if (n.length !== 6 || n.toLowerCase() !== 'cookie') continue;
+    for (const pair of v.split(';')) {
+      const eq = pair.indexOf('=');
+      const name = eq < 0 ? '' : pair.slice(0, eq).trim();
+      if (name.length > prefix.length && name.startsWith(prefix)) found.push({ name, value: pair.slice(eq + 1).trim() });
+    }
+  }
+  return found;
+}
+
 /**
  * A caller that wants JSON rather than a page: an `Accept` without
  * `text/html`, or an XMLHttpRequest. Such callers get 401 instead of a redirect.

@@ -34,6 +34,8 @@ export interface LoginBegun {
   readonly url: URL;
   /** Per-login values the callback needs (e.g. an OAuth 1.0a request-token secret); sealed in the transaction cookie. */
   readonly saved?: Readonly<Record<string, string>>;
+  /** What the provider's callback will carry to name this login; default: OAuth 2.0's `state`. */
+  readonly correlation?: string;
 }
 
 export interface LoginCallback extends LoginStart {
@@ -77,6 +79,11 @@ export interface Provider {
   /** `form_post`: the callback arrives as a cross-site POST. */
   readonly responseMode: 'query' | 'form_post';
   begin(start: LoginStart): Promise<LoginBegun>;
+  /**
+   * The value a callback carries to name its login (LoginBegun.correlation), undefined when it carries none;
+   * default: the `state` parameter. Selects the login's transaction cookie, so sign-ins in several tabs do not collide.
+   */
+  callbackCorrelation?(params: URLSearchParams): string | undefined;
   /** Checks the callback (state or request token), redeems it, returns the user. Throws ProviderRefusedError / ProviderUnavailableError. */
   complete(callback: LoginCallback): Promise<SignIn>;
   /** Absent for providers that issue no refresh tokens. */

@@ -57,7 +57,12 @@ export class TwitterProvider extends ConfiguredProvider<TwitterProviderConfig> i
     if (!token || !secret || answer.get('oauth_callback_confirmed') !== 'true') throw new ProviderUnavailableError('request token: incomplete answer');
     const url = new URL(`${this.config.apiOrigin}/oauth/authenticate`);
     url.searchParams.set('oauth_token', token);
-    return { url, saved: { requestToken: token, requestTokenSecret: secret } };
+    return { url, saved: { requestToken: token, requestTokenSecret: secret }, correlation: token };
+  }
+
+  /** The request token plays the part of OAuth 2.0's state: `oauth_token` when authorized, `denied` when not. */
+  callbackCorrelation(params: URLSearchParams): string | undefined {
+    return params.get('oauth_token') || params.get('denied') || undefined;
   }
 
   async complete(callback: LoginCallback): Promise<SignIn> {

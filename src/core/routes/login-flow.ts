@@ -1,9 +1,11 @@
 // Server-directed sign-in: /.auth/login/<provider> and its callback.
+import { createHash } from 'node:crypto';
+
 import * as oidc from 'openid-client';
 
 import { seal, unseal } from '../crypto/sealed.js';
 import { originUrl } from '../http/origin.js';
-import { BodyTooLargeError, mediaType, requestCookie, type Decision } from '../http/request-view.js';
+import { BodyTooLargeError, mediaType, requestCookie, requestCookiesByPrefix, type Decision } from '../http/request-view.js';
 import { errorDecision, redirectDecision, setCookie } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import type { Provider, SignIn } from '../providers/provider.js';
@@ -27,11 +29,31 @@ interface LoginTransaction {
 /** The cookie outlives the nonce window so an expired transaction can restart instead of failing. */
 const TRANSACTION_COOKIE_GRACE_MS = 60 * 60_000;
 const MAX_CALLBACK_BODY = 64 * 1024;
+/**
+ * Sign-ins with one provider a browser may have under way at once (tabs that were all sent to
+ * sign in). Each has its own cookie; starting one more drops the oldest, so the cookies a
+ * browser sends stay small.
+ */
+export const MAX_PENDING_LOGINS = 4;
 
 export const DEFAULT_LOGIN_DONE = '/.auth/login/done';
 
-function transactionCookieName(context: LayerContext): string {
-  return `${context.config.sessionCookieName}Login`;
+function transactionCookiePrefix(context: LayerContext): string {
+  return `${context.config.sessionCookieName}Login_`;
+}
+
+/**
+ * One cookie per login, named after what its callback will carry (the state), so a second
+ * sign-in does not overwrite the first. A digest: the same short, cookie-safe name whatever
+ * the provider's value looks like.
+ */
+function transactionCookieName(context: LayerContext, correlation: string): string {
+  return transactionCookiePrefix(context) + createHash('sha256').update(correlation).digest('base64url').slice(0, 16);
+}
+
+/** Bound to provider and cookie name: a transaction opens only where it was sealed. */
+function transactionLabel(alias: string, cookieName: string): string {
+  return `login:${alias}:${cookieName}`;
 }
 
 function callbackPath(context: LayerContext, alias: string): string {
@@ -43,9 +65,28 @@ function callbackPath(context: LayerContext, alias: string): string {
  * (form_post) needs SameSite=None (https only) to get it back; over plain http the
  * attribute is left out (the browser's default lets a top-level POST carry it briefly).
  */
-function transactionCookie(context: LayerContext, provider: Provider, value: string, maxAgeSeconds: number, secure: boolean): string {
+function transactionCookie(context: LayerContext, provider: Provider, name: string, value: string, maxAgeSeconds: number, secure: boolean): string {
   const sameSite = provider.responseMode === 'form_post' ? (secure ? 'None' : 'Unset') : 'Lax';
-  return setCookie({ name: transactionCookieName(context), value, path: `${context.config.apiPrefix}/login/${provider.alias}`, secure, maxAgeSeconds, sameSite });
+  return setCookie({ name, value, path: `${context.config.apiPrefix}/login/${provider.alias}`, secure, maxAgeSeconds, sameSite });
+}
+
+/**
+ * Clearing cookies for the pending logins a new one displaces: past MAX_PENDING_LOGINS, the
+ * oldest go, unreadable or expired ones first. (The login path is the cookies' path, so the
+ * browser sends exactly this provider's pending logins here.)
+ */
+function displacedLogins(context: LayerContext, request: RouteRequest, provider: Provider): string[] {
+  const pending = requestCookiesByPrefix(request.view, transactionCookiePrefix(context));
+  const excess = pending.length - (MAX_PENDING_LOGINS - 1);
+  if (excess <= 0) return [];
+  const now = context.now();
+  const byAge = pending
+    .map(({ name, value }) => {
+      const opened = unseal<LoginTransaction>(context.transactionKey, transactionLabel(provider.alias, name), value, now);
+      return { name, startedAt: opened.ok ? opened.value.t : Number.NEGATIVE_INFINITY };
+    })
+    .sort((a, b) => a.startedAt - b.startedAt);
+  return byAge.slice(0, excess).map(({ name }) => transactionCookie(context, provider, name, '', 0, request.secure));
 }
 
 export function returnUrlParameter(params: URLSearchParams, names: readonly string[]): string | undefined {
@@ -94,8 +135,10 @@ export async function startLogin(context: LayerContext, request: RouteRequest, p
   }
   const transaction: LoginTransaction = { ...started, ...(begun.saved ? { x: begun.saved } : {}) };
   const lifetime = context.config.nonce.lifetimeMs + TRANSACTION_COOKIE_GRACE_MS;
-  const sealed = seal(context.transactionKey, `login:${provider.alias}`, transaction, context.now() + lifetime);
-  return redirectDecision(begun.url.href, { cookies: [transactionCookie(context, provider, sealed, Math.floor(lifetime / 1000), request.secure)] });
+  const name = transactionCookieName(context, begun.correlation ?? started.s);
+  const sealed = seal(context.transactionKey, transactionLabel(provider.alias, name), transaction, context.now() + lifetime);
+  const cookie = transactionCookie(context, provider, name, sealed, Math.floor(lifetime / 1000), request.secure);
+  return redirectDecision(begun.url.href, { cookies: [...displacedLogins(context, request, provider), cookie] });
 }
 
 interface Refusal {
@@ -119,29 +162,37 @@ async function callbackParameters(request: RouteRequest): Promise<URLSearchParam
 
 export async function finishLogin(context: LayerContext, request: RouteRequest, provider: Provider): Promise<Decision> {
   const alias = provider.alias;
-  const clearTransaction = transactionCookie(context, provider, '', 0, request.secure);
+  let clearTransaction: readonly string[] = []; // once the callback has named its login
   const refuse = (status: number, reason: string, message: string): Decision => {
     context.logger.warn({ provider: alias, reason, path: request.view.path }, 'sign-in callback refused');
-    return errorDecision(status, 'Sign-in failed', message, request.json, { cookies: [clearTransaction] });
+    return errorDecision(status, 'Sign-in failed', message, request.json, { cookies: clearTransaction });
   };
 
   const params = await callbackParameters(request);
   if (!(params instanceof URLSearchParams)) return refuse(params.status, params.reason, params.message);
 
-  const sealed = requestCookie(request.view, transactionCookieName(context));
-  if (sealed === undefined) {
-    return refuse(400, 'no login transaction cookie', 'This sign-in was not started here, or your browser did not keep its cookie. Please start again.');
+  const correlation = provider.callbackCorrelation ? provider.callbackCorrelation(params) : params.get('state') || undefined;
+  if (correlation === undefined) {
+    const providerError = params.get('error');
+    if (providerError !== null) return refuse(401, `provider error ${providerError.slice(0, 64)} (no state)`, `The identity provider did not sign you in (${providerError.slice(0, 64)}).`);
+    return refuse(400, 'callback without state', 'The sign-in answer is incomplete. Please start again.');
   }
-  const opened = unseal<LoginTransaction>(context.transactionKey, `login:${alias}`, sealed, context.now());
+  const name = transactionCookieName(context, correlation);
+  clearTransaction = [transactionCookie(context, provider, name, '', 0, request.secure)];
+  const sealed = requestCookie(request.view, name);
+  if (sealed === undefined) {
+    return refuse(400, 'no login transaction cookie for this state', 'This sign-in was not started here, or your browser did not keep its cookie. Please start again.');
+  }
+  const opened = unseal<LoginTransaction>(context.transactionKey, transactionLabel(alias, name), sealed, context.now());
   if (!opened.ok) {
-    if (opened.reason === 'expired') return redirectDecision(`${context.config.apiPrefix}/login/${alias}`, { cookies: [clearTransaction] });
+    if (opened.reason === 'expired') return redirectDecision(`${context.config.apiPrefix}/login/${alias}`, { cookies: clearTransaction });
     return refuse(400, `login transaction ${opened.reason}`, 'The sign-in state is invalid. Please start again.');
   }
   const transaction = opened.value;
   if (context.now() - transaction.t > context.config.nonce.lifetimeMs) {
     // Took too long: start over cleanly, keeping where the user wanted to go.
     context.logger.info({ provider: alias, path: request.view.path }, 'login transaction expired; restarting sign-in');
-    return redirectDecision(`${context.config.apiPrefix}/login/${alias}?post_login_redirect_uri=${encodeURIComponent(transaction.r)}`, { cookies: [clearTransaction] });
+    return redirectDecision(`${context.config.apiPrefix}/login/${alias}?post_login_redirect_uri=${encodeURIComponent(transaction.r)}`, { cookies: clearTransaction });
   }
   if (transaction.p !== alias) return refuse(400, 'transaction for another provider', 'The sign-in state does not match this provider.');
   if (transaction.h !== request.origin.host) return refuse(400, 'callback host mismatch', 'The sign-in finished on another host than it started on.');
@@ -172,7 +223,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
       return refuse(401, error.message, 'The identity provider response could not be verified. Please sign in again.');
     }
     context.logger.error({ provider: alias, reason: (error as Error).message, path: request.view.path }, 'sign-in failed unexpectedly');
-    return errorDecision(500, 'Sign-in failed', 'Something went wrong while signing you in. Please try again.', request.json, { cookies: [clearTransaction] });
+    return errorDecision(500, 'Sign-in failed', 'Something went wrong while signing you in. Please try again.', request.json, { cookies: clearTransaction });
   }
   const record = sessionRecord(context, provider, signIn, request.origin.host);
   // Rotate: a session id the browser held before signing in is never promoted.
@@ -180,7 +231,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
   if (previous !== null) await context.sessions.destroy(previous);
   const id = await context.sessions.create(record);
   context.logger.info({ provider: alias, path: request.view.path }, 'signed in');
-  return redirectDecision(transaction.r, { cookies: [context.sessions.cookie(id, request.secure, record), clearTransaction] });
+  return redirectDecision(transaction.r, { cookies: [context.sessions.cookie(id, request.secure, record), ...clearTransaction] });
 }
 
 /** The session a sign-in establishes; its lifetime per the cookieExpiration convention. */
