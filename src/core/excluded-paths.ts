@@ -19,15 +19,24 @@ export class ExcludedPathError extends Error {}
 // Encoded '/', '\', '.', '%' and ';' change how a path splits into segments.
 const ENCODED_STRUCTURE = /%(2f|5c|2e|25|3b|00)/i;
 
+/** What is wrong with one configured rule, or undefined when it is a good one. */
+export function excludedPathProblem(source: string): string | undefined {
+  const path = source.endsWith('/*') ? source.slice(0, -2) || '/' : source;
+  if (!path.startsWith('/')) return `expected an absolute path starting with "/", got ${JSON.stringify(source)}`;
+  if (path.includes('*')) return `${JSON.stringify(source)}: "*" is allowed only as a final "/*" (everything below a path)`;
+  if (canonicalPath(path) !== path) {
+    return `${JSON.stringify(source)} is not a canonical path (no "." or ".." segments, "//", ";", "?", "#", backslashes, control characters or encoded "/", ".", "%")`;
+  }
+  return undefined;
+}
+
 /** Parses configured rules: absolute paths, optionally ending in `/*`. */
 export function parseExcludedPaths(rules: readonly string[]): ExcludedPathRule[] {
   return rules.map((source) => {
+    const problem = excludedPathProblem(source);
+    if (problem !== undefined) throw new ExcludedPathError(`excluded path ${problem}`);
     const prefix = source.endsWith('/*');
-    const path = prefix ? source.slice(0, -2) || '/' : source;
-    if (!path.startsWith('/') || path.includes('*') || canonicalPath(path) !== path) {
-      throw new ExcludedPathError(`excluded path ${JSON.stringify(source)} must be a canonical absolute path, optionally ending in "/*"`);
-    }
-    return { source, path, prefix };
+    return { source, path: prefix ? source.slice(0, -2) || '/' : source, prefix };
   });
 }
 

@@ -103,6 +103,22 @@ describe('authsettingsV2 configuration', () => {
     expect(anonymous.requireAuthentication).to.equal(false);
   });
 
+  it('document problems that need more than one key are reported with the rest, each rule by its index', () => {
+    const found = problems({
+      globalValidation: { excludedPaths: ['/ok/*', 'public/*', '/a/*/b', '/x?y', '/a/../b'] },
+      httpSettings: { forwardProxy: { convention: 'Custom' } },
+      identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: '', openIdConnectConfiguration: {} } } } },
+    });
+    expect(found).to.deep.equal([
+      'globalValidation.excludedPaths.1: expected an absolute path starting with "/", got "public/*"',
+      'globalValidation.excludedPaths.2: "/a/*/b": "*" is allowed only as a final "/*" (everything below a path)',
+      'globalValidation.excludedPaths.3: "/x?y" is not a canonical path (no "." or ".." segments, "//", ";", "?", "#", backslashes, control characters or encoded "/", ".", "%")',
+      'globalValidation.excludedPaths.4: "/a/../b" is not a canonical path (no "." or ".." segments, "//", ";", "?", "#", backslashes, control characters or encoded "/", ".", "%")',
+      'httpSettings.forwardProxy: convention Custom needs customHostHeaderName and/or customProtoHeaderName',
+      'identityProviders.customOpenIdConnectProviders.corp.registration.clientId: clientId must not be empty',
+    ]);
+  });
+
   it('every error names its JSON path and what was expected, all at once', () => {
     const found = problems({
       globalValidation: { unauthenticatedClientAction: 'Redirect', excludedPaths: 'health' },
@@ -111,6 +127,8 @@ describe('authsettingsV2 configuration', () => {
       identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: '' , openIdConnectConfiguration: {} } } } },
     });
     const text = found.join('\n');
+    // One message per problem: a malformed time span is not also called "not positive".
+    expect(found.filter((p) => p.startsWith('login.cookieExpiration.timeToExpiration'))).to.have.length(1);
     expect(text).to.match(/^globalValidation\.unauthenticatedClientAction: /m);
     expect(text).to.match(/^globalValidation\.excludedPaths: /m);
     expect(text).to.match(/^httpSettings\.requireHttps: .*boolean/m);
@@ -126,8 +144,7 @@ describe('authsettingsV2 configuration', () => {
     ]);
     expect(problems(minimal, {})).to.deep.equal(['identityProviders.customOpenIdConnectProviders.corp.registration.clientCredential.clientSecretSettingName: environment variable OIDC_SECRET is not set']);
     expect(problems({ ...minimal, globalValidation: { redirectToProvider: 'nope' } })[0]).to.match(/^globalValidation\.redirectToProvider: "nope" is not an enabled provider \(corp\)/);
-    expect(problems({ ...minimal, globalValidation: { excludedPaths: ['/a/../b'] } })[0]).to.match(/^globalValidation\.excludedPaths: /);
-    expect(problems({ ...minimal, httpSettings: { forwardProxy: { convention: 'Custom' } } })[0]).to.match(/^httpSettings\.forwardProxy: /);
+    expect(problems({ ...minimal, httpSettings: { forwardProxy: { convention: 'Custom' } } })[0]).to.match(/^httpSettings\.forwardProxy: convention Custom needs/);
     expect(problems({ identityProviders: { customOpenIdConnectProviders: { 'bad alias!': provider } } }, env)[0]).to.match(/^identityProviders\.customOpenIdConnectProviders\.bad alias!: expected a provider alias/);
     expect(problems([])[0]).to.match(/^\(document\): /);
   });

@@ -1,7 +1,7 @@
 // The resolved configuration the auth core runs on: defaults applied,
 // secrets read from the environment, everything checked.
 import { DEFAULT_HEADER_PREFIX } from '../identity.js';
-import { ExcludedPathError, parseExcludedPaths, type ExcludedPathRule } from '../excluded-paths.js';
+import { parseExcludedPaths, type ExcludedPathRule } from '../excluded-paths.js';
 import { resolveProviders, type ProviderConfig } from './provider-settings.js';
 import { authSettingsSchema, timeSpanMs, unknownKeys, type AuthSettingsDocument } from './schema.js';
 
@@ -73,13 +73,7 @@ export function resolveAuthConfig(document: unknown, env: NodeJS.ProcessEnv = pr
   if (global.redirectToProvider !== undefined && !providers.has(global.redirectToProvider)) {
     problems.push(`globalValidation.redirectToProvider: "${global.redirectToProvider}" is not an enabled provider (${[...providers.keys()].join(', ') || 'none configured'})`);
   }
-  let excludedPaths: ExcludedPathRule[] = [];
-  try {
-    excludedPaths = parseExcludedPaths(global.excludedPaths ?? []);
-  } catch (error) {
-    if (!(error instanceof ExcludedPathError)) throw error;
-    problems.push(`globalValidation.excludedPaths: ${error.message}`);
-  }
+  const excludedPaths = parseExcludedPaths(global.excludedPaths ?? []); // each rule checked by the schema
   const action = global.unauthenticatedClientAction ?? 'RedirectToLoginPage';
   const unauthenticatedAction: UnauthenticatedAction = action === 'RejectWith401' ? 'Return401' : action === 'RejectWith404' ? 'Return404' : action;
   const requireAuthentication = global.requireAuthentication ?? unauthenticatedAction !== 'AllowAnonymous';
@@ -92,9 +86,6 @@ export function resolveAuthConfig(document: unknown, env: NodeJS.ProcessEnv = pr
     proxy?.convention === 'Custom'
       ? { convention: 'Custom', hostHeader: proxy.customHostHeaderName, protoHeader: proxy.customProtoHeaderName }
       : { convention: proxy?.convention ?? 'NoProxy' };
-  if (proxy?.convention === 'Custom' && !proxy.customHostHeaderName && !proxy.customProtoHeaderName) {
-    problems.push('httpSettings.forwardProxy: convention Custom needs customHostHeaderName and/or customProtoHeaderName');
-  }
 
   if (problems.length > 0) throw new AuthConfigError(problems);
   const login = doc.login ?? {};

@@ -1,10 +1,12 @@
 // The authsettingsV2 document (Easy-Auth style), as gatehouse reads it.
 import { z } from 'zod';
 
+import { excludedPathProblem } from '../excluded-paths.js';
+
 /** TimeSpan text: `hh:mm:ss` or `d.hh:mm:ss` (as in Easy Auth documents). */
 export const timeSpan = z
   .string()
-  .regex(/^(\d+\.)?\d{1,2}:\d{2}:\d{2}$/, 'expected a time span "hh:mm:ss" or "d.hh:mm:ss"')
+  .regex(/^(\d+\.)?\d{1,2}:\d{2}:\d{2}$/, { error: 'expected a time span "hh:mm:ss" or "d.hh:mm:ss"', abort: true })
   .refine((text) => timeSpanMs(text) > 0, 'expected a positive time span');
 
 export function timeSpanMs(text: string): number {
@@ -141,7 +143,14 @@ export const authSettingsSchema = z.object({
         .enum(['RedirectToLoginPage', 'AllowAnonymous', 'Return401', 'Return403', 'RejectWith401', 'RejectWith404'])
         .optional(),
       redirectToProvider: z.string().min(1).optional(),
-      excludedPaths: z.array(z.string()).optional(),
+      excludedPaths: z
+        .array(
+          z.string().superRefine((source, context) => {
+            const problem = excludedPathProblem(source);
+            if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+          }),
+        )
+        .optional(),
     })
     .optional(),
   httpSettings: z
@@ -154,6 +163,7 @@ export const authSettingsSchema = z.object({
           customHostHeaderName: z.string().regex(/^[A-Za-z0-9-]+$/, 'expected a header name').optional(),
           customProtoHeaderName: z.string().regex(/^[A-Za-z0-9-]+$/, 'expected a header name').optional(),
         })
+        .refine((proxy) => proxy.convention !== 'Custom' || proxy.customHostHeaderName || proxy.customProtoHeaderName, 'convention Custom needs customHostHeaderName and/or customProtoHeaderName')
         .optional(),
     })
     .optional(),
