@@ -1,5 +1,7 @@
 // POST /.auth/login/<provider> with a provider token → an authentication
 // token, accepted as X-ZUMO-AUTH like a session cookie.
+import { generateKeyPairSync } from 'node:crypto';
+
 import { expect } from 'chai';
 import { SignJWT } from 'jose';
 
@@ -114,6 +116,18 @@ describe('token exchange and X-ZUMO-AUTH', () => {
     expect((await exchange('nobody', { id_token: 'abc' })).status).to.equal(404);
     const wrongAudience = await exchange('corp', { id_token: await corp.mint({ iss: corp.issuer('/corp'), aud: 'another-app', sub: 'x' }) });
     expect(wrongAudience.status).to.equal(401);
+  });
+
+  it("another issuer's token is refused on its issuer, before any signature work: it costs this provider no key refresh", async () => {
+    authenticationToken(await exchange('corp', { id_token: await idToken() })); // keys loaded
+    const before = corp.jwksFetches;
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    // Signed with a key this provider has never seen: were the signature checked first, the unknown kid would fetch the keys again.
+    const foreign = await corp.mint({ iss: 'https://elsewhere.example', aud: 'corp-app', sub: 'x' }, { key: privateKey, kid: 'elsewhere-1' });
+    const answer = await exchange('corp', { id_token: foreign });
+    expect(answer.status).to.equal(401);
+    expect(JSON.parse(answer.body)).to.include({ error: 'invalid_token' });
+    expect(corp.jwksFetches).to.equal(before);
   });
 
   it('/.auth/refresh with an authentication token of a session without a refresh token is a 401', async () => {

@@ -172,7 +172,8 @@ describe('validating a JWT', () => {
   it('refuses an unencoded payload (b64: false), which a JWT never has', async () => {
     const key = issuer.keys.at(-1)!;
     const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid: key.kid, b64: false, crit: ['b64'] })).toString('base64url');
-    const payload = 'e30'; // the raw payload; read as base64url it is also "{}"
+    // The raw payload: text that, read as base64url, is also a JWT payload of this issuer.
+    const payload = Buffer.from(JSON.stringify({ iss: issuer.issuer('/corp'), aud: 'api://corp', sub: 'user-1', exp: Math.floor(Date.now() / 1000) + 600 })).toString('base64url');
     const signature = sign('sha256', Buffer.from(`${header}.${payload}`), key.privateKey).toString('base64url');
     expect(await refusal(validateJwt(`${header}.${payload}.${signature}`, rules, corpApi))).to.equal('malformed token');
   });

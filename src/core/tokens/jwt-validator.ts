@@ -72,6 +72,9 @@ export function peekToken(token: string): PeekedToken {
 export async function validateJwt(token: string, rules: JwtRules, expected: JwtExpectations, peeked: PeekedToken = peekToken(token)): Promise<JWTPayload> {
   const issuer = rules.issuer(peeked.claims);
   if (issuer === undefined) throw new InvalidTokenError('issuer not accepted');
+  // Another issuer's token is refused before any signature work: its key ids, unknown here, would
+  // otherwise cost this provider a key refresh. (Checked again below on the verified claims.)
+  if (peeked.claims.iss !== issuer) throw new InvalidTokenError(peeked.claims.iss === undefined ? 'claim iss missing' : 'claim iss check_failed');
   let verified: Awaited<ReturnType<typeof compactVerify>>;
   try {
     // jose only reads the algorithm list; no per-call copy.
