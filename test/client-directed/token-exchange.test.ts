@@ -113,6 +113,10 @@ describe('token exchange and X-ZUMO-AUTH', () => {
     expect((await exchange('corp', { id_token: 42 })).status).to.equal(400);
     expect((await exchange('corp', { id_token: 'x'.repeat(70 * 1024) })).status).to.equal(413);
     expect((await exchange('corp', { id_token: 'abc.def.ghi' })).status).to.equal(401);
+    // An opaque access token (as many providers issue) cannot be checked: the answer says what to send instead.
+    const opaque = await exchange('corp', { access_token: 'ya29.opaque-access-token' });
+    expect(opaque.status).to.equal(401);
+    expect(JSON.parse(opaque.body)).to.deep.equal({ error: 'invalid_token', error_description: 'the access token is not a JWT; send the id_token instead' });
     expect((await exchange('nobody', { id_token: 'abc' })).status).to.equal(404);
     const wrongAudience = await exchange('corp', { id_token: await corp.mint({ iss: corp.issuer('/corp'), aud: 'another-app', sub: 'x' }) });
     expect(wrongAudience.status).to.equal(401);

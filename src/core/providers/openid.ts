@@ -87,7 +87,11 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
           ...(request.accessToken !== undefined ? { accessToken: request.accessToken } : {}),
         });
       }
-      if (request.accessToken !== undefined) return await this.#accessToken(request.accessToken);
+      if (request.accessToken !== undefined) {
+        // Many providers' access tokens are opaque (Google's, oidc-provider's by default): only a JWT can be checked here.
+        if (request.accessToken.split('.', 4).length !== 3) throw new ProviderRefusedError('token exchange: the access token is not a JWT', 'unsupported_token_type');
+        return await this.#accessToken(request.accessToken);
+      }
     } catch (error) {
       if (error instanceof InvalidTokenError) throw new ProviderRefusedError(`token exchange: ${error.reason}`, 'invalid_token');
       throw error;

@@ -183,7 +183,9 @@ export async function exchangeToken(context: LayerContext, request: RouteRequest
     }
     if (error instanceof ProviderRefusedError) {
       context.logger.warn({ provider: provider.alias, reason: error.message }, 'token exchange refused');
-      return error.oauthError === 'invalid_request' ? jsonDecision(400, { error: error.message }) : invalidTokenDecision('the provider token is not valid');
+      if (error.oauthError === 'invalid_request') return jsonDecision(400, { error: error.message });
+      if (error.oauthError === 'unsupported_token_type') return invalidTokenDecision('the access token is not a JWT; send the id_token instead');
+      return invalidTokenDecision('the provider token is not valid');
     }
     if (error instanceof ProviderUnavailableError) {
       context.logger.error({ provider: provider.alias, reason: error.message }, 'identity provider unavailable');
