@@ -24,9 +24,12 @@ export function excludedPathProblem(source: string): string | undefined {
   const path = source.endsWith('/*') ? source.slice(0, -2) || '/' : source;
   if (!path.startsWith('/')) return `expected an absolute path starting with "/", got ${JSON.stringify(source)}`;
   if (path.includes('*')) return `${JSON.stringify(source)}: "*" is allowed only as a final "/*" (everything below a path)`;
-  if (canonicalPath(path) !== path) {
+  const canonical = canonicalPath(path);
+  if (canonical === null) {
     return `${JSON.stringify(source)} is not a canonical path (no "." or ".." segments, "//", ";", "?", "#", backslashes, control characters or encoded "/", ".", "%")`;
   }
+  // Requests are matched decoded, so a rule is written decoded too.
+  if (canonical !== path) return `${JSON.stringify(source)} has percent-escapes: write it decoded, as ${JSON.stringify(canonical + source.slice(path.length))}`;
   return undefined;
 }
 

@@ -105,7 +105,7 @@ describe('authsettingsV2 configuration', () => {
 
   it('document problems that need more than one key are reported with the rest, each rule by its index', () => {
     const found = problems({
-      globalValidation: { excludedPaths: ['/ok/*', 'public/*', '/a/*/b', '/x?y', '/a/../b'] },
+      globalValidation: { excludedPaths: ['/ok/*', 'public/*', '/a/*/b', '/x?y', '/a/../b', '/my%20docs/*'] },
       httpSettings: { forwardProxy: { convention: 'Custom' } },
       identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: '', openIdConnectConfiguration: {} } } } },
     });
@@ -114,6 +114,7 @@ describe('authsettingsV2 configuration', () => {
       'globalValidation.excludedPaths.2: "/a/*/b": "*" is allowed only as a final "/*" (everything below a path)',
       'globalValidation.excludedPaths.3: "/x?y" is not a canonical path (no "." or ".." segments, "//", ";", "?", "#", backslashes, control characters or encoded "/", ".", "%")',
       'globalValidation.excludedPaths.4: "/a/../b" is not a canonical path (no "." or ".." segments, "//", ";", "?", "#", backslashes, control characters or encoded "/", ".", "%")',
+      'globalValidation.excludedPaths.5: "/my%20docs/*" has percent-escapes: write it decoded, as "/my docs/*"',
       'httpSettings.forwardProxy: convention Custom needs customHostHeaderName and/or customProtoHeaderName',
       'identityProviders.customOpenIdConnectProviders.corp.registration.clientId: clientId must not be empty',
     ]);
