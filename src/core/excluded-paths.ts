@@ -19,9 +19,15 @@ export class ExcludedPathError extends Error {}
 // Encoded '/', '\', '.', '%' and ';' change how a path splits into segments.
 const ENCODED_STRUCTURE = /%(2f|5c|2e|25|3b|00)/i;
 
+/** A rule's path, and whether a final `/*` extends it to everything below. */
+function ruleParts(source: string): { readonly path: string; readonly prefix: boolean } {
+  const prefix = source.endsWith('/*');
+  return { path: prefix ? source.slice(0, -2) || '/' : source, prefix };
+}
+
 /** What is wrong with one configured rule, or undefined when it is a good one. */
 export function excludedPathProblem(source: string): string | undefined {
-  const path = source.endsWith('/*') ? source.slice(0, -2) || '/' : source;
+  const { path } = ruleParts(source);
   if (!path.startsWith('/')) return `expected an absolute path starting with "/", got ${JSON.stringify(source)}`;
   if (path.includes('*')) return `${JSON.stringify(source)}: "*" is allowed only as a final "/*" (everything below a path)`;
   const canonical = canonicalPath(path);
@@ -38,8 +44,7 @@ export function parseExcludedPaths(rules: readonly string[]): ExcludedPathRule[]
   return rules.map((source) => {
     const problem = excludedPathProblem(source);
     if (problem !== undefined) throw new ExcludedPathError(`excluded path ${problem}`);
-    const prefix = source.endsWith('/*');
-    return { source, path: prefix ? source.slice(0, -2) || '/' : source, prefix };
+    return { source, ...ruleParts(source) };
   });
 }
 
