@@ -55,33 +55,42 @@ export function headerValue(request: Pick<RequestView, 'headers'>, name: string)
   return undefined;
 }
 
-/** One cookie's value (the first occurrence), without building the whole cookie map. */
-export function requestCookie(request: Pick<RequestView, 'headers'>, name: string): string | undefined {
+/**
+ * Every cookie of every Cookie header, in the order sent: `visit` gets each name (trimmed) and
+ * where its value lies in `header`, and stops the scan by returning true. Pair by pair with
+ * indexOf: no array of pairs, and a value is sliced only by a visitor that wants it.
+ */
+function scanCookies(request: Pick<RequestView, 'headers'>, visit: (name: string, header: string, valueStart: number, valueEnd: number) => boolean): void {
   for (const [n, v] of request.headers) {
     if (n.length !== 6 || n.toLowerCase() !== 'cookie') continue; // every Cookie header counts
-    // Pair by pair with indexOf: no array of pairs per request.
     for (let start = 0; start < v.length; ) {
       const semicolon = v.indexOf(';', start);
       const end = semicolon < 0 ? v.length : semicolon;
       const eq = v.indexOf('=', start);
-      if (eq > start && eq < end && v.slice(start, eq).trim() === name) return v.slice(eq + 1, end).trim();
+      if (eq > start && eq < end && visit(v.slice(start, eq).trim(), v, eq + 1, end)) return;
       start = end + 1;
     }
   }
-  return undefined;
 }
 
-/** Every cookie whose name starts with `prefix`, in the order sent (off the hot path: it builds arrays). */
+/** One cookie's value (the first occurrence), without building the whole cookie map. */
+export function requestCookie(request: Pick<RequestView, 'headers'>, name: string): string | undefined {
+  let value: string | undefined;
+  scanCookies(request, (candidate, header, from, to) => {
+    if (candidate !== name) return false;
+    value = header.slice(from, to).trim();
+    return true;
+  });
+  return value;
+}
+
+/** Every cookie whose name starts with `prefix` (and is longer), in the order sent. */
 export function requestCookiesByPrefix(request: Pick<RequestView, 'headers'>, prefix: string): Array<{ readonly name: string; readonly value: string }> {
   const found: Array<{ name: string; value: string }> = [];
-  for (const [n, v] of request.headers) {
-    if (n.length !== 6 || n.toLowerCase() !== 'cookie') continue;
-    for (const pair of v.split(';')) {
-      const eq = pair.indexOf('=');
-      const name = eq < 0 ? '' : pair.slice(0, eq).trim();
-      if (name.length > prefix.length && name.startsWith(prefix)) found.push({ name, value: pair.slice(eq + 1).trim() });
-    }
-  }
+  scanCookies(request, (name, header, from, to) => {
+    if (name.length > prefix.length && name.startsWith(prefix)) found.push({ name, value: header.slice(from, to).trim() });
+    return false;
+  });
   return found;
 }
 
