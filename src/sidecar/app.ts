@@ -31,6 +31,8 @@ export interface SidecarOptions {
   readonly logger: Logger;
   /** Upstream answer timeout, ms (default 60 s). */
   readonly upstreamTimeoutMs?: number;
+  /** How long a /.auth POST body may take to arrive in full, ms (default DEFAULT_AUTH_BODY_DEADLINE_MS). */
+  readonly authBodyDeadlineMs?: number;
   /** Whether the listener is TLS (else the scheme comes from trusted forwarded headers, or http). */
   readonly tls?: boolean;
 }
@@ -74,7 +76,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
 
   /** Decides; for a forward, also rewrites the request's headers to what the app must receive. */
   async function authorize(req: IncomingMessage, upgrade: boolean): Promise<Decision> {
-    const view = toRequestView(req, options.tls ? 'https' : 'http');
+    const view = toRequestView(req, options.tls ? 'https' : 'http', options.authBodyDeadlineMs);
     const decision = await layer.decide(view);
     if (decision.kind === 'forward') {
       const origin = requestOrigin(view, config) ?? { scheme: view.scheme, host: view.host };

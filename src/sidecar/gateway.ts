@@ -24,6 +24,8 @@ export interface GatewayOptions {
   readonly masterKey?: Buffer;
   readonly webhook?: WebhookReceiverOptions;
   readonly upstreamTimeoutMs?: number;
+  /** How long a /.auth POST body may take to arrive in full (default 30 s). */
+  readonly authBodyDeadlineMs?: number;
   readonly version?: string;
   readonly sessionCacheTtlMs?: number;
 }
@@ -46,7 +48,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const runtime = await startAuthRuntime({ config, logger, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
   const { layer } = runtime;
   const upstreamTimeoutMs = options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
-  const sidecar = createSidecar({ layer, upstream: options.upstream, core: options.core, logger, upstreamTimeoutMs });
+  const sidecar = createSidecar({
+    layer,
+    upstream: options.upstream,
+    core: options.core,
+    logger,
+    upstreamTimeoutMs,
+    ...(options.authBodyDeadlineMs !== undefined ? { authBodyDeadlineMs: options.authBodyDeadlineMs } : {}),
+  });
   const receiver = new WebhookReceiver({ logger, core: options.core, ...(options.env ? { env: options.env } : {}), ...options.webhook });
   return {
     layer,

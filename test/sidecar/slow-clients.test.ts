@@ -1,12 +1,15 @@
 // Clients are bounded by inactivity, never by how long a request takes: an
 // upload that keeps moving reaches the app however long it runs, and a client
-// that stops sending loses its connection.
+// that stops sending loses its connection. The small bodies gatehouse reads
+// itself (/.auth POSTs) are the exception: they have a deadline in all.
 import { expect } from 'chai';
 
 import { rawConnection } from '../support/raw-http.js';
 import { startDeployment, type Deployment } from '../support/sign-in.js';
 
 const UPSTREAM_TIMEOUT_MS = 1_500;
+/** Far inside the client idle timeout (UPSTREAM_TIMEOUT_MS + 5 s), so only the deadline can end a dripping body. */
+const AUTH_BODY_DEADLINE_MS = 600;
 const CHUNK = 'x'.repeat(1024);
 
 /** An app that reads the whole body and answers how many bytes it got. */
@@ -22,7 +25,7 @@ describe('slow clients', function () {
   this.timeout(30_000);
   let deployment: Deployment;
   before(async () => {
-    deployment = await startDeployment({ upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS, upstreamHandler: countingApp });
+    deployment = await startDeployment({ upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS, authBodyDeadlineMs: AUTH_BODY_DEADLINE_MS, upstreamHandler: countingApp });
   });
   after(() => deployment.close());
 
@@ -71,4 +74,35 @@ describe('slow clients', function () {
     // Closed by gatehouse: not before the app's silence ended the request, and not left open for good.
     expect(cut.took).to.be.at.least(UPSTREAM_TIMEOUT_MS - 100);
   });
+
+  /** Sends the head and a first byte, then one byte every 100 ms (never idle) until gatehouse closes the connection. */
+  async function drip(path: string, contentType: string, accept: string): Promise<string> {
+    const { socket, received: closed } = rawConnection(deployment.url);
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\nContent-Type: ${contentType}\r\nAccept: ${accept}\r\nContent-Length: 1000\r\n\r\nx`);
+    let open = true;
+    void closed.then(() => (open = false));
+    const dripping = (async () => {
+      while (open) {
+        await pause(100);
+        if (open && !socket.destroyed) socket.write('x');
+      }
+    })();
+    const response = await closed;
+    await dripping;
+    return response;
+  }
+
+  for (const [what, path, contentType, accept, body] of [
+    ['a form_post sign-in callback', '/.auth/login/dev/callback', 'application/x-www-form-urlencoded', 'text/html', /did not arrive in time/],
+    ['a token exchange', '/.auth/login/dev', 'application/json', 'application/json', /\{"error":"The body did not arrive in time\."\}/],
+  ] as const) {
+    it(`${what} whose body keeps dripping gets 408 at the deadline and its connection closed; gatehouse keeps serving`, async () => {
+      const response = await drip(path, contentType, accept);
+      expect(response).to.match(/^HTTP\/1\.1 408 /);
+      expect(response).to.match(/\r\nconnection: close\r\n/i);
+      expect(response).to.match(body);
+      const after = await fetch(`${deployment.url}/public/after`);
+      expect(after.status).to.equal(200);
+    });
+  }
 });

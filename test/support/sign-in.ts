@@ -27,6 +27,7 @@ export interface DeploymentOptions {
   readonly accessTokenTtl?: number;
   readonly upstreamHandler?: http.RequestListener;
   readonly upstreamTimeoutMs?: number;
+  readonly authBodyDeadlineMs?: number;
   readonly sessionCacheTtlMs?: number;
   /** Where the gateway logs (default: silent, or GATEHOUSE_TEST_LOG_LEVEL on stdout). */
   readonly logger?: Logger;
@@ -99,6 +100,7 @@ export async function startGatewayDeployment(options: GatewayOptions): Promise<G
     masterKey: randomBytes(32),
     webhook: { env: {} },
     ...(options.upstreamTimeoutMs ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}),
+    ...(options.authBodyDeadlineMs ? { authBodyDeadlineMs: options.authBodyDeadlineMs } : {}),
     ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
   });
   attach(front, gateway);

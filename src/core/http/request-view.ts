@@ -14,7 +14,8 @@ export interface RequestView {
   readonly remoteAddress: string;
   /**
    * The body, for /.auth/* POSTs only. Rejects with BodyTooLargeError past `limit` bytes,
-   * with another error when the body cannot be read (the client went away).
+   * with BodyTimeoutError when the host's deadline for the whole body passes first, with
+   * another error when the body cannot be read (the client went away).
    */
   readonly readBody: (limit: number) => Promise<Buffer>;
 }
@@ -25,6 +26,20 @@ export class BodyTooLargeError extends Error {
     super(`body over ${limit} bytes`);
   }
 }
+
+/**
+ * What readBody rejects with when the whole body has not arrived by the host's deadline: the
+ * caller answers 408 and closes the connection (TIMED_OUT_BODY_HEADERS), whose unread rest would
+ * otherwise still have to be received before another request could follow on it.
+ */
+export class BodyTimeoutError extends Error {
+  constructor(readonly deadlineMs: number) {
+    super(`body not received within ${deadlineMs} ms`);
+  }
+}
+
+/** The headers of the 408 that answers a BodyTimeoutError. */
+export const TIMED_OUT_BODY_HEADERS: Readonly<Record<string, string>> = { Connection: 'close' };
 
 export type Decision =
   | {

@@ -3,7 +3,7 @@
 // answers an authentication token for X-ZUMO-AUTH.
 import type { Identity } from '../identity.js';
 import type { Decision } from '../http/request-view.js';
-import { BodyTooLargeError, headerValue, mediaType } from '../http/request-view.js';
+import { BodyTimeoutError, BodyTooLargeError, headerValue, mediaType, TIMED_OUT_BODY_HEADERS } from '../http/request-view.js';
 import { jsonDecision } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import type { Provider, SignIn, TokenExchange } from '../providers/provider.js';
@@ -134,6 +134,7 @@ const EXCHANGE_FIELDS: ReadonlyArray<[string, keyof TokenExchange]> = [
 interface MalformedExchange {
   readonly status: number;
   readonly error: string;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 async function exchangeRequest(request: RouteRequest): Promise<{ exchange: TokenExchange } | MalformedExchange> {
@@ -143,6 +144,7 @@ async function exchangeRequest(request: RouteRequest): Promise<{ exchange: Token
     body = await request.view.readBody(MAX_EXCHANGE_BODY);
   } catch (error) {
     if (error instanceof BodyTooLargeError) return { status: 413, error: `The body is larger than ${MAX_EXCHANGE_BODY} bytes.` };
+    if (error instanceof BodyTimeoutError) return { status: 408, error: 'The body did not arrive in time.', headers: TIMED_OUT_BODY_HEADERS };
     return { status: 400, error: 'The body could not be read.' };
   }
   let parsed: unknown;
@@ -171,7 +173,7 @@ export async function exchangeToken(context: LayerContext, request: RouteRequest
   if (!('exchange' in parsed)) {
     // The message is the reason: it names fields and limits, never what the client sent.
     context.logger.info({ provider: provider.alias, reason: parsed.error, path: request.view.path }, 'token exchange refused');
-    return jsonDecision(parsed.status, { error: parsed.error });
+    return jsonDecision(parsed.status, { error: parsed.error }, parsed.headers ? { headers: parsed.headers } : {});
   }
   let signIn: SignIn;
   try {

@@ -5,7 +5,7 @@ import * as oidc from 'openid-client';
 
 import { seal, unseal } from '../crypto/sealed.js';
 import { originUrl } from '../http/origin.js';
-import { BodyTooLargeError, mediaType, requestCookie, requestCookiesByPrefix, type Decision } from '../http/request-view.js';
+import { BodyTimeoutError, BodyTooLargeError, mediaType, TIMED_OUT_BODY_HEADERS, requestCookie, requestCookiesByPrefix, type Decision } from '../http/request-view.js';
 import { errorDecision, redirectDecision, setCookie } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import type { Provider, SignIn } from '../providers/provider.js';
@@ -145,6 +145,7 @@ interface Refusal {
   readonly status: number;
   readonly reason: string;
   readonly message: string;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 async function callbackParameters(request: RouteRequest): Promise<URLSearchParams | Refusal> {
@@ -156,6 +157,7 @@ async function callbackParameters(request: RouteRequest): Promise<URLSearchParam
     return new URLSearchParams((await request.view.readBody(MAX_CALLBACK_BODY)).toString('utf8'));
   } catch (error) {
     if (error instanceof BodyTooLargeError) return { status: 413, reason: 'callback body too large', message: 'The callback body is too large.' };
+    if (error instanceof BodyTimeoutError) return { status: 408, reason: 'callback body not received in time', message: 'The callback body did not arrive in time.', headers: TIMED_OUT_BODY_HEADERS };
     return { status: 400, reason: 'callback body unreadable', message: 'The callback body could not be read.' };
   }
 }
@@ -163,13 +165,13 @@ async function callbackParameters(request: RouteRequest): Promise<URLSearchParam
 export async function finishLogin(context: LayerContext, request: RouteRequest, provider: Provider): Promise<Decision> {
   const alias = provider.alias;
   let clearTransaction: readonly string[] = []; // once the callback has named its login
-  const refuse = (status: number, reason: string, message: string): Decision => {
+  const refuse = (status: number, reason: string, message: string, headers?: Readonly<Record<string, string>>): Decision => {
     context.logger.warn({ provider: alias, reason, path: request.view.path }, 'sign-in callback refused');
-    return errorDecision(status, 'Sign-in failed', message, request.json, { cookies: clearTransaction });
+    return errorDecision(status, 'Sign-in failed', message, request.json, { cookies: clearTransaction, ...(headers ? { headers } : {}) });
   };
 
   const params = await callbackParameters(request);
-  if (!(params instanceof URLSearchParams)) return refuse(params.status, params.reason, params.message);
+  if (!(params instanceof URLSearchParams)) return refuse(params.status, params.reason, params.message, params.headers);
 
   const correlation = provider.callbackCorrelation ? provider.callbackCorrelation(params) : params.get('state') || undefined;
   if (correlation === undefined) {
