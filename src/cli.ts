@@ -9,6 +9,7 @@ import { logActiveCore, selectCore, type CoreSelection } from './native/index.js
 import { attach, createGateway } from './sidecar/gateway.js';
 import { listenEarly, type Listening } from './sidecar/listen.js';
 import { startServer } from './sidecar/server.js';
+import { parseUpstreamUrl } from './sidecar/upstream-url.js';
 import { VERSION } from './version.js';
 import { DEFAULT_WEBHOOK_PATH, type WebhookConfig } from './webhook/config.js';
 import { signatureHeader } from './webhook/sign.js';
@@ -38,14 +39,9 @@ function port(value: string | undefined): number {
 }
 
 function upstreamUrl(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`--upstream must be an http(s) URL (got ${value})`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--upstream must be an http(s) URL (got ${value})`);
-  return url.href.replace(/\/$/, '');
+  const parsed = parseUpstreamUrl(value);
+  if ('problem' in parsed) throw new UsageError(`--upstream ${parsed.problem}`);
+  return parsed.origin;
 }
 
 function coreSelection(logger: ReturnType<typeof createLogger>): CoreSelection {

@@ -13,9 +13,11 @@ import { WebhookReceiver } from '../webhook/receiver.js';
 import { createSidecar, DEFAULT_UPSTREAM_TIMEOUT_MS } from './app.js';
 import type { Listening } from './listen.js';
 import { createRequestListener } from './server.js';
+import { parseUpstreamUrl } from './upstream-url.js';
 
 export interface GatewayOptions {
   readonly config: AuthConfig;
+  /** The app's origin, `scheme://host[:port]`: nothing more (parseUpstreamUrl says why). */
   readonly upstream: string;
   readonly core: GatehouseCore;
   readonly logger: Logger;
@@ -45,12 +47,15 @@ const CLIENT_IDLE_MARGIN_MS = 5_000;
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger } = options;
+  // Before anything starts: nothing is left running when the app's address is unusable.
+  const upstream = parseUpstreamUrl(options.upstream);
+  if ('problem' in upstream) throw new TypeError(`upstream ${upstream.problem}`);
   const runtime = await startAuthRuntime({ config, logger, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
   const { layer } = runtime;
   const upstreamTimeoutMs = options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   const sidecar = createSidecar({
     layer,
-    upstream: options.upstream,
+    upstream: upstream.origin,
     core: options.core,
     logger,
     upstreamTimeoutMs,

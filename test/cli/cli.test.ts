@@ -177,6 +177,14 @@ describe('gatehouse serve --upstream / dev', function () {
     const bad = run(['serve', '--upstream', 'ftp://x', '--port', '0']);
     expect(bad.status).to.equal(2);
     expect(bad.stderr).to.match(/--upstream must be an http\(s\) URL/);
+    // Before the fix a path or query was glued in front of every request's path, and credentials were printed at start.
+    const withPath = run(['serve', '--upstream', 'http://127.0.0.1:9/app', '--port', '0']);
+    expect(withPath.status).to.equal(2);
+    expect(withPath.stderr).to.contain("--upstream must be the app's origin without a path (got http://127.0.0.1:9/app)");
+    const withSecret = run(['serve', '--upstream', 'http://admin:hunter2@127.0.0.1:9?key=s3cret', '--port', '0']);
+    expect(withSecret.status).to.equal(2);
+    expect(withSecret.stderr).to.contain('--upstream must not carry credentials');
+    expect(withSecret.stderr + withSecret.stdout).not.to.match(/hunter2|admin|s3cret/);
   });
 
   it('an https app: its certificate is checked against its own address, not the Host the client sent; one not trusted is a 502 naming why', async () => {
