@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 
 import { AuthConfigError } from './core/config/auth-config.js';
 import { loadAuthConfig } from './core/config/load.js';
-import { createLogger, type Logger } from './logging.js';
+import { createLogger, flushLogs, type Logger } from './logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from './native/index.js';
 import { attach, createGateway } from './sidecar/gateway.js';
 import { listenEarly, type Listening } from './sidecar/listen.js';
@@ -53,13 +53,18 @@ function coreSelection(logger: ReturnType<typeof createLogger>): CoreSelection {
 /** How long a stop (SIGTERM from an orchestrator, Ctrl-C) waits for requests in progress. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-/** Runs `stop` on the first SIGINT or SIGTERM; a second one exits at once. */
-function stopOn(stop: () => Promise<void>): void {
+/**
+ * Runs `stop` on the first SIGINT or SIGTERM, then exits once the logs are out; a second signal
+ * exits at once. Installed before the listening line is printed: whoever waits for that line
+ * (a supervisor, a test) may signal at once, and must get a graceful stop, not node's default kill.
+ */
+function stopOn(logger: Logger, stop: () => Promise<void>): void {
   let stopping = false;
   const onSignal = (): void => {
     if (stopping) process.exit(1);
     stopping = true;
-    stop().then(() => process.exit(0), () => process.exit(1));
+    const exit = (code: number) => () => flushLogs(logger).then(() => process.exit(code));
+    stop().then(exit(0), exit(1));
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -81,9 +86,9 @@ async function serve(args: string[]): Promise<void> {
     if (values.config !== undefined) throw new UsageError('--config needs --upstream (the app to protect)');
     const logger = createLogger();
     const running = await startServer({ host, port: listenPort, logger });
+    stopOn(logger, () => drain(running, logger));
     console.log(`gatehouse listening on ${running.url}`);
     announceReceiver(running.url, running.receiver.config);
-    stopOn(() => drain(running, logger));
     return;
   }
   const upstream = upstreamUrl(values.upstream);
@@ -94,13 +99,13 @@ async function serve(args: string[]): Promise<void> {
   const front = await listenEarly(host, listenPort);
   const gateway = await createGateway({ config: loaded.config, upstream, core, logger, version: VERSION });
   attach(front, gateway);
-  console.log(`gatehouse listening on ${front.url} → ${upstream}`);
-  announceReceiver(front.url, gateway.receiver.config);
-  stopOn(async () => {
+  stopOn(logger, async () => {
     await drain(front, logger);
     // Only now: requests in progress were still using the upstream connections.
     gateway.close();
   });
+  console.log(`gatehouse listening on ${front.url} → ${upstream}`);
+  announceReceiver(front.url, gateway.receiver.config);
 }
 
 /** Where deliveries go, and, when no secret is set, that every one of them will get a 500 (SPEC §4.2 step 1) until it is. */
@@ -116,10 +121,10 @@ async function dev(args: string[]): Promise<void> {
   // Loaded only here: the development provider (oidc-provider) is no part of serve.
   const { startDev } = await import('./dev/dev.js');
   const running = await startDev({ host: values.host ?? '127.0.0.1', port: port(values.port ?? process.env.PORT), core, logger, version: VERSION });
+  stopOn(logger, running.close);
   console.log(`gatehouse dev: open ${running.url}/ and sign in as demo / demo`);
   console.log(`development OpenID provider: ${running.issuer}`);
   announceReceiver(running.url, running.receiver.config);
-  stopOn(running.close);
 }
 
 function sign(args: string[]): void {
@@ -158,6 +163,13 @@ async function main(argv: string[]): Promise<void> {
       throw new UsageError(`unknown command: ${command}`);
   }
 }
+
+// The reader of stdout may go away (a log shipper that died, `| head`). What is printed there is
+// then lost, which must not crash the server: node reports a failed write to a closed pipe as an
+// 'error' event, fatal when nothing listens. (Log lines go through pino, which stops on EPIPE.)
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+});
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {

@@ -2,6 +2,11 @@ import { pino, type Logger } from 'pino';
 
 export type { Logger } from 'pino';
 
+type Destination = ReturnType<typeof pino.destination>;
+
+/** Each logger's destination, for flushLogs. */
+const destinations = new WeakMap<Logger, Destination>();
+
 /**
  * Structured JSON logs on stdout, or appended to `file` (the in-server mode:
  * a web server's worker process has no console). Level from GATEHOUSE_LOG_LEVEL (default
@@ -12,5 +17,33 @@ export type { Logger } from 'pino';
  * terminal or pipe); pino flushes what is pending when the process exits.
  */
 export function createLogger(level: string = process.env.GATEHOUSE_LOG_LEVEL ?? 'info', file?: string): Logger {
-  return pino({ name: 'gatehouse', level, base: { service: 'gatehouse' } }, pino.destination({ dest: file ?? 1, sync: false, ...(file ? { mkdir: true } : {}) }));
+  const destination = pino.destination({ dest: file ?? 1, sync: false, ...(file ? { mkdir: true } : {}) });
+  const logger = pino({ name: 'gatehouse', level, base: { service: 'gatehouse' } }, destination);
+  destinations.set(logger, destination);
+  return logger;
+}
+
+/** How long flushLogs waits for the log destination to take what is pending. */
+const FLUSH_WITHIN_MS = 2_000;
+
+/**
+ * Writes out what the logger still holds, then ends its destination: call it last, just before
+ * process.exit. Exiting with a write still under way leaves the rest to pino's exit hook, whose
+ * synchronous flush retries forever when the reader of stdout is gone (EPIPE: a log shipper
+ * that died, `| head`), so the process would hang there, deaf to signals. Ending asynchronously
+ * lets that write fail first, which turns the logger into a no-op. Bounded by FLUSH_WITHIN_MS
+ * for a reader that is alive but not reading.
+ */
+export function flushLogs(logger: Logger): Promise<void> {
+  const destination = destinations.get(logger);
+  if (destination === undefined) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(done, FLUSH_WITHIN_MS);
+    destination.once('close', done).once('error', done);
+    destination.end();
+  });
 }

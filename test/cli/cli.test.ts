@@ -25,7 +25,10 @@ function run(args: string[], options: { input?: string | Buffer; env?: NodeJS.Pr
 }
 
 /** Starts `gatehouse serve` (or another command) and resolves once it prints its URL. */
-function serve(env: NodeJS.ProcessEnv, args: string[] = ['serve', '--port', '0']): Promise<{ url: string; output: () => string; stop: () => Promise<number | null> }> {
+function serve(
+  env: NodeJS.ProcessEnv,
+  args: string[] = ['serve', '--port', '0'],
+): Promise<{ url: string; output: () => string; stop: () => Promise<number | null>; closeStdout: () => void; kill: () => void }> {
   const child = spawn(process.execPath, [...CLI, ...args], { cwd: root, env: { ...process.env, ...env } });
   let output = '';
   return new Promise((resolve, reject) => {
@@ -40,6 +43,9 @@ function serve(env: NodeJS.ProcessEnv, args: string[] = ['serve', '--port', '0']
             child.once('exit', (code) => done(code));
             child.kill('SIGTERM');
           }),
+          // As a log shipper that dies does: the child's next write to stdout fails with EPIPE.
+          closeStdout: () => child.stdout.destroy(),
+          kill: () => child.kill('SIGKILL'),
         });
       }
     };
@@ -248,6 +254,21 @@ describe('gatehouse serve --upstream / dev', function () {
       expect(server.output()).to.contain('"msg":"stopping: no new connections; requests in progress may finish"').and.to.contain('"msg":"stopped"');
     } finally {
       await listening.close();
+      remove();
+    }
+  });
+
+  it('SIGTERM once the reader of its logs has gone (EPIPE) still stops it, exit 0', async () => {
+    const { config, remove } = anonymousConfig();
+    const server = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config }, ['serve', '--upstream', 'http://127.0.0.1:9', '--port', '0']);
+    try {
+      server.closeStdout();
+      // Before the fix the process hung for good in pino's exit-time flush, retrying the broken pipe.
+      const hung = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 15_000).unref());
+      const exited = await Promise.race([server.stop(), hung]);
+      if (exited === 'hung') server.kill();
+      expect(exited, server.output()).to.equal(0);
+    } finally {
       remove();
     }
   });
