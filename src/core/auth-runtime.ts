@@ -48,6 +48,8 @@ async function inStoreDirectory<T>(directory: string, step: () => Promise<T>): P
 
 export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<AuthRuntime> {
   const { config, logger } = options;
+  // Said at every start: a deployment copied from a template can have sign-in off without anyone noticing.
+  if (!config.enabled) logger.warn('authentication is off (platform.enabled: false): every request reaches the app anonymously; inbound identity headers are still stripped');
   const directory = defaultStoreDirectory(config);
   const masterKey = options.masterKey ?? encryptionKeyFromEnv(options.env) ?? (await inStoreDirectory(directory, () => loadOrCreateKeyFile(directory)));
   const store = new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey, logger });

@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { startAuthRuntime, TokenStoreDirectoryError } from '../../src/core/auth-runtime.js';
 import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
 import { KEY_FILE_NAME } from '../../src/core/token-store/filesystem.js';
+import { capturingLogger } from '../support/logs.js';
 
 const silent = pino({ level: 'silent' });
 
@@ -62,5 +63,18 @@ describe('auth runtime start', () => {
     const appDirectories = entries.filter((name) => name.startsWith('app-'));
     expect(appDirectories).to.have.length(1);
     expect(await fs.readdir(path.join(directory, appDirectories[0]!))).to.deep.equal([]);
+  });
+
+  it('authentication turned off (platform.enabled: false) is a warning at every start; on, it is not', async () => {
+    const directory = path.join(base, 'tokens');
+    const warnings = async (enabled: boolean) => {
+      const logs = capturingLogger('info');
+      const { config } = resolveAuthConfig({ platform: { enabled }, globalValidation: { requireAuthentication: false }, login: { tokenStore: { fileSystem: { directory } } } }, {});
+      const runtime = await startAuthRuntime({ config, logger: logs.logger, env: {} });
+      runtime.close();
+      return logs.lines().filter((line) => line.level === 40).map((line) => line.msg);
+    };
+    expect(await warnings(false)).to.deep.equal(['authentication is off (platform.enabled: false): every request reaches the app anonymously; inbound identity headers are still stripped']);
+    expect(await warnings(true)).to.deep.equal([]);
   });
 });
