@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../logging.js';
 import type { AuthConfig } from './config/auth-config.js';
 import { deriveKey } from './crypto/keys.js';
 import { matchExcludedPath } from './excluded-paths.js';
+import { challengeReturnUrl } from './return-url.js';
 import { requestOrigin } from './http/origin.js';
 import { requestCookie, type Decision, type RequestView } from './http/request-view.js';
 import { errorDecision, escapeHtml, fragmentPreservingRedirect, jsonDecision, pageDecision, redirectDecision } from './http/responses.js';
@@ -247,7 +248,7 @@ export class AuthLayer {
         break;
     }
     if (request.json || (view.method !== 'GET' && view.method !== 'HEAD')) return this.#unauthorized(request, cookies);
-    const returnTo = `${view.path}${view.query ? `?${view.query}` : ''}`;
+    const returnTo = challengeReturnUrl(view.path, view.query);
     const providers = [...this.#context.providers.keys()];
     if (config.defaultProvider !== undefined) {
       const login = `${config.apiPrefix}/login/${config.defaultProvider}?post_login_redirect_uri=`;

@@ -43,6 +43,18 @@ function isRelativePath(layer: string): boolean {
 }
 
 /**
+ * Where a challenged browser is sent back after signing in: the URL it asked for. One longer
+ * than a return URL may be loses its query, and, if even its path is too long, becomes `/`:
+ * otherwise the sign-in it is sent to would refuse the return URL it was handed (a 400 instead
+ * of a sign-in, for whoever followed a long link).
+ */
+export function challengeReturnUrl(path: string, query: string): string {
+  const full = query === '' ? path : `${path}?${query}`;
+  if (full.length <= MAX_RETURN_URL_LENGTH) return full;
+  return path.length <= MAX_RETURN_URL_LENGTH ? path : '/';
+}
+
+/**
  * Accepts a same-origin relative path (`/path?query#fragment`), or an
  * absolute http(s) URL whose origin exactly equals one of `allowedExternal`
  * (origins or URLs; only their origins count). Everything else is refused:

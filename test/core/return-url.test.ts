@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 
-import { validateReturnUrl } from '../../src/core/return-url.js';
+import { challengeReturnUrl, MAX_RETURN_URL_LENGTH, validateReturnUrl } from '../../src/core/return-url.js';
 
 const ALLOWED = ['https://app.example.com', 'https://partner.example.org:8443/some/path'];
 
@@ -93,6 +93,25 @@ describe('return URL validation (no open redirects)', () => {
   });
 });
 
+describe('the return URL a challenge hands to sign-in', () => {
+  const longest = `/p?${'q'.repeat(MAX_RETURN_URL_LENGTH - 3)}`;
+  it('is the URL asked for, whole, up to the longest return URL accepted', () => {
+    expect(challengeReturnUrl('/reports', 'year=2026&x=%2F')).to.equal('/reports?year=2026&x=%2F');
+    expect(challengeReturnUrl('/reports', '')).to.equal('/reports');
+    expect(longest.length).to.equal(MAX_RETURN_URL_LENGTH);
+    expect(challengeReturnUrl('/p', longest.slice(3))).to.equal(longest);
+  });
+
+  it('drops a query that makes it too long, then a path that is too long itself; what it gives is always accepted', () => {
+    const longPath = `/${'p'.repeat(MAX_RETURN_URL_LENGTH)}`;
+    expect(challengeReturnUrl('/p', `${longest.slice(3)}q`)).to.equal('/p');
+    expect(challengeReturnUrl(longPath, 'q=1')).to.equal('/');
+    for (const [path, query] of [['/p', 'q'.repeat(5000)], [longPath, ''], ['/reports', 'a=1']]) {
+      expect(validateReturnUrl(challengeReturnUrl(path!, query!)).ok, path).to.equal(true);
+    }
+  });
+});
+
 describe('fragment-preserving sign-in page', () => {
   it('keeps hostile return paths as data inside the script, pinned by a CSP hash', async () => {
     const { createHash } = await import('node:crypto');
@@ -105,5 +124,23 @@ describe('fragment-preserving sign-in page', () => {
     const script = /<script>([\s\S]*?)<\/script>/.exec(html)![1]!;
     const hash = createHash('sha256').update(script).digest('base64');
     expect(decision.headers['Content-Security-Policy']).to.equal(`default-src 'none'; script-src 'sha256-${hash}'`);
+  });
+
+  it('appends the fragment to the return URL, unless that would make it longer than sign-in accepts', async () => {
+    const { runInNewContext } = await import('node:vm');
+    const { fragmentPreservingRedirect } = await import('../../src/core/http/responses.js');
+    const prefix = '/.auth/login/dev?post_login_redirect_uri=';
+    const visit = (returnTo: string, hash: string): string => {
+      const html = fragmentPreservingRedirect(prefix, returnTo, []).body!.toString('utf8');
+      let went = '';
+      runInNewContext(/<script>([\s\S]*?)<\/script>/.exec(html)![1]!, { location: { hash, replace: (url: string) => (went = url) }, encodeURIComponent });
+      return decodeURIComponent(went.slice(prefix.length));
+    };
+    expect(visit('/docs?x=1', '#section-2')).to.equal('/docs?x=1#section-2');
+    expect(visit('/docs', '')).to.equal('/docs');
+    const fits = `#${'f'.repeat(MAX_RETURN_URL_LENGTH - '/docs'.length - 1)}`;
+    expect(visit('/docs', fits)).to.equal(`/docs${fits}`);
+    // Before the fix this return URL was 1 character too long, and sign-in refused it with a 400.
+    expect(visit('/docs', `${fits}f`)).to.equal('/docs');
   });
 });

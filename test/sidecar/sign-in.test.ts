@@ -58,6 +58,15 @@ describe('server-directed sign-in against a real OpenID provider', function () {
     expect(seen.headers['x-forwarded-host']).to.equal(new URL(deployment.url).host);
   });
 
+
+  it('a link too long to be a return URL still signs in: it comes back to its path, without the query', async () => {
+    const browser = new Browser();
+    // Before the fix the challenge handed the login route a return URL it refuses: a 400 instead of a sign-in.
+    const { hops, final } = await signIn(browser, deployment, `/protected?q=${'a'.repeat(3000)}`);
+    expect(hops[0]!.headers.location).to.equal('/.auth/login/dev?post_login_redirect_uri=%2Fprotected');
+    expect(final.status).to.equal(200);
+    expect(forwarded(final.body).url).to.equal('/protected');
+  });
   it('a sign-in started at /.auth/login/<provider> with no return address lands on /.auth/login/done', async () => {
     const browser = new Browser();
     const { hops, final } = await signIn(browser, deployment, '/.auth/login/dev');

@@ -1,6 +1,7 @@
 // Decisions that answer the request directly.
 import { createHash } from 'node:crypto';
 
+import { MAX_RETURN_URL_LENGTH } from '../return-url.js';
 import type { RespondDecision } from './request-view.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -79,7 +80,8 @@ export function errorDecision(status: number, title: string, message: string, js
 export function fragmentPreservingRedirect(loginPrefix: string, returnTo: string, cookies: readonly string[]): RespondDecision {
   // JSON.stringify plus escaping `<` keeps the values inside the script as data.
   const literal = (value: string) => JSON.stringify(value).replace(/</g, '\\u003c');
-  const script = `location.replace(${literal(loginPrefix)}+encodeURIComponent(${literal(returnTo)}+location.hash));`;
+  // Without the fragment when it would make the return URL longer than sign-in accepts.
+  const script = `var r=${literal(returnTo)},f=r+location.hash;location.replace(${literal(loginPrefix)}+encodeURIComponent(f.length>${MAX_RETURN_URL_LENGTH}?r:f));`;
   const hash = createHash('sha256').update(script).digest('base64');
   const fallback = escapeHtml(`${loginPrefix}${encodeURIComponent(returnTo)}`);
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signing in…</title><script>${script}</script></head><body><noscript><p><a href="${fallback}">Sign in</a></p></noscript></body></html>`;
