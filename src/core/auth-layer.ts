@@ -248,7 +248,7 @@ export class AuthLayer {
         break;
     }
     if (request.json || (view.method !== 'GET' && view.method !== 'HEAD')) return this.#unauthorized(request, cookies);
-    const returnTo = challengeReturnUrl(view.path, view.query);
+    const returnTo = challengeReturnUrl(view.path, view.query, config.apiPrefix);
     const providers = [...this.#context.providers.keys()];
     if (config.defaultProvider !== undefined) {
       const login = `${config.apiPrefix}/login/${config.defaultProvider}?post_login_redirect_uri=`;

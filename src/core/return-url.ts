@@ -43,15 +43,17 @@ function isRelativePath(layer: string): boolean {
 }
 
 /**
- * Where a challenged browser is sent back after signing in: the URL it asked for. One longer
- * than a return URL may be loses its query, and, if even its path is too long, becomes `/`:
- * otherwise the sign-in it is sent to would refuse the return URL it was handed (a 400 instead
- * of a sign-in, for whoever followed a long link).
+ * Where a challenged browser is sent back after signing in: the URL it asked for, if sign-in
+ * accepts it as a return URL; else its path alone (a query too long, say); else `/` (a path that
+ * is itself too long, or that sign-in refuses, such as one under gatehouse's own routes or with
+ * an encoded backslash). Never one that sign-in refuses, which would be a 400 instead of a
+ * sign-in for whoever followed the link.
  */
-export function challengeReturnUrl(path: string, query: string): string {
-  const full = query === '' ? path : `${path}?${query}`;
-  if (full.length <= MAX_RETURN_URL_LENGTH) return full;
-  return path.length <= MAX_RETURN_URL_LENGTH ? path : '/';
+export function challengeReturnUrl(path: string, query: string, apiPrefix = '/.auth'): string {
+  for (const candidate of query === '' ? [path] : [`${path}?${query}`, path]) {
+    if (validateReturnUrl(candidate, [], apiPrefix).ok) return candidate;
+  }
+  return '/';
 }
 
 /**

@@ -106,9 +106,17 @@ describe('the return URL a challenge hands to sign-in', () => {
     const longPath = `/${'p'.repeat(MAX_RETURN_URL_LENGTH)}`;
     expect(challengeReturnUrl('/p', `${longest.slice(3)}q`)).to.equal('/p');
     expect(challengeReturnUrl(longPath, 'q=1')).to.equal('/');
-    for (const [path, query] of [['/p', 'q'.repeat(5000)], [longPath, ''], ['/reports', 'a=1']]) {
+    for (const [path, query] of [['/p', 'q'.repeat(5000)], [longPath, ''], ['/reports', 'a=1'], ['//evil.example/x', ''], ['/files/a%5Cb', 'x=1'], ['/.auth/login/dev', '']]) {
       expect(validateReturnUrl(challengeReturnUrl(path!, query!)).ok, path).to.equal(true);
     }
+  });
+
+  it('a path sign-in would refuse as a return URL comes back to / (or without a query sign-in would refuse)', () => {
+    expect(challengeReturnUrl('//evil.example/x', '')).to.equal('/');
+    expect(challengeReturnUrl('/files/a%5Cb', 'x=1')).to.equal('/');
+    expect(challengeReturnUrl('/.auth/login/dev', '')).to.equal('/');
+    expect(challengeReturnUrl('/app/.auth/refresh', '', '/app/.auth')).to.equal('/');
+    expect(challengeReturnUrl('/search', 'q=%0d%0a')).to.equal('/search');
   });
 });
 
