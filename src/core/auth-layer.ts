@@ -40,6 +40,23 @@ export interface AuthLayerOptions {
 
 const LOGIN_PATH = /^\/login\/([A-Za-z0-9][A-Za-z0-9_-]*)(\/callback)?$/;
 
+/**
+ * The methods each of gatehouse's own fixed routes answers; any other is a 405 naming these.
+ * Pages and reads take GET and HEAD; the routes that act (refresh, logout) take GET, as Easy Auth
+ * clients call them, and POST, never HEAD, which must not change anything.
+ */
+const READ: readonly string[] = ['GET', 'HEAD'];
+const ACT: readonly string[] = ['GET', 'POST'];
+const OWN_ROUTE_METHODS: ReadonlyMap<string, readonly string[]> = new Map([
+  ['/me', READ],
+  ['/refresh', ACT],
+  ['/logout', ACT],
+  ['/logout/complete', READ],
+  ['/logout/done', READ],
+  ['/login/done', READ],
+  ['/version', READ],
+]);
+
 export class AuthLayer {
   readonly #context: LayerContext;
   readonly #identities = new WeakMap<SessionRecord, Identity>();
@@ -109,6 +126,8 @@ export class AuthLayer {
   async #authRoute(request: RouteRequest, route: string): Promise<Decision> {
     const context = this.#context;
     // gatehouse's own routes first: a provider alias can never shadow one (the config refuses "done").
+    const methods = OWN_ROUTE_METHODS.get(route);
+    if (methods !== undefined && !methods.includes(request.view.method)) return this.#methodNotAllowed(request, methods.join(', '));
     switch (route) {
       case '/me':
         return me(context, request);
@@ -143,7 +162,7 @@ export class AuthLayer {
       return finishLogin(context, request, provider);
     }
     if (method === 'POST') return exchangeToken(context, request, provider);
-    if (method !== 'GET' && method !== 'HEAD') return this.#methodNotAllowed(request, 'GET, POST');
+    if (method !== 'GET' && method !== 'HEAD') return this.#methodNotAllowed(request, 'GET, HEAD, POST');
     return startLogin(context, request, provider, returnUrlParameter(request.searchParams, ['post_login_redirect_uri', 'post_login_redirect_url']));
   }
 

@@ -128,15 +128,47 @@ describe('configurable behaviour', function () {
     }
   });
 
+  it("gatehouse's own routes answer only their methods: any other is a 405 with Allow, and changes nothing", async () => {
+    const deployment = await startDeployment();
+    try {
+      const browser = new Browser();
+      await signIn(browser, deployment);
+      // Before, every method was taken: a DELETE or PUT to /.auth/logout signed out, a HEAD to /.auth/refresh refreshed.
+      for (const [route, allow, refused] of [
+        ['/.auth/me', 'GET, HEAD', ['POST', 'PUT', 'DELETE', 'OPTIONS']],
+        ['/.auth/refresh', 'GET, POST', ['HEAD', 'PUT', 'DELETE']],
+        ['/.auth/logout', 'GET, POST', ['HEAD', 'PUT', 'DELETE', 'PATCH']],
+        ['/.auth/logout/complete', 'GET, HEAD', ['POST']],
+        ['/.auth/logout/done', 'GET, HEAD', ['DELETE']],
+        ['/.auth/login/done', 'GET, HEAD', ['PUT']],
+        ['/.auth/version', 'GET, HEAD', ['POST']],
+      ] as const) {
+        for (const method of refused) {
+          const answer = await browser.request(`${deployment.url}${route}`, { method, headers: { accept: 'application/json' } });
+          expect(answer.status, `${method} ${route}`).to.equal(405);
+          expect(answer.headers.allow, `${method} ${route}`).to.equal(allow);
+        }
+      }
+      // Still signed in: none of the refused requests acted.
+      expect((await browser.request(`${deployment.url}/.auth/me`)).status).to.equal(200);
+      expect((await browser.request(`${deployment.url}/.auth/me`, { method: 'HEAD' })).status).to.equal(200);
+    } finally {
+      await deployment.close();
+    }
+  });
+
   it('/.auth/version and unknown /.auth routes', async () => {
     const deployment = await startDeployment();
     try {
       expect(JSON.parse((await new Browser().request(`${deployment.url}/.auth/version`)).body)).to.have.property('version');
       expect((await new Browser().request(`${deployment.url}/.auth/nope`)).status).to.equal(404);
       expect((await new Browser().request(`${deployment.url}/.auth/login/unknown`)).status).to.equal(404);
-      expect((await new Browser().request(`${deployment.url}/.auth/login/dev`, { method: 'DELETE' })).status).to.equal(405);
+      const loginDelete = await new Browser().request(`${deployment.url}/.auth/login/dev`, { method: 'DELETE' });
+      expect(loginDelete.status).to.equal(405);
+      expect(loginDelete.headers.allow).to.equal('GET, HEAD, POST');
       const callbackPut = await new Browser().request(`${deployment.url}/.auth/login/dev/callback`, { method: 'PUT' });
       expect(callbackPut.status).to.equal(405);
+      expect(callbackPut.headers.allow).to.equal('GET, POST');
       const hugePost = await new Browser().request(`${deployment.url}/.auth/login/dev/callback`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
