@@ -14,7 +14,7 @@ const destinations = new WeakMap<Logger, Destination>();
  * request bodies to a logger.
  *
  * Writes are asynchronous (a log line never blocks a request on the
- * terminal or pipe); pino flushes what is pending when the process exits.
+ * terminal or pipe); before exiting, call flushLogs to write what is pending.
  */
 export function createLogger(level: string = process.env.GATEHOUSE_LOG_LEVEL ?? 'info', file?: string): Logger {
   const destination = pino.destination({ dest: file ?? 1, sync: false, ...(file ? { mkdir: true } : {}) });

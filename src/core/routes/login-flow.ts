@@ -5,7 +5,7 @@ import * as oidc from 'openid-client';
 
 import { seal, unseal } from '../crypto/sealed.js';
 import { originUrl } from '../http/origin.js';
-import { BodyTimeoutError, BodyTooLargeError, mediaType, TIMED_OUT_BODY_HEADERS, requestCookie, requestCookiesByPrefix, type Decision } from '../http/request-view.js';
+import { BodyTimeoutError, BodyTooLargeError, mediaType, requestCookie, requestCookiesByPrefix, TIMED_OUT_BODY_HEADERS, type Decision } from '../http/request-view.js';
 import { errorDecision, redirectDecision, setCookie } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import type { Provider, SignIn } from '../providers/provider.js';
