@@ -45,12 +45,26 @@ function isErrno(error: unknown, code: string): boolean {
   return (error as NodeJS.ErrnoException | undefined)?.code === code;
 }
 
-/** The key file's key, created (exclusively, 0600) when missing. */
+/** Creates `file` (never an existing one; mode 0600), writes and syncs it; on failure nothing is left behind. */
+async function writeNewFile(file: string, contents: string): Promise<void> {
+  const handle = await fs.open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+  try {
+    await handle.writeFile(contents, 'utf8');
+    await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await fs.rm(file, { force: true });
+    throw error;
+  }
+  await handle.close();
+}
+
+/** The key file's key, created when missing as a record is (exclusively, 0600, synced: never left empty by a crash). */
 export async function loadOrCreateKeyFile(directory: string): Promise<Buffer> {
   await fs.mkdir(directory, { recursive: true, mode: 0o700 });
   const file = path.join(directory, KEY_FILE_NAME);
   try {
-    await fs.writeFile(file, `${randomBytes(32).toString('hex')}\n`, { flag: 'wx', mode: 0o600 });
+    await writeNewFile(file, `${randomBytes(32).toString('hex')}\n`);
   } catch (error) {
     if (!isErrno(error, 'EEXIST')) throw error; // another instance created it first: use theirs
   }
@@ -98,7 +112,7 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
     await this.#loadKeys();
     const probe = path.join(this.#directory, `.probe.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
     try {
-      await FileSystemTokenStore.#writeNewFile(probe, 'probe');
+      await writeNewFile(probe, 'probe');
     } finally {
       await fs.rm(probe, { force: true });
     }
@@ -172,23 +186,9 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
   async #writeAtomically(fileName: string, contents: string): Promise<void> {
     const target = path.join(this.#directory, fileName);
     const temp = path.join(this.#directory, `.${fileName}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
-    await FileSystemTokenStore.#writeNewFile(temp, contents);
+    await writeNewFile(temp, contents);
     await fs.rename(temp, target);
     await this.#syncDirectory();
-  }
-
-  /** Creates `file` (never an existing one; mode 0600), writes and syncs it; on failure nothing is left behind. */
-  static async #writeNewFile(file: string, contents: string): Promise<void> {
-    const handle = await fs.open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
-    try {
-      await handle.writeFile(contents, 'utf8');
-      await handle.sync();
-    } catch (error) {
-      await handle.close();
-      await fs.rm(file, { force: true });
-      throw error;
-    }
-    await handle.close();
   }
 
   /** Makes the rename durable. Not every platform can open a directory; there it is skipped. */
