@@ -68,8 +68,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   // `timeout` closes connections idle that long; it also makes node honour an app's announced
   // idle timeout (`Keep-Alive: timeout=N`, closed a second before it), which node ignores when
   // the agent has none. A request in flight is governed by proxyTimeout instead.
-  const upstream = options.upstream;
-  const upstreamUrl = new URL(upstream);
+  const upstreamUrl = new URL(options.upstream);
   const agent = upstreamAgent(upstreamUrl, { keepAlive: true, maxSockets: 512, timeout: UPSTREAM_IDLE_MS });
   // Retries and WebSocket handshakes take a connection of their own, used once.
   const singleUse = upstreamAgent(upstreamUrl, { keepAlive: false });
@@ -126,7 +125,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
 
   const staleConnections = new StaleConnectionRetry();
   // The one retry after a stale keep-alive connection: a new connection, used once.
-  const retryProxy = HttpProxy.createProxyServer({ target: upstream, xfwd: false, proxyTimeout: timeoutMs, agent: singleUse });
+  const retryProxy = HttpProxy.createProxyServer({ target: options.upstream, xfwd: false, proxyTimeout: timeoutMs, agent: singleUse });
   retryProxy.on('proxyRes', keepHopByHopOnTheAppsHop);
   function onUpstreamError(error: NodeJS.ErrnoException, req: IncomingMessage, res: ServerResponse): void {
     // An abort by proxyTimeout surfaces as a reset; what tells it apart is how long it took.
@@ -144,7 +143,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   }
   app.use(
     proxies('/', {
-      target: upstream,
+      target: options.upstream,
       changeOrigin: false,
       agent,
       // Only what forwardHeaders set: http-proxy's own xfwd would append to client values.
@@ -155,7 +154,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     } as proxies.IKoaProxiesOptions),
   );
 
-  const wsProxy = HttpProxy.createProxyServer({ target: upstream, ws: true, xfwd: false, agent: singleUse });
+  const wsProxy = HttpProxy.createProxyServer({ target: options.upstream, ws: true, xfwd: false, agent: singleUse });
   wsProxy.on('error', (error, _req, socket) => {
     logger.error({ reason: (error as NodeJS.ErrnoException).code ?? error.message }, 'upstream websocket failed');
     if ('destroy' in socket) (socket as Duplex).destroy();
