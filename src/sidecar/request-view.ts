@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 
 import { BodyTimeoutError, BodyTooLargeError, type RequestView } from '../core/http/request-view.js';
+import { BodyReadError, readRawBody } from '../webhook/body.js';
 
 function pairs(raw: readonly string[]): Array<[string, string]> {
   const out: Array<[string, string]> = [];
@@ -27,36 +28,16 @@ export function toRequestView(req: IncomingMessage, scheme: 'http' | 'https', bo
     scheme,
     host: req.headers.host ?? '',
     remoteAddress: req.socket.remoteAddress ?? '',
-    readBody: (limit) =>
-      new Promise<Buffer>((resolve, reject) => {
-        // A declared length over the limit is refused before a byte is read.
-        if (Number(req.headers['content-length']) > limit) {
-          reject(new BodyTooLargeError(limit));
-          return;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        const settle = (outcome: () => void): void => {
-          clearTimeout(deadline);
-          req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
-          outcome();
-        };
-        const stop = (error: Error): void =>
-          settle(() => {
-            req.pause(); // read no further
-            reject(error);
-          });
-        const onData = (chunk: Buffer): void => {
-          size += chunk.length;
-          if (size > limit) stop(new BodyTooLargeError(limit));
-          else chunks.push(chunk);
-        };
-        const onEnd = (): void => settle(() => resolve(Buffer.concat(chunks)));
-        const onError = (error: Error): void => stop(error);
-        // A client that goes away mid-body: settle, so nothing waits for an end that never comes.
-        const onClose = (): void => stop(new Error('the request closed before its body ended'));
-        const deadline = setTimeout(() => stop(new BodyTimeoutError(bodyDeadlineMs)), bodyDeadlineMs);
-        req.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose);
-      }),
+    readBody: async (limit) => {
+      try {
+        // Timed by the deadline alone: within it, pauses do not matter.
+        return await readRawBody(req, { limitBytes: limit, timeoutMs: bodyDeadlineMs, deadlineMs: bodyDeadlineMs, declaredLength: req.headers['content-length'] });
+      } catch (error) {
+        if (!(error instanceof BodyReadError)) throw error;
+        if (error.failure === 'too-large') throw new BodyTooLargeError(limit);
+        if (error.failure === 'timeout') throw new BodyTimeoutError(bodyDeadlineMs);
+        throw error; // aborted, or shorter than its Content-Length: unreadable
+      }
+    },
   };
 }

@@ -13,6 +13,11 @@ export interface BodyLimits {
   readonly limitBytes: number;
   /** Idle time allowed between two chunks. */
   readonly timeoutMs: number;
+  /**
+   * Time allowed for the whole body (default: none). The idle timeout alone lets a client that
+   * sends a byte now and then hold the request, and what it has sent, for as long as it likes.
+   */
+  readonly deadlineMs?: number;
   /** The Content-Length header, if any. */
   readonly declaredLength?: string | undefined;
 }
@@ -42,14 +47,17 @@ export function readRawBody(stream: Readable, limits: BodyLimits): Promise<Buffe
     let chunks: Buffer[] | undefined;
     let received = 0;
     let settled = false;
-    let lastActivity = Date.now();
-    // One timer for the whole read, re-armed lazily: cheaper than a timer per chunk.
-    const onIdleCheck = (): void => {
-      const idle = Date.now() - lastActivity;
-      if (idle >= limits.timeoutMs) fail('timeout');
-      else timer = setTimeout(onIdleCheck, limits.timeoutMs - idle);
+    const started = Date.now();
+    const deadlineAt = started + (limits.deadlineMs ?? Infinity);
+    let lastActivity = started;
+    // One timer for both limits, re-armed lazily: cheaper than a timer per chunk.
+    const onTimeCheck = (): void => {
+      const now = Date.now();
+      const due = Math.min(lastActivity + limits.timeoutMs, deadlineAt);
+      if (now >= due) fail('timeout');
+      else timer = setTimeout(onTimeCheck, due - now);
     };
-    let timer: NodeJS.Timeout = setTimeout(onIdleCheck, limits.timeoutMs);
+    let timer: NodeJS.Timeout = setTimeout(onTimeCheck, Math.min(limits.timeoutMs, deadlineAt - started));
 
     const cleanup = (): void => {
       clearTimeout(timer);

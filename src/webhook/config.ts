@@ -7,6 +7,8 @@ export const DEFAULT_PREVIOUS_SECRETS_VARIABLE = 'FORGE_WEBHOOK_PREVIOUS_SECRETS
 /** The largest payload a forge sends. */
 export const DEFAULT_BODY_LIMIT_BYTES = 25 * 1024 * 1024;
 export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
+/** Far longer than any forge waits for its answer (GitHub: 10 s), far shorter than a dripping client would like. */
+export const DEFAULT_BODY_DEADLINE_MS = 60_000;
 export const DEFAULT_DELIVERY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_MAX_DELIVERIES = 10_000;
 
@@ -23,6 +25,8 @@ export interface WebhookReceiverOptions {
   bodyLimitBytes?: number;
   /** A client that sends no body bytes for this long gets 408. */
   bodyTimeoutMs?: number;
+  /** A body not received in full this long after the headers gets 408, however steadily it drips. */
+  bodyDeadlineMs?: number;
   /** How long a delivery id is remembered for de-duplication. */
   deliveryWindowMs?: number;
   /** At most this many delivery ids are remembered (oldest forgotten first). */
@@ -42,6 +46,7 @@ export interface WebhookConfig {
   readonly path: string;
   readonly bodyLimitBytes: number;
   readonly bodyTimeoutMs: number;
+  readonly bodyDeadlineMs: number;
   readonly deliveryWindowMs: number;
   readonly maxDeliveries: number;
 }
@@ -97,6 +102,7 @@ export function resolveWebhookConfig(options: WebhookReceiverOptions = {}): Webh
     path,
     bodyLimitBytes: positiveInteger(options.bodyLimitBytes ?? env.GATEHOUSE_WEBHOOK_BODY_LIMIT, 'GATEHOUSE_WEBHOOK_BODY_LIMIT', DEFAULT_BODY_LIMIT_BYTES),
     bodyTimeoutMs: positiveInteger(options.bodyTimeoutMs ?? env.GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS, 'GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS', DEFAULT_BODY_TIMEOUT_MS),
+    bodyDeadlineMs: positiveInteger(options.bodyDeadlineMs ?? env.GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS, 'GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS', DEFAULT_BODY_DEADLINE_MS),
     deliveryWindowMs: positiveInteger(options.deliveryWindowMs ?? env.GATEHOUSE_WEBHOOK_DELIVERY_WINDOW_MS, 'GATEHOUSE_WEBHOOK_DELIVERY_WINDOW_MS', DEFAULT_DELIVERY_WINDOW_MS),
     maxDeliveries: positiveInteger(options.maxDeliveries ?? env.GATEHOUSE_WEBHOOK_MAX_DELIVERIES, 'GATEHOUSE_WEBHOOK_MAX_DELIVERIES', DEFAULT_MAX_DELIVERIES),
   };

@@ -124,6 +124,7 @@ export class WebhookReceiver {
       body = await readRawBody(request.body, {
         limitBytes: this.config.bodyLimitBytes,
         timeoutMs: this.config.bodyTimeoutMs,
+        deadlineMs: this.config.bodyDeadlineMs,
         declaredLength: header(request.headers, 'content-length'),
       });
     } catch (error) {

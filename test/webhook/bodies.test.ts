@@ -1,14 +1,18 @@
-// Raw bytes are verified exactly as sent; the body limit and stall timeout
-// hold; form-encoded deliveries work.
+// Raw bytes are verified exactly as sent; the body limit, stall timeout and
+// body deadline hold; form-encoded deliveries work.
 import { expect } from 'chai';
 
+import { DEFAULT_BODY_DEADLINE_MS, resolveWebhookConfig } from '../../src/webhook/config.js';
 import { deliver, request, sign, startReceiver, SECRET, type Listening } from '../support/http.js';
-import { rawExchange } from '../support/raw-http.js';
+import { rawConnection, rawExchange } from '../support/raw-http.js';
+
+const BODY_DEADLINE_MS = 1_200;
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('webhook bodies', () => {
   let server: Listening;
   before(async () => {
-    server = await startReceiver({ secret: SECRET, bodyLimitBytes: 64 * 1024, bodyTimeoutMs: 300 });
+    server = await startReceiver({ secret: SECRET, bodyLimitBytes: 64 * 1024, bodyTimeoutMs: 300, bodyDeadlineMs: BODY_DEADLINE_MS });
   });
   after(() => server.close());
 
@@ -102,6 +106,43 @@ describe('webhook bodies', () => {
     expect(response).to.match(/^HTTP\/1\.1 408 /);
     expect(response).to.contain('{"error":"Request body was not received in time."}');
     expect(closed).to.equal(true);
+  });
+
+  it('a client that drips its body, never stalling, is cut off at the body deadline with 408 and disconnected', async () => {
+    const body = '{"pad":"' + 'x'.repeat(200) + '"}';
+    const { socket, received } = rawConnection(server.url);
+    socket.write(`POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Signature-256: ${sign(body)}\r\nContent-Length: ${body.length}\r\n\r\n`);
+    const started = Date.now();
+    let closed = false;
+    void received.then(() => (closed = true));
+    // A byte every 100 ms: three times inside the stall timeout, so only the deadline can end it.
+    for (let sent = 0; sent < body.length && !closed; sent++) {
+      socket.write(body[sent]!);
+      await pause(100);
+    }
+    const response = await received;
+    expect(Date.now() - started).to.be.at.least(BODY_DEADLINE_MS - 50);
+    expect(response).to.match(/^HTTP\/1\.1 408 /);
+    expect(response).to.contain('{"error":"Request body was not received in time."}');
+    // Still serving, and a body that arrives in time is taken.
+    expect((await deliver(server.url, 'ping', '{}')).status).to.equal(200);
+  });
+
+  it('a body that arrives in pieces but within the deadline is taken', async () => {
+    const body = '{"zen":"slow and steady"}';
+    const { socket, received } = rawConnection(server.url);
+    socket.write(`POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Event: ping\r\nX-Forge-Signature-256: ${sign(body)}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+    for (const piece of [body.slice(0, 8), body.slice(8, 16), body.slice(16)]) {
+      socket.write(piece);
+      await pause(200);
+    }
+    expect(await received).to.match(/^HTTP\/1\.1 200 /);
+  });
+
+  it('the body deadline is read from GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS and must be a positive integer', () => {
+    expect(resolveWebhookConfig({ env: { GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS: '5000' } }).bodyDeadlineMs).to.equal(5000);
+    expect(resolveWebhookConfig({ env: {} }).bodyDeadlineMs).to.equal(DEFAULT_BODY_DEADLINE_MS);
+    expect(() => resolveWebhookConfig({ env: { GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS: '0' } })).to.throw(/GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS must be a positive integer/);
   });
 
   it('a malformed Content-Length never reaches the handler', async () => {
