@@ -39,11 +39,12 @@ export interface SidecarOptions {
 }
 
 const STARTED = Symbol('gatehouse.forwardStarted');
+const ABANDONED = Symbol('gatehouse.upgradeAbandoned');
 /** How long the app may stay silent (no answer, no bytes) before the request fails with 504. */
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
 /** How long a keep-alive connection to the app may sit idle before gatehouse closes it. */
 export const UPSTREAM_IDLE_MS = 30_000;
-type Tagged = IncomingMessage & { [STARTED]?: number };
+type Tagged = IncomingMessage & { [STARTED]?: number; [ABANDONED]?: true };
 
 export interface Sidecar {
   readonly app: Koa;
@@ -155,12 +156,26 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   );
 
   const wsProxy = HttpProxy.createProxyServer({ target: options.upstream, ws: true, xfwd: false, agent: singleUse });
-  wsProxy.on('error', (error, _req, socket) => {
-    logger.error({ reason: (error as NodeJS.ErrnoException).code ?? error.message }, 'upstream websocket failed');
+  wsProxy.on('proxyReqWs', (proxyReq, req, socket) => {
+    // A client that leaves before the app has answered its upgrade: the app's half is closed too.
+    const abandon = (): void => {
+      (req as Tagged)[ABANDONED] = true;
+      proxyReq.destroy();
+    };
+    socket.once('close', abandon);
+    proxyReq.once('upgrade', () => socket.off('close', abandon));
+  });
+  wsProxy.on('error', (error, req, socket) => {
+    if ((req as Tagged)[ABANDONED]) logger.debug({ path: loggedPath(req) }, 'client left before the app answered its upgrade');
+    else logger.error({ reason: (error as NodeJS.ErrnoException).code ?? error.message }, 'upstream websocket failed');
     if ('destroy' in socket) (socket as Duplex).destroy();
   });
 
   function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    // node hands an upgraded socket over with no 'error' listener, and http-proxy adds one only
+    // once the app has switched protocols: until then a reset from the client would be an
+    // uncaught error that ends the process.
+    socket.on('error', (error: NodeJS.ErrnoException) => logger.debug({ path: loggedPath(req), reason: error.code ?? error.message }, 'client connection failed during upgrade'));
     // Matched on the origin form of the target, as the request listener does (request-target.ts).
     const target = toOriginForm(req);
     if (target.kind === 'refused') {
@@ -174,6 +189,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
           endUpgrade(socket, decision);
           return;
         }
+        if (socket.destroyed) return; // gone while it was decided: nothing to open at the app
         wsProxy.ws(req, socket, head);
       },
       (error: unknown) => {

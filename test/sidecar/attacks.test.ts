@@ -5,7 +5,7 @@ import { promises as fs } from 'node:fs';
 import { expect } from 'chai';
 
 import { Browser } from '../support/browser.js';
-import { raw, rawBody } from '../support/raw-http.js';
+import { raw, rawBody, rawConnection } from '../support/raw-http.js';
 import { breakSessionRecords, defaultDocument, pendingLogins, sessionRecordFiles, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 describe('sidecar attack surface', function () {
@@ -526,6 +526,38 @@ describe('WebSocket upgrades', function () {
       const accepted = await handshake(`Cookie: PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}\r\n`);
       expect(accepted).to.match(/^HTTP\/1\.1 101 /);
       expect(accepted).to.match(/x-seen-id: demo/i);
+    } finally {
+      await deployment.close();
+    }
+  });
+
+  it("a client that leaves before the app has answered its upgrade: the app's half is closed, and gatehouse keeps serving", async () => {
+    let appSeesUpgrade!: () => void;
+    const upgradeArrived = new Promise<void>((resolve) => (appSeesUpgrade = resolve));
+    let appSideClosed!: () => void;
+    const appConnectionClosed = new Promise<void>((resolve) => (appSideClosed = resolve));
+    const deployment = await startDeployment({
+      upstreamSetup: (server) =>
+        server.on('upgrade', (_req, socket) => {
+          // Never answers: the client gives up first. (node's server sockets are half-open: the
+          // app sees gatehouse's end of the connection as 'end', and closes its own.)
+          socket.on('error', () => {}).on('end', () => socket.destroy()).on('close', appSideClosed).resume();
+          appSeesUpgrade();
+        }),
+    });
+    try {
+      const browser = new Browser();
+      await signIn(browser, deployment);
+      const { socket, received } = rawConnection(deployment.url);
+      socket.write(
+        `GET /socket HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nCookie: PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}\r\n\r\n`,
+      );
+      await upgradeArrived;
+      socket.resetAndDestroy(); // a reset, not a clean close: the error node leaves unhandled on an upgraded socket
+      await received;
+      await appConnectionClosed;
+      const after = await fetch(`${deployment.url}/.auth/version`);
+      expect(after.status).to.equal(200);
     } finally {
       await deployment.close();
     }
