@@ -12,9 +12,12 @@ const ABSOLUTE = /^https?:\/\/([^/?#]*)(.*)$/i;
 /**
  * Rewrites an absolute-form `req.url` to its origin form, keeping the path's bytes exactly (no URL
  * normalization: the app must see what the client sent). The authority must name the same host as
- * the Host header: a client that says two different things is refused rather than believed either way.
+ * the Host header, and there must be one Host header: a client that says two different things is
+ * refused rather than believed either way.
  */
-export function toOriginForm(req: { url?: string | undefined; headers: { host?: string | undefined } }): TargetCheck {
+export function toOriginForm(req: { url?: string | undefined; headers: { host?: string | undefined }; rawHeaders: readonly string[] }): TargetCheck {
+  // node keeps the first of several Host headers; a server must refuse such a request (RFC 9112 §3.2).
+  if (hostHeaders(req.rawHeaders) > 1) return { kind: 'refused', reason: 'more than one Host header' };
   const url = req.url ?? '';
   if (url.charCodeAt(0) === 0x2f /* '/' */) return OK;
   const absolute = ABSOLUTE.exec(url);
@@ -27,6 +30,15 @@ export function toOriginForm(req: { url?: string | undefined; headers: { host?: 
 }
 
 const OK: TargetCheck = { kind: 'ok' };
+
+function hostHeaders(raw: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') count++;
+  }
+  return count;
+}
 
 /** What a refused target gets, from the request listener and the upgrade handler alike. */
 export const BAD_TARGET_MESSAGE = 'Bad request target.';

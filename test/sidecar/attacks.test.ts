@@ -98,6 +98,24 @@ describe('sidecar attack surface', function () {
       expect(response).to.match(/^HTTP\/1\.1 400 /);
     });
 
+    it('a request with two Host headers is refused (RFC 9112 §3.2), to an excluded path, a webhook or an upgrade alike, and reaches nothing', async () => {
+      const host = new URL(deployment.url).host;
+      const before = deployment.upstream.requests.length;
+      for (const [second, head] of [
+        [host, 'GET /public/report HTTP/1.1'],
+        ['evil.example', 'GET /public/report HTTP/1.1'],
+        ['evil.example', 'POST /api/forge/webhook HTTP/1.1'],
+        ['evil.example', 'GET /public/socket HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=='],
+      ]) {
+        const response = await raw(deployment.url, `${head}\r\nHost: ${host}\r\nhost: ${second}\r\nContent-Length: 0\r\n\r\n`);
+        expect(response, `${head} / ${second}`).to.match(/^HTTP\/1\.1 400 /);
+        expect(rawBody(response)).to.contain('Bad request target.');
+      }
+      expect(deployment.upstream.requests.length - before).to.equal(0);
+      // One Host header is as before.
+      expect(await raw(deployment.url, `GET /public/report HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)).to.match(/^HTTP\/1\.1 200 /);
+    });
+
     it('an absolute-form request target (RFC 9112 §3.2.2) is routed by its origin form; another host than Host is refused', async () => {
       const host = new URL(deployment.url).host;
       const send = (target: string, headers = '') => raw(deployment.url, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\n${headers}Connection: close\r\n\r\n`);
