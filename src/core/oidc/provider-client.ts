@@ -11,7 +11,7 @@ import type { JWTPayload } from 'jose';
 
 import type { OidcProviderConfig } from '../config/provider-settings.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
-import { callProvider, expiresAt, jsonAnswer, optionalString, stringField } from '../providers/provider-http.js';
+import { boundedFetch, callProvider, expiresAt, jsonAnswer, optionalString, stringField } from '../providers/provider-http.js';
 import { InvalidTokenError } from '../tokens/errors.js';
 import { asymmetricAlgorithms, validateJwt, type JwtExpectations, type JwtRules, type PeekedToken } from '../tokens/jwt-validator.js';
 import { RemoteKeySet } from '../tokens/key-set.js';
@@ -61,6 +61,9 @@ function isUnreachable(error: unknown): boolean {
 
 function classify(error: unknown, during: string): Error {
   if (error instanceof ProviderUnavailableError || error instanceof ProviderRefusedError) return error;
+  // boundedFetch's refusal of an oversized answer, as openid-client wraps it.
+  const cause = (error as { cause?: unknown } | undefined)?.cause;
+  if (cause instanceof ProviderUnavailableError) return new ProviderUnavailableError(`${during}: ${cause.message}`);
   if (error instanceof InvalidTokenError) return new ProviderRefusedError(`${during}: ID token ${error.reason}`);
   if (isUnreachable(error)) return new ProviderUnavailableError(`${during}: provider unreachable`);
   if (error instanceof oidc.ResponseBodyError) return new ProviderRefusedError(`${during}: provider answered ${error.error}`, error.error);
@@ -125,6 +128,7 @@ export class OidcProviderClient {
       const issuer = discovery.pathname.endsWith(suffix) && discovery.search === '' ? new URL(discovery.href.slice(0, -suffix.length)) : discovery;
       const configuration = await oidc.discovery(issuer, config.clientId, config.clientSecret, undefined, {
         timeout: HTTP_TIMEOUT_SECONDS,
+        [oidc.customFetch]: boundedFetch,
         ...(isLoopback(discovery) ? { execute: [oidc.allowInsecureRequests] } : {}),
       });
       return this.#configure(configuration.serverMetadata());
@@ -172,6 +176,7 @@ export class OidcProviderClient {
     }
     const configuration = new oidc.Configuration(metadata, clientId, clientSecret, auth);
     configuration.timeout = HTTP_TIMEOUT_SECONDS;
+    configuration[oidc.customFetch] = boundedFetch;
     if (isLoopback(new URL(metadata.token_endpoint ?? metadata.issuer.replace(TENANT_PLACEHOLDER, 'x')))) oidc.allowInsecureRequests(configuration);
     return configuration;
   }

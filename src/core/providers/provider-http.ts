@@ -3,13 +3,58 @@
 import { ProviderRefusedError, ProviderUnavailableError } from './errors.js';
 
 export const PROVIDER_TIMEOUT_MS = 10_000;
-/** Token and profile answers are small; anything bigger is not a real provider. */
-const MAX_ANSWER_BYTES = 256 * 1024;
+/** Token, profile, key and discovery answers are small; anything bigger is not a real provider. */
+export const MAX_ANSWER_BYTES = 256 * 1024;
 
 export interface ProviderAnswer {
   readonly status: number;
   readonly contentType: string;
   readonly text: string;
+}
+
+/**
+ * An answer's body, read no further than MAX_ANSWER_BYTES: a larger declared length is refused
+ * before a byte is read, and a longer stream is cancelled as soon as it crosses the limit, so a
+ * provider (or whatever answers in its place) cannot fill gatehouse's memory for the length of
+ * the timeout. ProviderUnavailableError when too large or unreadable.
+ */
+export async function readAnswerBody(response: Response, during: string): Promise<Buffer> {
+  if (Number(response.headers.get('content-length') ?? '0') > MAX_ANSWER_BYTES) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new ProviderUnavailableError(`${during}: answer too large`);
+  }
+  if (response.body === null) return Buffer.alloc(0);
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    let step: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      step = await reader.read();
+    } catch {
+      throw new ProviderUnavailableError(`${during}: answer unreadable`);
+    }
+    if (step.done) return Buffer.concat(chunks, size);
+    size += step.value.byteLength;
+    if (size > MAX_ANSWER_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      throw new ProviderUnavailableError(`${during}: answer too large`);
+    }
+    chunks.push(step.value);
+  }
+}
+
+/** Statuses whose Response may not have a body (the Fetch standard's null body statuses). */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * fetch for openid-client (its customFetch): the answer's body is read here, within
+ * MAX_ANSWER_BYTES, before openid-client parses it.
+ */
+export async function boundedFetch(url: string, init: RequestInit): Promise<Response> {
+  const response = await fetch(url, init);
+  const body = await readAnswerBody(response, 'provider answer');
+  return new Response(NULL_BODY_STATUSES.has(response.status) ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
 /** One request to a provider; network failures, timeouts and oversized answers are ProviderUnavailableError. */
@@ -20,16 +65,7 @@ export async function callProvider(url: string, init: { method?: string; headers
   } catch {
     throw new ProviderUnavailableError(`${during}: provider unreachable`);
   }
-  const declared = Number(response.headers.get('content-length') ?? '0');
-  if (declared > MAX_ANSWER_BYTES) throw new ProviderUnavailableError(`${during}: answer too large`);
-  let text: string;
-  try {
-    const body = Buffer.from(await response.arrayBuffer());
-    if (body.length > MAX_ANSWER_BYTES) throw new Error('too large');
-    text = body.toString('utf8');
-  } catch {
-    throw new ProviderUnavailableError(`${during}: answer unreadable or too large`);
-  }
+  const text = (await readAnswerBody(response, during)).toString('utf8');
   return { status: response.status, contentType: (response.headers.get('content-type') ?? '').toLowerCase(), text };
 }
 

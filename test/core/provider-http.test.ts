@@ -1,0 +1,131 @@
+// Answers from providers (tokens, profiles, keys, discovery) are read within a size limit:
+// a declared excess is refused unread, and a stream that goes on is cut off as soon as it
+// crosses the limit, whichever client reads it (gatehouse's own calls or openid-client's).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { expect } from 'chai';
+
+import type { OidcProviderConfig } from '../../src/core/config/provider-settings.js';
+import { OidcProviderClient } from '../../src/core/oidc/provider-client.js';
+import { ProviderUnavailableError } from '../../src/core/providers/errors.js';
+import { boundedFetch, callProvider, MAX_ANSWER_BYTES } from '../../src/core/providers/provider-http.js';
+
+/** What the endless answer had written when its connection closed: far less than the 10 s timeout would let through. */
+const CUT_OFF_BOUND = 16 * 1024 * 1024;
+const CHUNK = Buffer.alloc(64 * 1024, 0x20);
+
+interface AnswerServer {
+  readonly url: string;
+  /** Bytes the endless answer wrote, once the client closed its connection. */
+  readonly endlessWritten: Promise<number>;
+  close(): Promise<void>;
+}
+
+/** /endless (and below it): a chunked JSON-looking answer that never ends; /declared: Content-Length over the limit; /small: `{"ok":true}`; /empty: 204. */
+async function startAnswerServer(): Promise<AnswerServer> {
+  let settle!: (bytes: number) => void;
+  const endlessWritten = new Promise<number>((resolve) => (settle = resolve));
+  const server = http.createServer((req, res) => {
+    if (req.url!.startsWith('/endless')) {
+      let written = 0;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"pad":"');
+      const pump = (): void => {
+        while (!res.destroyed && res.write(CHUNK)) written += CHUNK.length;
+        if (!res.destroyed) written += CHUNK.length;
+      };
+      res.on('drain', pump);
+      res.on('close', () => settle(written));
+      pump();
+      return;
+    }
+    if (req.url === '/declared') {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(MAX_ANSWER_BYTES + 1) });
+      res.end(); // the length is a lie; only the header matters
+      return;
+    }
+    if (req.url === '/empty') {
+      res.writeHead(204).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json', 'x-answer': 'small' }).end('{"ok":true}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    endlessWritten,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('provider answers are size-limited', function () {
+  this.timeout(20_000);
+  let server: AnswerServer;
+  beforeEach(async () => {
+    server = await startAnswerServer();
+  });
+  afterEach(() => server.close());
+
+  it("gatehouse's own calls: an endless answer is cut off just past the limit, as unavailable", async () => {
+    const error = await rejection(callProvider(`${server.url}/endless`, {}, 'profile'));
+    expect(error).to.be.instanceOf(ProviderUnavailableError);
+    expect(error.message).to.equal('profile: answer too large');
+    expect(await server.endlessWritten).to.be.below(CUT_OFF_BOUND);
+  });
+
+  it("gatehouse's own calls: a declared length over the limit is refused; a small answer is read", async () => {
+    const error = await rejection(callProvider(`${server.url}/declared`, {}, 'token'));
+    expect(error).to.be.instanceOf(ProviderUnavailableError);
+    expect(error.message).to.equal('token: answer too large');
+    const answer = await callProvider(`${server.url}/small`, {}, 'token');
+    expect(answer).to.deep.equal({ status: 200, contentType: 'application/json', text: '{"ok":true}' });
+  });
+
+  it("openid-client's calls (boundedFetch): an endless answer is cut off; small and empty answers come through unchanged", async () => {
+    const error = await rejection(boundedFetch(`${server.url}/endless`, {}));
+    expect(error).to.be.instanceOf(ProviderUnavailableError);
+    expect(await server.endlessWritten).to.be.below(CUT_OFF_BOUND);
+    const small = await boundedFetch(`${server.url}/small`, { headers: { accept: 'application/json' } });
+    expect(small.status).to.equal(200);
+    expect(small.headers.get('x-answer')).to.equal('small');
+    expect(await small.json()).to.deep.equal({ ok: true });
+    const empty = await boundedFetch(`${server.url}/empty`, {});
+    expect(empty.status).to.equal(204);
+    expect(empty.body).to.equal(null);
+  });
+
+  it('an OpenID provider whose discovery document never ends is unavailable, not a memory sink', async () => {
+    const config: OidcProviderConfig = {
+      alias: 'endless',
+      fingerprint: 'test',
+      kind: 'oidc',
+      clientId: 'client',
+      clientSecret: 'secret',
+      discoveryUrl: `${server.url}/endless/.well-known/openid-configuration`,
+      endpoints: undefined,
+      nameClaimType: undefined,
+      scopes: ['openid'],
+      loginParameters: {},
+      allowedAudiences: [],
+      responseMode: 'query',
+    };
+    const error = await rejection(new OidcProviderClient(config).configuration());
+    expect(error).to.be.instanceOf(ProviderUnavailableError);
+    expect(error.message).to.equal('discovery: provider answer: answer too large');
+    expect(await server.endlessWritten).to.be.below(CUT_OFF_BOUND);
+  });
+});
