@@ -82,7 +82,7 @@ export function validateReturnUrl(raw: string, allowedExternal: readonly string[
       return (path === apiPrefix || path.startsWith(`${apiPrefix}/`)) && !SAFE_OWN_PAGES.includes(path.slice(apiPrefix.length));
     });
     if (ownRoute) return { ok: false, reason: 'nested redirect through an authentication route' };
-    return { ok: true, location: `${resolved.pathname}${resolved.search}${resolved.hash}` };
+    return located(`${resolved.pathname}${resolved.search}${resolved.hash}`);
   }
   if (layers.some((layer) => REDIRECT_PARAMETERS.test(layer))) return { ok: false, reason: 'nested redirect' };
 
@@ -104,5 +104,14 @@ export function validateReturnUrl(raw: string, allowedExternal: readonly string[
     }
   });
   if (!allowed) return { ok: false, reason: 'external origin not allowed' };
-  return { ok: true, location: url.href };
+  return located(url.href);
+}
+
+/**
+ * The verdict for a location as it will be sent: percent-encoding can make it several times
+ * longer than what was asked for (nine characters for each CJK character), and it must still fit
+ * the limit, or the login transaction cookie that carries it would outgrow what browsers keep.
+ */
+function located(location: string): ReturnUrlVerdict {
+  return location.length > MAX_RETURN_URL_LENGTH ? { ok: false, reason: 'too long once encoded' } : { ok: true, location };
 }

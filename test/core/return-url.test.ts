@@ -88,6 +88,17 @@ describe('return URL validation (no open redirects)', () => {
     expect(validateReturnUrl('https://app.example.com/', ['not a url']).ok).to.equal(false);
   });
 
+  it('the length limit holds for the location as sent: percent-encoding that would push it over is refused', () => {
+    // Nine characters per CJK character once encoded.
+    const fits = `/${'中'.repeat(227)}`; // 1 + 227 × 9 = 2044
+    const verdict = validateReturnUrl(fits);
+    expect(verdict.ok).to.equal(true);
+    expect(verdict.ok && verdict.location.length).to.equal(2044);
+    expect(validateReturnUrl(`/${'中'.repeat(228)}`)).to.deep.equal({ ok: false, reason: 'too long once encoded' });
+    expect(validateReturnUrl(`/q?${'<'.repeat(1000)}`)).to.deep.equal({ ok: false, reason: 'too long once encoded' });
+    expect(validateReturnUrl(`https://app.example.com/${'é'.repeat(400)}`, ALLOWED)).to.deep.equal({ ok: false, reason: 'too long once encoded' });
+  });
+
   it('malformed percent-escapes do not throw', () => {
     expect(validateReturnUrl('/%E0%A4%A', ALLOWED)).to.deep.equal({ ok: true, location: '/%E0%A4%A' });
   });

@@ -2,6 +2,8 @@
 // time, like a browser without JavaScript. Enough to drive a real OIDC login.
 import http, { type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
 
+const MAX_COOKIE_NAME_VALUE_BYTES = 4096;
+
 interface StoredCookie {
   name: string;
   value: string;
@@ -54,6 +56,8 @@ export class Browser {
         const i = a.indexOf('=');
         return (i === -1 ? [a.toLowerCase(), ''] : [a.slice(0, i).toLowerCase(), a.slice(i + 1)]) as [string, string];
       }));
+      // Browsers ignore a cookie whose name and value together exceed 4096 bytes (RFC 6265bis §5.7).
+      if (Buffer.byteLength(pair!) - 1 > MAX_COOKIE_NAME_VALUE_BYTES) continue;
       const cookiePath = attrs.get('path') ?? '/';
       const key = `${name} ${cookiePath}`;
       if (attrs.get('max-age') === '0') {
