@@ -39,12 +39,11 @@ export interface SidecarOptions {
 }
 
 const STARTED = Symbol('gatehouse.forwardStarted');
-const ABANDONED = Symbol('gatehouse.upgradeAbandoned');
 /** How long the app may stay silent (no answer, no bytes) before the request fails with 504. */
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
 /** How long a keep-alive connection to the app may sit idle before gatehouse closes it. */
 export const UPSTREAM_IDLE_MS = 30_000;
-type Tagged = IncomingMessage & { [STARTED]?: number; [ABANDONED]?: true };
+type Tagged = IncomingMessage & { [STARTED]?: number };
 
 export interface Sidecar {
   readonly app: Koa;
@@ -156,19 +155,18 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   );
 
   const wsProxy = HttpProxy.createProxyServer({ target: options.upstream, ws: true, xfwd: false, agent: singleUse });
-  wsProxy.on('proxyReqWs', (proxyReq, req, socket) => {
+  wsProxy.on('proxyReqWs', (proxyReq, _req, socket) => {
     // A client that leaves before the app has answered its upgrade: the app's half is closed too.
-    const abandon = (): void => {
-      (req as Tagged)[ABANDONED] = true;
-      proxyReq.destroy();
-    };
+    const abandon = (): void => void proxyReq.destroy();
     socket.once('close', abandon);
     proxyReq.once('upgrade', () => socket.off('close', abandon));
   });
   wsProxy.on('error', (error, req, socket) => {
-    if ((req as Tagged)[ABANDONED]) logger.debug({ path: loggedPath(req) }, 'client left before the app answered its upgrade');
+    const client = 'destroy' in socket ? (socket as Duplex) : undefined;
+    // Already gone: the client left first, and its upstream request was abandoned above.
+    if (client?.destroyed) logger.debug({ path: loggedPath(req) }, 'client left before the app answered its upgrade');
     else logger.error({ reason: (error as NodeJS.ErrnoException).code ?? error.message }, 'upstream websocket failed');
-    if ('destroy' in socket) (socket as Duplex).destroy();
+    client?.destroy();
   });
 
   function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
