@@ -30,6 +30,12 @@ export interface DevIdentityProviderOptions {
   readonly clients: readonly DevClient[];
   /** Access token lifetime in seconds (default 3600). */
   readonly accessTokenTtl?: number;
+  /**
+   * Issue a new refresh token on every refresh, as many providers do (default: oidc-provider's
+   * own rule, which rotates only public clients' tokens or old ones). Either way, a refresh
+   * token used again after it was replaced revokes the whole grant.
+   */
+  readonly rotateRefreshTokens?: boolean;
   /** A path the issuer identifier ends with (e.g. `/<tenant>/v2.0`); its endpoints live under it. */
   readonly issuerPath?: string;
   /** Which claims each scope releases (default: sub; profile: name, preferred_username, roles; email). */
@@ -108,6 +114,7 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
     scopes: ['openid', 'profile', 'email', 'offline_access'],
     ttl: { AccessToken: options.accessTokenTtl ?? 3600, IdToken: 3600, RefreshToken: 24 * 3600, Interaction: 600, Session: 3600, Grant: 3600 },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    ...(options.rotateRefreshTokens ? { rotateRefreshToken: true } : {}),
     findAccount: async (_ctx, id) => {
       const user = users[id];
       if (user === undefined) return undefined;

@@ -1,11 +1,15 @@
 // The contract every TokenStore implementation must meet. A new store (a
 // shared one for several instances, say) runs this same suite.
+import { setTimeout as delay } from 'node:timers/promises';
+
 import { expect } from 'chai';
 
 import type { TokenStore } from '../../src/core/token-store/token-store.js';
 
 export interface StoreUnderTest {
   store: TokenStore<Record<string, unknown>>;
+  /** Another handle on the same records, as a second instance sharing the store would open it. */
+  peer(): TokenStore<Record<string, unknown>>;
   /** Moves the store's clock. */
   advance(ms: number): void;
   now(): number;
@@ -92,6 +96,59 @@ export function tokenStoreConformance(name: string, create: () => Promise<StoreU
       const big = { blob: 'b'.repeat(1024 * 1024) };
       await subject.store.put('big', big, hour());
       expect(await subject.store.get('big')).to.deep.equal(big);
+    });
+
+    describe("exclusive sections (optional; both of gatehouse's stores offer them)", () => {
+      beforeEach(function () {
+        if (subject.store.exclusive === undefined) this.skip();
+      });
+
+      it('sections for one id never overlap, across handles; each runs once', async () => {
+        const handles = [subject.store, subject.peer()];
+        let active = 0;
+        let most = 0;
+        const ran: number[] = [];
+        const results = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            handles[i % 2]!.exclusive!('one', async () => {
+              active++;
+              most = Math.max(most, active);
+              await delay(15);
+              ran.push(i);
+              active--;
+              return i;
+            }),
+          ),
+        );
+        expect(most).to.equal(1);
+        expect(results).to.deep.equal([0, 1, 2, 3, 4, 5]);
+        expect([...ran].sort()).to.deep.equal([0, 1, 2, 3, 4, 5]);
+      });
+
+      it("passes the work's error on, and the id is free again afterwards", async () => {
+        const failing = subject.store.exclusive!('one', async () => {
+          throw new Error('work failed');
+        });
+        await failing.then(
+          () => expect.fail('should have rejected'),
+          (error: Error) => expect(error.message).to.equal('work failed'),
+        );
+        expect(await subject.peer().exclusive!('one', async () => 'next')).to.equal('next');
+      });
+
+      it('other ids do not wait for a held one', async () => {
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        let holding = false;
+        const held = subject.store.exclusive!('held', async () => {
+          holding = true;
+          await gate;
+        });
+        while (!holding) await delay(2);
+        expect(await subject.peer().exclusive!('free', async () => 'ran')).to.equal('ran');
+        release();
+        await held;
+      });
     });
   });
 }

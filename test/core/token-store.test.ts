@@ -5,7 +5,7 @@ import path from 'node:path';
 
 import { expect } from 'chai';
 
-import { FileSystemTokenStore, KEY_FILE_NAME } from '../../src/core/token-store/filesystem.js';
+import { FileSystemTokenStore, KEY_FILE_NAME, STALE_LOCK_MS } from '../../src/core/token-store/filesystem.js';
 import { MemoryTokenStore } from '../../src/core/token-store/memory.js';
 import { capturingLogger } from '../support/logs.js';
 import { tokenStoreConformance } from './token-store-conformance.js';
@@ -21,14 +21,18 @@ function clock() {
 
 tokenStoreConformance('MemoryTokenStore', async () => {
   const c = clock();
-  return { store: new MemoryTokenStore(c.now), ...c };
+  const store = new MemoryTokenStore<Record<string, unknown>>(c.now);
+  return { store, peer: () => store, ...c };
 });
 
 tokenStoreConformance('FileSystemTokenStore', async () => {
   const c = clock();
   const directory = await tempDir();
+  const masterKey = randomBytes(32);
+  const open = () => new FileSystemTokenStore<Record<string, unknown>>({ directory, app: 'conformance', masterKey, now: c.now });
   return {
-    store: new FileSystemTokenStore({ directory, app: 'conformance', masterKey: randomBytes(32), now: c.now }),
+    store: open(),
+    peer: open,
     ...c,
     cleanup: () => fs.rm(directory, { recursive: true, force: true }),
   };
@@ -153,5 +157,73 @@ describe('FileSystemTokenStore on disk', () => {
     now += 120_000;
     expect(await store.sweep()).to.equal(2);
     expect(await store.get('live')).to.deep.equal({ v: 1 });
+  });
+
+  describe('exclusive sections: lock files', () => {
+    /** The lock file a section on `id` holds, as seen from inside it. */
+    async function lockFileOf(store: FileSystemTokenStore<unknown>, id: string): Promise<string> {
+      return store.exclusive(id, async () => {
+        const locks = (await fs.readdir(store.directory)).filter((f) => f.endsWith('.lock'));
+        expect(locks).to.have.length(1);
+        return path.join(store.directory, locks[0]!);
+      });
+    }
+
+    it('holds a lock file beside the record, named like it, and leaves none behind', async () => {
+      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) });
+      await store.put('s', { v: 1 }, later);
+      const lock = await lockFileOf(store, 's');
+      expect(path.basename(lock)).to.equal(`${(await recordFiles(store))[0]}.lock`);
+      expect((await fs.readdir(store.directory)).filter((f) => f.endsWith('.lock'))).to.deep.equal([]);
+    });
+
+    it("waits while another instance's lock is fresh, and goes on once it is released", async () => {
+      const key = randomBytes(32);
+      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: key });
+      const lock = await lockFileOf(store, 's');
+      await fs.writeFile(lock, 'another instance');
+      let ran = false;
+      const section = new FileSystemTokenStore({ directory, app: 'app', masterKey: key }).exclusive('s', async () => {
+        ran = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(ran).to.equal(false);
+      await fs.rm(lock);
+      await section;
+      expect(ran).to.equal(true);
+    });
+
+    it('takes over, with a warning, a lock its holder left behind (older than the stale limit)', async () => {
+      const logs = capturingLogger('warn');
+      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), logger: logs.logger });
+      const lock = await lockFileOf(store, 's');
+      await fs.writeFile(lock, 'a crashed instance');
+      const past = new Date(Date.now() - STALE_LOCK_MS - 1000);
+      await fs.utimes(lock, past, past);
+      expect(await store.exclusive('s', async () => 'ran')).to.equal('ran');
+      expect(logs.raw()).to.contain('lock left by a vanished holder taken over');
+      expect((await fs.readdir(store.directory)).filter((f) => f.endsWith('.lock'))).to.deep.equal([]);
+    });
+
+    it("a holder that overran its time does not remove the lock of the one that took over", async () => {
+      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) });
+      const lock = await lockFileOf(store, 's');
+      await store.exclusive('s', async () => {
+        await fs.writeFile(lock, 'the instance that took over');
+      });
+      expect(await fs.readFile(lock, 'utf8')).to.equal('the instance that took over');
+    });
+
+    it('sweep removes stale lock files and keeps fresh ones', async () => {
+      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) });
+      const stale = await lockFileOf(store, 'old');
+      const fresh = await lockFileOf(store, 'held');
+      await fs.writeFile(stale, 'gone');
+      await fs.writeFile(fresh, 'alive');
+      const past = new Date(Date.now() - STALE_LOCK_MS - 1000);
+      await fs.utimes(stale, past, past);
+      expect(await store.sweep()).to.equal(1);
+      expect((await fs.readdir(store.directory)).filter((f) => f.endsWith('.lock'))).to.deep.equal([path.basename(fresh)]);
+    });
   });
 });

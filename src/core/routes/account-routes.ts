@@ -111,6 +111,9 @@ export async function refresh(context: LayerContext, request: RouteRequest): Pro
       return jsonDecision(401, { error: 'This session has no refresh token; sign in again to renew it.' });
     case 'unavailable':
       return jsonDecision(502, { error: 'The identity provider could not be reached.' });
+    case 'ended':
+      // Signed out on another instance since this one cached the session.
+      return jsonDecision(401, { error: 'This session has ended; sign in again.' }, { cookies: [context.sessions.clearCookie(request.secure)] });
     default:
       // Refused by the provider: the session is over (ReauthRequired).
       await context.sessions.destroy(session.id);

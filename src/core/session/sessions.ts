@@ -20,7 +20,8 @@ export const SESSION_CACHE_MAX = 10_000;
 
 export type RefreshOutcome =
   | { readonly ok: true; readonly record: SessionRecord }
-  | { readonly ok: false; readonly reason: 'no-refresh-token' | 'refused' | 'unavailable' | 'gone' };
+  /** `gone`: the session's provider is no longer configured; `ended`: its record left the store (signed out elsewhere). */
+  | { readonly ok: false; readonly reason: 'no-refresh-token' | 'refused' | 'unavailable' | 'gone' | 'ended' };
 
 export class Sessions {
   readonly #cache = new Map<string, { record: SessionRecord; until: number }>();
@@ -144,13 +145,40 @@ export class Sessions {
     return attempt;
   }
 
-  /** `extendedUntil`: a session renewed within its refresh extension gets this new end. */
-  async #refresh(id: string, record: SessionRecord, extendedUntil: number | undefined): Promise<RefreshOutcome> {
-    const refreshToken = record.tokens.refreshToken;
-    if (refreshToken === undefined) return { ok: false, reason: 'no-refresh-token' };
-    const provider = this.providers.get(record.provider);
+  /**
+   * `extendedUntil`: a session renewed within its refresh extension gets this new end.
+   *
+   * Instances sharing the store refresh a session one at a time, each starting from the record
+   * as stored, not as it cached it: another instance may have refreshed the session since this
+   * one read it. Redeeming the refresh token it replaced would be refused by a provider that
+   * rotates refresh tokens, and many (oidc-provider, Auth0, Okta without a grace period) then
+   * revoke the whole grant; so a record refreshed elsewhere is taken as this refresh's outcome.
+   */
+  async #refresh(id: string, cached: SessionRecord, extendedUntil: number | undefined): Promise<RefreshOutcome> {
+    if (cached.tokens.refreshToken === undefined) return { ok: false, reason: 'no-refresh-token' };
+    const provider = this.providers.get(cached.provider);
     if (provider === undefined) return { ok: false, reason: 'gone' };
     if (provider.refresh === undefined) return { ok: false, reason: 'no-refresh-token' };
+    const inTurn = async (): Promise<RefreshOutcome> => {
+      const record = await this.store.get(id);
+      if (record === undefined) {
+        this.#forget(id);
+        return { ok: false, reason: 'ended' };
+      }
+      if (refreshedSince(cached, record)) {
+        this.logger.debug({ provider: record.provider }, 'session refreshed by another instance; its tokens taken');
+        this.#remember(id, record);
+        return { ok: true, record };
+      }
+      return this.#redeem(id, record, provider, extendedUntil);
+    };
+    // Without a shared turn, the refresh single flight above is the only one (one process).
+    return this.store.exclusive ? this.store.exclusive(id, inTurn) : inTurn();
+  }
+
+  async #redeem(id: string, record: SessionRecord, provider: Provider, extendedUntil: number | undefined): Promise<RefreshOutcome> {
+    const refreshToken = record.tokens.refreshToken;
+    if (refreshToken === undefined || provider.refresh === undefined) return { ok: false, reason: 'no-refresh-token' };
     let tokens: RefreshedTokens;
     try {
       tokens = await provider.refresh(refreshToken);
@@ -174,4 +202,9 @@ export class Sessions {
     this.#remember(id, refreshed);
     return { ok: true, record: refreshed };
   }
+}
+
+/** Whether the stored record carries other tokens than the one a refresh was asked for (another instance refreshed it). */
+function refreshedSince(cached: SessionRecord, stored: SessionRecord): boolean {
+  return stored.tokens.refreshToken !== cached.tokens.refreshToken || stored.tokens.accessToken !== cached.tokens.accessToken;
 }

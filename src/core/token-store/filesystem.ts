@@ -7,9 +7,12 @@
 // - Keys are derived per app scope: one directory can serve several apps and
 //   none can read another's records.
 // - Writes are atomic: temp file, fsync, rename, then fsync of the directory.
+// - Exclusive sections are lock files created with O_EXCL beside the record,
+//   which every instance sharing the directory honours.
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { constants, promises as fs } from 'node:fs';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 
 import type { Logger } from '../../logging.js';
 import { deriveKey, EncryptionKeyError, parseEncryptionKey } from '../crypto/keys.js';
@@ -20,6 +23,15 @@ const RECORD_SUFFIX = '.session';
 const TEMP_SUFFIX = '.tmp';
 /** Temp files older than this are leftovers of a crashed write. */
 const STALE_TEMP_MS = 60_000;
+const LOCK_SUFFIX = '.lock';
+/**
+ * A lock file older than this belongs to a holder that vanished (a crashed
+ * instance) and is taken over. Longer than a refresh can take: the provider
+ * call's 10 s timeout plus the record's write.
+ */
+export const STALE_LOCK_MS = 15_000;
+/** How often a waiter looks again, at most (it starts at 5 ms and doubles). */
+const LOCK_POLL_MAX_MS = 100;
 export const KEY_FILE_NAME = '.gatehouse-encryption-key';
 
 export interface FileSystemTokenStoreOptions {
@@ -207,6 +219,55 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
     await fs.rm(path.join(this.#directory, this.#fileName(keys.names, id)), { force: true });
   }
 
+  async exclusive<R>(id: string, work: () => Promise<R>): Promise<R> {
+    const keys = await this.#loadKeys();
+    const lock = path.join(this.#directory, `${this.#fileName(keys.names, id)}${LOCK_SUFFIX}`);
+    const holder = randomBytes(12).toString('hex');
+    await this.#acquire(lock, holder);
+    try {
+      return await work();
+    } finally {
+      await this.#release(lock, holder);
+    }
+  }
+
+  async #acquire(lock: string, holder: string): Promise<void> {
+    for (let wait = 5; ; wait = Math.min(wait * 2, LOCK_POLL_MAX_MS)) {
+      try {
+        await writeNewFile(lock, holder);
+        return;
+      } catch (error) {
+        if (!isErrno(error, 'EEXIST')) throw error;
+      }
+      let age: number;
+      try {
+        // File times are wall-clock times, whatever clock this store was given.
+        age = Date.now() - (await fs.stat(lock)).mtimeMs;
+      } catch (error) {
+        if (isErrno(error, 'ENOENT')) continue; // released meanwhile
+        throw error;
+      }
+      if (age > STALE_LOCK_MS) {
+        this.#logger?.warn({ file: path.basename(lock), ageMs: Math.round(age) }, 'token store lock left by a vanished holder taken over');
+        await fs.rm(lock, { force: true });
+        continue;
+      }
+      await delay(wait);
+    }
+  }
+
+  /**
+   * Removes the lock only if it is still this holder's (one that overran its time may have been
+   * taken over). Never throws: the work's outcome stands, and a lock left behind goes stale.
+   */
+  async #release(lock: string, holder: string): Promise<void> {
+    try {
+      if ((await fs.readFile(lock, 'utf8')) === holder) await fs.rm(lock, { force: true });
+    } catch (error) {
+      if (!isErrno(error, 'ENOENT')) this.#logger?.warn({ file: path.basename(lock), reason: (error as Error).message }, 'token store lock not released');
+    }
+  }
+
   async sweep(): Promise<number> {
     await this.#loadKeys();
     const now = this.#now();
@@ -214,6 +275,13 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
     for (const name of await fs.readdir(this.#directory)) {
       const file = path.join(this.#directory, name);
       try {
+        if (name.endsWith(LOCK_SUFFIX)) {
+          if (Date.now() - (await fs.stat(file)).mtimeMs > STALE_LOCK_MS) {
+            await fs.rm(file, { force: true });
+            removed++;
+          }
+          continue;
+        }
         if (name.endsWith(TEMP_SUFFIX)) {
           const stat = await fs.stat(file);
           if (now - stat.mtimeMs > STALE_TEMP_MS) {

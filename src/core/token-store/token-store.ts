@@ -15,4 +15,16 @@ export interface TokenStore<T> {
   delete(id: string): Promise<void>;
   /** Removes expired (and unreadable) records; returns how many. */
   sweep(): Promise<number>;
+  /**
+   * Optional beyond the design's get / put / delete / sweep, and what a store
+   * shared by several instances should offer: runs `work` while no other
+   * caller, in this process or in any other instance sharing the store, runs
+   * work for the same id; resolves or rejects as `work` does. Session refresh
+   * takes turns through it: two instances redeeming one rotating refresh token
+   * at once would have the second refused, and many providers then revoke the
+   * whole grant. A holder that vanished without releasing (a crashed
+   * instance) must not block the id for longer than a provider call can take.
+   * Without it, refreshes take turns within one process only.
+   */
+  exclusive?<R>(id: string, work: () => Promise<R>): Promise<R>;
 }
