@@ -1,6 +1,7 @@
 // Answers from providers (tokens, profiles, keys, discovery) are read within a size limit:
 // a declared excess is refused unread, and a stream that goes on is cut off as soon as it
 // crosses the limit, whichever client reads it (gatehouse's own calls or openid-client's).
+// A refusal's error code is bounded too.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -8,8 +9,8 @@ import { expect } from 'chai';
 
 import type { OidcProviderConfig } from '../../src/core/config/provider-settings.js';
 import { OidcProviderClient } from '../../src/core/oidc/provider-client.js';
-import { ProviderUnavailableError } from '../../src/core/providers/errors.js';
-import { boundedFetch, callProvider, MAX_ANSWER_BYTES } from '../../src/core/providers/provider-http.js';
+import { ProviderRefusedError, ProviderUnavailableError } from '../../src/core/providers/errors.js';
+import { boundedFetch, callProvider, jsonAnswer, MAX_ANSWER_BYTES } from '../../src/core/providers/provider-http.js';
 
 /** What the endless answer had written when its connection closed: far less than the 10 s timeout would let through. */
 const CUT_OFF_BOUND = 16 * 1024 * 1024;
@@ -22,7 +23,7 @@ interface AnswerServer {
   close(): Promise<void>;
 }
 
-/** /endless (and below it): a chunked JSON-looking answer that never ends; /declared: Content-Length over the limit; /small: `{"ok":true}`; /empty: 204. */
+/** /endless (and below it): a chunked JSON-looking answer that never ends; /declared: Content-Length over the limit; /token: a 400 whose error is not a code; /small: `{"ok":true}`; /empty: 204. */
 async function startAnswerServer(): Promise<AnswerServer> {
   let settle!: (bytes: number) => void;
   const endlessWritten = new Promise<number>((resolve) => (settle = resolve));
@@ -43,6 +44,11 @@ async function startAnswerServer(): Promise<AnswerServer> {
     if (req.url === '/declared') {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(MAX_ANSWER_BYTES + 1) });
       res.end(); // the length is a lie; only the header matters
+      return;
+    }
+    if (req.url === '/token') {
+      // A refusal whose error code is no code: long, with a line break.
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `${'e'.repeat(4000)}\nforged log line` }));
       return;
     }
     if (req.url === '/empty') {
@@ -127,5 +133,30 @@ describe('provider answers are size-limited', function () {
     expect(error).to.be.instanceOf(ProviderUnavailableError);
     expect(error.message).to.equal('discovery: provider answer: answer too large');
     expect(await server.endlessWritten).to.be.below(CUT_OFF_BOUND);
+  });
+
+  it("a refusal's error code that is not one is recorded as provider_error, for gatehouse's own calls and openid-client's", async () => {
+    const own = await rejection(callProvider(`${server.url}/token`, {}, 'token').then((answer) => jsonAnswer(answer, 'token')));
+    expect(own).to.be.instanceOf(ProviderRefusedError);
+    expect(own.message).to.equal('token: provider answered 400 provider_error');
+    expect((own as ProviderRefusedError).oauthError).to.equal('provider_error');
+    const client = new OidcProviderClient({
+      alias: 'refusing',
+      fingerprint: 'test',
+      kind: 'oidc',
+      clientId: 'client',
+      clientSecret: 'secret',
+      discoveryUrl: undefined,
+      endpoints: { authorization: `${server.url}/authorize`, token: `${server.url}/token`, issuer: server.url, jwksUri: `${server.url}/small` },
+      nameClaimType: undefined,
+      scopes: ['openid'],
+      loginParameters: {},
+      allowedAudiences: [],
+      responseMode: 'query',
+    } as OidcProviderConfig);
+    const refused = await rejection(client.refresh('refresh-token'));
+    expect(refused).to.be.instanceOf(ProviderRefusedError);
+    expect(refused.message).to.equal('refresh: provider answered provider_error');
+    expect((refused as ProviderRefusedError).oauthError).to.equal('provider_error');
   });
 });

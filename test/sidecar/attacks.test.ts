@@ -274,6 +274,15 @@ describe('sidecar attack surface', function () {
       expect(stateless.body).to.contain('access_denied');
     });
 
+    it("a crafted callback link cannot put its own words on gatehouse's error page", async () => {
+      for (const accept of ['text/html', 'application/json']) {
+        const reply = await new Browser().request(`${deployment.url}/.auth/login/dev/callback?error=${encodeURIComponent('Account locked. Call 555-0100')}`, { headers: { accept } });
+        expect(reply.status).to.equal(401);
+        expect(reply.body).to.contain('did not sign you in');
+        expect(reply.body).not.to.contain('555-0100');
+      }
+    });
+
     it('the session id is rotated at sign-in (no fixation)', async () => {
       const browser = new Browser();
       await signIn(browser, deployment);

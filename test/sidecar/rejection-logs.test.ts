@@ -99,6 +99,22 @@ describe('every refused request is logged, without secrets', function () {
       path: '/.auth/login/dev/callback',
     },
     {
+      name: 'a callback link carrying a provider error of its own words',
+      send: () => new Browser().request(`${deployment.url}/.auth/login/dev/callback?error=${encodeURIComponent('Account locked. Call 555-0100')}`),
+      status: 401,
+      msg: 'sign-in callback refused',
+      reason: /^provider error Account locked\. Call 555-0100 \(no state\)$/,
+      path: '/.auth/login/dev/callback',
+    },
+    {
+      name: 'a callback link whose provider error is too long or not a code',
+      send: () => new Browser().request(`${deployment.url}/.auth/login/dev/callback?error=${'e'.repeat(5000)}%0Aforged-log-line`),
+      status: 401,
+      msg: 'sign-in callback refused',
+      reason: /^provider error provider_error \(no state\)$/,
+      path: '/.auth/login/dev/callback',
+    },
+    {
       name: 'a callback POST that is not a form',
       send: () => api().request(`${deployment.url}/.auth/login/dev/callback`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'code=posted-code-value' }),
       status: 415,

@@ -1,6 +1,7 @@
 // Calls to providers' HTTP endpoints (token, profile, e-mail): time-limited,
 // size-limited, and every failure turned into unavailable or refused.
 import { ProviderRefusedError, ProviderUnavailableError } from './errors.js';
+import { loggableErrorCode } from './oauth-error-code.js';
 
 export const PROVIDER_TIMEOUT_MS = 10_000;
 /** Token, profile, key and discovery answers are small; anything bigger is not a real provider. */
@@ -86,7 +87,8 @@ export function jsonAnswer(answer: ProviderAnswer, during: string): Record<strin
     return object;
   }
   if (answer.status >= 400 && answer.status < 500) {
-    const code = typeof object?.error === 'string' ? object.error : typeof object?.error === 'object' ? 'provider_error' : undefined;
+    // Facebook's errors are objects; any code is bounded before it reaches a log line.
+    const code = object?.error === undefined ? undefined : loggableErrorCode(object.error);
     throw new ProviderRefusedError(`${during}: provider answered ${answer.status}${code ? ` ${code}` : ''}`, code);
   }
   throw new ProviderUnavailableError(`${during}: provider answered ${answer.status}`);

@@ -8,6 +8,7 @@ import { originUrl } from '../http/origin.js';
 import { BodyTimeoutError, BodyTooLargeError, mediaType, requestCookie, requestCookiesByPrefix, TIMED_OUT_BODY_HEADERS, type Decision } from '../http/request-view.js';
 import { errorDecision, redirectDecision, setCookie } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
+import { loggableErrorCode, shownErrorCode } from '../providers/oauth-error-code.js';
 import type { Provider, SignIn } from '../providers/provider.js';
 import { TokenForbiddenError } from '../tokens/errors.js';
 import { validateReturnUrl } from '../return-url.js';
@@ -169,6 +170,11 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
     context.logger.warn({ provider: alias, reason, path: request.view.path }, 'sign-in callback refused');
     return errorDecision(status, 'Sign-in failed', message, request.json, { cookies: clearTransaction, ...(headers ? { headers } : {}) });
   };
+  // The callback's `error` is whatever the link said: logged bounded, named on the page only when registered.
+  const refuseProviderError = (code: string, note: string): Decision => {
+    const shown = shownErrorCode(code);
+    return refuse(401, `provider error ${loggableErrorCode(code)}${note}`, `The identity provider did not sign you in${shown ? ` (${shown})` : ''}.`);
+  };
 
   const params = await callbackParameters(request);
   if (!(params instanceof URLSearchParams)) return refuse(params.status, params.reason, params.message, params.headers);
@@ -176,7 +182,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
   const correlation = provider.callbackCorrelation ? provider.callbackCorrelation(params) : params.get('state') || undefined;
   if (correlation === undefined) {
     const providerError = params.get('error');
-    if (providerError !== null) return refuse(401, `provider error ${providerError.slice(0, 64)} (no state)`, `The identity provider did not sign you in (${providerError.slice(0, 64)}).`);
+    if (providerError !== null) return refuseProviderError(providerError, ' (no state)');
     return refuse(400, 'callback without state', 'The sign-in answer is incomplete. Please start again.');
   }
   const name = transactionCookieName(context, correlation);
@@ -200,9 +206,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
   if (transaction.h !== request.origin.host) return refuse(400, 'callback host mismatch', 'The sign-in finished on another host than it started on.');
 
   const providerError = params.get('error');
-  if (providerError !== null) {
-    return refuse(401, `provider error ${providerError.slice(0, 64)}`, `The identity provider did not sign you in (${providerError.slice(0, 64)}).`);
-  }
+  if (providerError !== null) return refuseProviderError(providerError, '');
 
   const redirectUri = `${originUrl(request.origin)}${callbackPath(context, alias)}`;
   let signIn: SignIn;
