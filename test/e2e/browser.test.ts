@@ -93,3 +93,28 @@ describe('preserveUrlFragmentsForLogins in Chromium', function () {
     }
   });
 });
+
+describe('a __Host- session cookie name in Chromium', function () {
+  this.timeout(60_000);
+
+  it('signs in over http on loopback: the prefixed cookies are set so that Chromium keeps them', async () => {
+    const { startDeployment, defaultDocument } = await import('../support/sign-in.js');
+    const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), gatehouse: { sessionCookieName: '__Host-PlatformAuthSession' } }) });
+    const browser = await chromium.launch(LAUNCH);
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${deployment.url}/protected`);
+      await page.waitForURL((url) => url.href.startsWith(deployment.idp.issuer));
+      await page.fill('input[name=username]', 'demo');
+      await page.fill('input[name=password]', 'demo');
+      await Promise.all([page.waitForURL(`${deployment.url}/protected`), page.click('button[type=submit]:has-text("Sign in")')]);
+      const echoed = JSON.parse((await page.textContent('body'))!) as { headers: Record<string, string> };
+      expect(echoed.headers['x-platform-client-principal-id']).to.equal('demo');
+      const session = (await page.context().cookies(deployment.url)).find((c) => c.name === '__Host-PlatformAuthSession')!;
+      expect(session).to.include({ secure: true, path: '/', httpOnly: true });
+    } finally {
+      await browser.close();
+      await deployment.close();
+    }
+  });
+});

@@ -81,6 +81,28 @@ describe('configurable behaviour', function () {
     }
   });
 
+  // Browsers keep __Secure- and __Host- cookies only when set with Secure, and __Host- ones only on
+  // Path=/ (the test browser enforces this as they do; Chromium's own check is in test/e2e).
+  for (const name of ['__Host-PlatformAuthSession', '__Secure-PlatformAuthSession']) {
+    it(`a prefixed session cookie name (${name.slice(0, name.indexOf('-') + 1)}) signs in and out, over plain http on loopback too`, async () => {
+      const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), gatehouse: { sessionCookieName: name } }) });
+      try {
+        const browser = new Browser();
+        const { hops } = await signIn(browser, deployment);
+        const transaction = hops.flatMap((h) => h.setCookies).find((c) => c.includes('Login_') && !c.includes('Max-Age=0'))!;
+        expect(transaction).to.match(/^__Secure-PlatformAuthSessionLogin_[\w-]+=/);
+        expect(transaction).to.contain('; Secure').and.to.contain('Path=/.auth/login/dev');
+        const session = hops.flatMap((h) => h.setCookies).find((c) => c.startsWith(`${name}=`))!;
+        expect(session).to.contain('; Secure').and.to.contain('Path=/;');
+        expect((await seen(browser, `${deployment.url}/x`))['x-platform-client-principal-id']).to.equal('demo');
+        await browser.request(`${deployment.url}/.auth/logout`);
+        expect(browser.cookie(deployment.url, name)).to.equal(undefined);
+      } finally {
+        await deployment.close();
+      }
+    });
+  }
+
   for (const [action, status] of [['Return401', 401], ['RejectWith401', 401], ['Return403', 403], ['RejectWith404', 404]] as const) {
     it(`unauthenticatedClientAction ${action} → ${status}`, async () => {
       const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), globalValidation: { unauthenticatedClientAction: action } }) });

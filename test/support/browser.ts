@@ -59,6 +59,9 @@ export class Browser {
       // Browsers ignore a cookie whose name and value together exceed 4096 bytes (RFC 6265bis §5.7).
       if (Buffer.byteLength(pair!) - 1 > MAX_COOKIE_NAME_VALUE_BYTES) continue;
       const cookiePath = attrs.get('path') ?? '/';
+      // And a prefixed name set without what its prefix demands (RFC 6265bis §4.1.3, case-insensitive).
+      if (/^__(secure|host)-/i.test(name) && !attrs.has('secure')) continue;
+      if (/^__host-/i.test(name) && (cookiePath !== '/' || attrs.has('domain'))) continue;
       const key = `${name} ${cookiePath}`;
       if (attrs.get('max-age') === '0') {
         cookies.delete(key);

@@ -22,11 +22,19 @@ export interface CookieSpec {
   readonly sameSite?: 'Lax' | 'Strict' | 'None' | 'Unset';
 }
 
-/** A Set-Cookie value; always HttpOnly. `maxAgeSeconds: 0` deletes. */
+/**
+ * Whether browsers keep a cookie of this name only when it is set with Secure: the `__Secure-`
+ * and `__Host-` prefixes (RFC 6265bis §4.1.3, matched regardless of case).
+ */
+export function nameRequiresSecure(name: string): boolean {
+  return /^__(?:secure|host)-/i.test(name);
+}
+
+/** A Set-Cookie value; always HttpOnly; Secure on https, and always for a prefixed name. `maxAgeSeconds: 0` deletes. */
 export function setCookie(spec: CookieSpec): string {
   const parts = [`${spec.name}=${spec.value}`, `Path=${spec.path ?? '/'}`, 'HttpOnly'];
   if (spec.sameSite !== 'Unset') parts.push(`SameSite=${spec.sameSite ?? 'Lax'}`);
-  if (spec.secure || spec.sameSite === 'None') parts.push('Secure');
+  if (spec.secure || spec.sameSite === 'None' || nameRequiresSecure(spec.name)) parts.push('Secure');
   if (spec.maxAgeSeconds !== undefined) {
     parts.push(`Max-Age=${spec.maxAgeSeconds}`);
     if (spec.maxAgeSeconds === 0) parts.push('Expires=Thu, 01 Jan 1970 00:00:00 GMT');

@@ -6,7 +6,7 @@ import * as oidc from 'openid-client';
 import { seal, unseal } from '../crypto/sealed.js';
 import { originUrl } from '../http/origin.js';
 import { BodyTimeoutError, BodyTooLargeError, mediaType, requestCookie, requestCookiesByPrefix, TIMED_OUT_BODY_HEADERS, type Decision } from '../http/request-view.js';
-import { errorDecision, redirectDecision, setCookie } from '../http/responses.js';
+import { errorDecision, nameRequiresSecure, redirectDecision, setCookie } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import { loggableErrorCode, shownErrorCode } from '../providers/oauth-error-code.js';
 import type { Provider, SignIn } from '../providers/provider.js';
@@ -40,7 +40,8 @@ export const MAX_PENDING_LOGINS = 4;
 export const DEFAULT_LOGIN_DONE = '/.auth/login/done';
 
 function transactionCookiePrefix(context: LayerContext): string {
-  return `${context.config.sessionCookieName}Login_`;
+  // A __Host- cookie must have Path=/, and these live on the login path: they take __Secure- instead.
+  return `${context.config.sessionCookieName.replace(/^__host-/i, '__Secure-')}Login_`;
 }
 
 /**
@@ -67,7 +68,7 @@ function callbackPath(context: LayerContext, alias: string): string {
  * attribute is left out (the browser's default lets a top-level POST carry it briefly).
  */
 function transactionCookie(context: LayerContext, provider: Provider, name: string, value: string, maxAgeSeconds: number, secure: boolean): string {
-  const sameSite = provider.responseMode === 'form_post' ? (secure ? 'None' : 'Unset') : 'Lax';
+  const sameSite = provider.responseMode === 'form_post' ? (secure || nameRequiresSecure(name) ? 'None' : 'Unset') : 'Lax';
   return setCookie({ name, value, path: `${context.config.apiPrefix}/login/${provider.alias}`, secure, maxAgeSeconds, sameSite });
 }
 
