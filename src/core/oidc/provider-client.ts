@@ -73,7 +73,7 @@ function classify(error: unknown, during: string): Error {
   if (error instanceof InvalidTokenError) return new ProviderRefusedError(`${during}: ID token ${error.reason}`);
   if (isUnreachable(error)) return new ProviderUnavailableError(`${during}: provider unreachable`);
   if (error instanceof oidc.ResponseBodyError) return refusedWithCode(`${during}: provider answered`, error.error);
-  if (error instanceof oidc.AuthorizationResponseError) return refusedWithCode(during, error.error);
+  if (error instanceof oidc.AuthorizationResponseError) return refusedWithCode(`${during}:`, error.error);
   const message = error instanceof Error ? error.message : String(error);
   // Unexpected responses (HTML error pages, wrong content types) mean the provider is not working.
   if (/unexpected|content-type|json/i.test(message) && !/id_token|claim|nonce|state|signature|jwt/i.test(message)) {
