@@ -11,7 +11,7 @@ import type { JWTPayload } from 'jose';
 
 import type { OidcProviderConfig } from '../config/provider-settings.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
-import { loggableErrorCode } from '../providers/oauth-error-code.js';
+import { refusalWithCode } from '../providers/oauth-error-code.js';
 import { boundedFetch, callProvider, expiresAt, jsonAnswer, optionalString, stringField } from '../providers/provider-http.js';
 import { InvalidTokenError } from '../tokens/errors.js';
 import { asymmetricAlgorithms, validateJwt, type JwtExpectations, type JwtRules, type PeekedToken } from '../tokens/jwt-validator.js';
@@ -60,11 +60,6 @@ function isUnreachable(error: unknown): boolean {
   return typeof cause?.code === 'string' && /^(ECONN|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|UND_ERR)/.test(cause.code);
 }
 
-function refusedWithCode(what: string, error: unknown): ProviderRefusedError {
-  const code = loggableErrorCode(error);
-  return new ProviderRefusedError(`${what} ${code}`, code);
-}
-
 function classify(error: unknown, during: string): Error {
   if (error instanceof ProviderUnavailableError || error instanceof ProviderRefusedError) return error;
   // boundedFetch's refusal of an oversized answer, as openid-client wraps it.
@@ -72,8 +67,8 @@ function classify(error: unknown, during: string): Error {
   if (cause instanceof ProviderUnavailableError) return new ProviderUnavailableError(`${during}: ${cause.message}`);
   if (error instanceof InvalidTokenError) return new ProviderRefusedError(`${during}: ID token ${error.reason}`);
   if (isUnreachable(error)) return new ProviderUnavailableError(`${during}: provider unreachable`);
-  if (error instanceof oidc.ResponseBodyError) return refusedWithCode(`${during}: provider answered`, error.error);
-  if (error instanceof oidc.AuthorizationResponseError) return refusedWithCode(`${during}:`, error.error);
+  if (error instanceof oidc.ResponseBodyError) return refusalWithCode(`${during}: provider answered`, error.error);
+  if (error instanceof oidc.AuthorizationResponseError) return refusalWithCode(`${during}:`, error.error);
   const message = error instanceof Error ? error.message : String(error);
   // Unexpected responses (HTML error pages, wrong content types) mean the provider is not working.
   if (/unexpected|content-type|json/i.test(message) && !/id_token|claim|nonce|state|signature|jwt/i.test(message)) {

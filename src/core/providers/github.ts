@@ -10,7 +10,7 @@ import type { Claim } from '../identity.js';
 import { authorizationCode } from './authorization-callback.js';
 import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError, ProviderUnavailableError } from './errors.js';
-import { loggableErrorCode } from './oauth-error-code.js';
+import { refusalWithCode } from './oauth-error-code.js';
 import type { LoginBegun, LoginCallback, LoginStart, Provider, SignIn, TokenExchange } from './provider.js';
 import { callProvider, jsonAnswer, optionalString, stringField } from './provider-http.js';
 
@@ -46,10 +46,7 @@ export class GitHubProvider extends ConfiguredProvider<GitHubProviderConfig> imp
     );
     const body = jsonAnswer(answer, 'code redemption');
     // GitHub reports a bad code as 200 {"error": "bad_verification_code"}.
-    if (body.error !== undefined) {
-      const code = loggableErrorCode(body.error);
-      throw new ProviderRefusedError(`code redemption: provider answered ${code}`, code);
-    }
+    if (body.error !== undefined) throw refusalWithCode('code redemption: provider answered', body.error);
     const accessToken = stringField(body, 'access_token', 'code redemption');
     return this.#signIn(accessToken);
   }

@@ -3,6 +3,7 @@
 // log and names them on its own pages, so both uses are bounded here: a link
 // must not put words of its choosing on gatehouse's page (content spoofing),
 // and an answer must not put kilobytes or control characters into the log.
+import { ProviderRefusedError } from './errors.js';
 
 /** Longest code kept; the registered ones are at most 26 characters. */
 const MAX_CODE_LENGTH = 64;
@@ -45,4 +46,10 @@ export function loggableErrorCode(value: unknown): string {
 /** The code a page may name: only a registered one; a provider's own codes stay in the log. */
 export function shownErrorCode(value: unknown): string | undefined {
   return typeof value === 'string' && REGISTERED_CODES.has(value) ? value : undefined;
+}
+
+/** The refusal a provider's error answer means, its code bounded: `<what> <code>`. */
+export function refusalWithCode(what: string, error: unknown): ProviderRefusedError {
+  const code = loggableErrorCode(error);
+  return new ProviderRefusedError(`${what} ${code}`, code);
 }
