@@ -155,10 +155,12 @@ export class Sessions {
    * revoke the whole grant; so a record refreshed elsewhere is taken as this refresh's outcome.
    */
   async #refresh(id: string, cached: SessionRecord, extendedUntil: number | undefined): Promise<RefreshOutcome> {
-    if (cached.tokens.refreshToken === undefined) return { ok: false, reason: 'no-refresh-token' };
+    const refreshToken = cached.tokens.refreshToken;
+    if (refreshToken === undefined) return { ok: false, reason: 'no-refresh-token' };
     const provider = this.providers.get(cached.provider);
     if (provider === undefined) return { ok: false, reason: 'gone' };
     if (provider.refresh === undefined) return { ok: false, reason: 'no-refresh-token' };
+    const redeem = provider.refresh.bind(provider);
     const inTurn = async (): Promise<RefreshOutcome> => {
       const record = await this.store.get(id);
       if (record === undefined) {
@@ -170,18 +172,17 @@ export class Sessions {
         this.#remember(id, record);
         return { ok: true, record };
       }
-      return this.#redeem(id, record, provider, extendedUntil);
+      // Not refreshed since: the stored refresh token is the cached one.
+      return this.#redeem(id, record, () => redeem(refreshToken), extendedUntil);
     };
     // Without a shared turn, the refresh single flight above is the only one (one process).
     return this.store.exclusive ? this.store.exclusive(id, inTurn) : inTurn();
   }
 
-  async #redeem(id: string, record: SessionRecord, provider: Provider, extendedUntil: number | undefined): Promise<RefreshOutcome> {
-    const refreshToken = record.tokens.refreshToken;
-    if (refreshToken === undefined || provider.refresh === undefined) return { ok: false, reason: 'no-refresh-token' };
+  async #redeem(id: string, record: SessionRecord, redeem: () => Promise<RefreshedTokens>, extendedUntil: number | undefined): Promise<RefreshOutcome> {
     let tokens: RefreshedTokens;
     try {
-      tokens = await provider.refresh(refreshToken);
+      tokens = await redeem();
     } catch (error) {
       const unavailable = (error as Error).name === 'ProviderUnavailableError';
       this.logger.warn({ provider: record.provider, reason: (error as Error).message }, 'token refresh failed');
