@@ -71,6 +71,13 @@ async function writeNewFile(file: string, contents: string): Promise<void> {
   await handle.close();
 }
 
+/** Removes `file` if it was last written more than `limitMs` before `now`; whether it did. */
+async function removeIfOlder(file: string, now: number, limitMs: number): Promise<boolean> {
+  if (now - (await fs.stat(file)).mtimeMs <= limitMs) return false;
+  await fs.rm(file, { force: true });
+  return true;
+}
+
 /** The key file's key, created when missing as a record is (exclusively, 0600, synced: never left empty by a crash). */
 export async function loadOrCreateKeyFile(directory: string): Promise<Buffer> {
   await fs.mkdir(directory, { recursive: true, mode: 0o700 });
@@ -276,18 +283,12 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
       const file = path.join(this.#directory, name);
       try {
         if (name.endsWith(LOCK_SUFFIX)) {
-          if (Date.now() - (await fs.stat(file)).mtimeMs > STALE_LOCK_MS) {
-            await fs.rm(file, { force: true });
-            removed++;
-          }
+          // A lock's age on the wall clock, as #acquire judges it.
+          if (await removeIfOlder(file, Date.now(), STALE_LOCK_MS)) removed++;
           continue;
         }
         if (name.endsWith(TEMP_SUFFIX)) {
-          const stat = await fs.stat(file);
-          if (now - stat.mtimeMs > STALE_TEMP_MS) {
-            await fs.rm(file, { force: true });
-            removed++;
-          }
+          if (await removeIfOlder(file, now, STALE_TEMP_MS)) removed++;
           continue;
         }
         if (!name.endsWith(RECORD_SUFFIX)) continue;
