@@ -13,6 +13,7 @@ import { WebhookReceiver } from '../webhook/receiver.js';
 import { createSidecar, DEFAULT_UPSTREAM_TIMEOUT_MS } from './app.js';
 import type { Listening } from './listen.js';
 import { createRequestListener } from './server.js';
+import { refuseConnect } from './refuse-connect.js';
 import { parseUpstreamUrl } from './upstream-url.js';
 
 export interface GatewayOptions {
@@ -37,6 +38,8 @@ export interface Gateway {
   readonly receiver: WebhookReceiver;
   readonly listener: (req: IncomingMessage, res: ServerResponse) => void;
   readonly upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /** CONNECT requests (node routes them apart from the others): refused with 501. */
+  readonly connect: (req: IncomingMessage, socket: Duplex) => void;
   /** A client connection with no bytes either way for this long is closed (see attach). */
   readonly clientIdleTimeoutMs: number;
   close(): void;
@@ -68,6 +71,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
     listener: createRequestListener(receiver, sidecar.app),
     upgrade: sidecar.handleUpgrade,
+    connect: refuseConnect(logger),
     clientIdleTimeoutMs: upstreamTimeoutMs + CLIENT_IDLE_MARGIN_MS,
     close: () => {
       runtime.close();
@@ -89,4 +93,5 @@ export function attach(listening: Listening, gateway: Gateway): void {
   server.timeout = gateway.clientIdleTimeoutMs;
   server.on('request', gateway.listener);
   server.on('upgrade', gateway.upgrade);
+  server.on('connect', gateway.connect);
 }

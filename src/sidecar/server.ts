@@ -5,6 +5,7 @@ import Koa from 'koa';
 import { createLogger, type Logger } from '../logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from '../native/index.js';
 import { listenEarly, type Listening } from './listen.js';
+import { refuseConnect } from './refuse-connect.js';
 import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
 import { createNodeHandler } from '../webhook/node-handler.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
@@ -64,5 +65,6 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
   }
   const listening = await listenEarly(options.host ?? '127.0.0.1', options.port ?? 8080);
   listening.server.on('request', createRequestListener(receiver));
+  listening.server.on('connect', refuseConnect(logger));
   return { ...listening, receiver };
 }

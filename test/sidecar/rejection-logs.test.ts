@@ -6,6 +6,7 @@ import { expect } from 'chai';
 
 import { Browser } from '../support/browser.js';
 import { capturingLogger, type CapturedLogs } from '../support/logs.js';
+import { raw } from '../support/raw-http.js';
 import { signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 describe('every refused request is logged, without secrets', function () {
@@ -160,6 +161,15 @@ describe('every refused request is logged, without secrets', function () {
       expect(line!.path).to.equal(c.path);
     });
   }
+
+  it('a CONNECT request: 501, logged as "request rejected" without its target', async () => {
+    const lines = await loggedDuring(async () => {
+      const response = await raw(deployment.url, 'CONNECT secret-target.example:443 HTTP/1.1\r\nHost: secret-target.example:443\r\n\r\n');
+      expect(response).to.match(/^HTTP\/1\.1 501 /);
+    });
+    expect(lines.find((l) => l.msg === 'request rejected')).to.include({ reason: 'CONNECT not supported', method: 'CONNECT' });
+    expect(JSON.stringify(lines)).not.to.contain('secret-target');
+  });
 
   it('the app down: the 502 is logged with the path', async () => {
     const other = await startDeployment({ logger: logs.logger });

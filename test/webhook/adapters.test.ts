@@ -8,6 +8,7 @@ import Koa from 'koa';
 import { createKoaMiddleware, createNodeHandler, startServer, WebhookReceiver, createLogger } from '../../src/index.js';
 import { fallbackCore } from '../../src/native/index.js';
 import { deliver, listen, request, SECRET, sign } from '../support/http.js';
+import { raw, rawBody } from '../support/raw-http.js';
 
 const PUSH = JSON.stringify({ ref: 'refs/heads/main', repository: { full_name: 'o/r' }, commits: [1, 2] });
 const EXPECTED = { event: 'push', repository: 'o/r', ref: 'refs/heads/main', commits: 2, message: 'Processed push with 2 commit(s).' };
@@ -24,6 +25,10 @@ describe('webhook adapters', () => {
       expect(missing.status).to.equal(404);
       expect(missing.headers['content-type']).to.equal('application/json; charset=utf-8');
       expect(missing.json).to.deep.equal({ error: 'Not found.' });
+      // A tunnel request gets an answer, not a dropped connection (node's default without a 'connect' listener).
+      const tunnel = await raw(running.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+      expect(tunnel).to.match(/^HTTP\/1\.1 501 /);
+      expect(rawBody(tunnel)).to.contain('CONNECT is not supported');
     } finally {
       await running.close();
     }
