@@ -169,6 +169,28 @@ describe('authsettingsV2 configuration', () => {
     expect(warnings).to.have.length(4);
   });
 
+  it("keys named like Object.prototype's members (constructor, toString, __proto__) are unknown keys, not a crash", () => {
+    // As from a file: JSON.parse makes "__proto__" an ordinary key.
+    const text = JSON.stringify({
+      ...minimal,
+      constructor: 1,
+      login: { toString: 'x', nonce: { hasOwnProperty: true } },
+      identityProviders: { customOpenIdConnectProviders: { corp: { ...provider, valueOf: 1 }, PROTO: provider } },
+    }).replace('"PROTO"', '"__proto__"').replace('"toString"', '"__proto__":{"polluted":true},"toString"');
+    const { config, warnings } = resolveAuthConfig(JSON.parse(text), env);
+    expect(warnings).to.have.members([
+      'constructor: unknown key, ignored',
+      'login.__proto__: unknown key, ignored',
+      'login.toString: unknown key, ignored',
+      'login.nonce.hasOwnProperty: unknown key, ignored',
+      'identityProviders.customOpenIdConnectProviders.corp.valueOf: unknown key, ignored',
+      // Never a provider: its alias would be the prototype of the provider list.
+      'identityProviders.customOpenIdConnectProviders.__proto__: unknown key, ignored',
+    ]);
+    expect([...config.providers.keys()]).to.deep.equal(['corp']);
+    expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
+  });
+
   it('changing client id, issuer, audiences or signing metadata changes the provider fingerprint', () => {
     const base = resolveAuthConfig(minimal, env).config.providers.get('corp')!.fingerprint;
     const changed = (registration: object) =>

@@ -222,19 +222,25 @@ interface Def {
   options?: Array<{ _zod: { def: Def } }>;
 }
 
-/** JSON paths of keys the schema does not know (they are ignored, and warned about). */
+/**
+ * JSON paths of keys the schema does not know (they are ignored, and warned about). A document's
+ * keys are looked up as own properties only: `constructor` or `toString` is an unknown key like
+ * any other, not Object.prototype's member. `__proto__` (JSON.parse makes it an ordinary key)
+ * is dropped by the schema wherever it stands, provider aliases included, so it is reported too.
+ */
 export function unknownKeys(value: unknown, def: Def = (authSettingsSchema as unknown as { _zod: { def: Def } })._zod.def, path = ''): string[] {
   if (def.innerType) return unknownKeys(value, def.innerType._zod.def, path);
   if (typeof value !== 'object' || value === null) return [];
   if (def.type === 'object' && def.shape && !Array.isArray(value)) {
+    const shape = def.shape;
     return Object.entries(value).flatMap(([key, child]) => {
       const childPath = path === '' ? key : `${path}.${key}`;
-      const known = def.shape![key];
-      return known === undefined ? [childPath] : unknownKeys(child, known._zod.def, childPath);
+      return Object.hasOwn(shape, key) ? unknownKeys(child, shape[key]!._zod.def, childPath) : [childPath];
     });
   }
   if (def.type === 'record' && def.valueType && !Array.isArray(value)) {
-    return Object.entries(value).flatMap(([key, child]) => unknownKeys(child, def.valueType!._zod.def, `${path}.${key}`));
+    const valueDef = def.valueType._zod.def;
+    return Object.entries(value).flatMap(([key, child]) => (key === '__proto__' ? [`${path}.${key}`] : unknownKeys(child, valueDef, `${path}.${key}`)));
   }
   if (def.type === 'union' && def.options) {
     const object = def.options.find((o) => o._zod.def.type === 'object');
