@@ -13,6 +13,7 @@ import { WebhookReceiver } from '../webhook/receiver.js';
 import { createSidecar, DEFAULT_UPSTREAM_TIMEOUT_MS } from './app.js';
 import type { Listening } from './listen.js';
 import { createRequestListener } from './server.js';
+import { deferContinue } from './expect-continue.js';
 import { refuseConnect } from './refuse-connect.js';
 import { parseUpstreamUrl } from './upstream-url.js';
 
@@ -92,6 +93,7 @@ export function attach(listening: Listening, gateway: Gateway): void {
   server.requestTimeout = 0;
   server.timeout = gateway.clientIdleTimeoutMs;
   server.on('request', gateway.listener);
+  server.on('checkContinue', deferContinue(gateway.listener));
   server.on('upgrade', gateway.upgrade);
   server.on('connect', gateway.connect);
 }

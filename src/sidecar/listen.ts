@@ -35,10 +35,14 @@ export async function listenEarly(host: string, port: number): Promise<Listening
       }),
     drain: (graceMs) =>
       new Promise((resolve) => {
-        // Ahead of every handler: from now on, each answer ends its connection.
-        server.prependListener('request', (_req, res) => {
+        // Ahead of every handler: from now on, each answer ends its connection. Requests that
+        // expect a 100 Continue arrive as 'checkContinue' instead, when the server listens for it
+        // (only then: a first such listener would take those requests from 'request').
+        const closeAfterAnswer = (_req: unknown, res: http.ServerResponse): void => {
           res.shouldKeepAlive = false;
-        });
+        };
+        server.prependListener('request', closeAfterAnswer);
+        if (server.listenerCount('checkContinue') > 0) server.prependListener('checkContinue', closeAfterAnswer);
         // A request that arrived just before the drain may already be answered with keep-alive:
         // its connection is idle a moment later and closed by the next sweep.
         const sweep = setInterval(() => server.closeIdleConnections(), DRAIN_SWEEP_MS);

@@ -5,6 +5,7 @@ import Koa from 'koa';
 import { createLogger, type Logger } from '../logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from '../native/index.js';
 import { listenEarly, type Listening } from './listen.js';
+import { deferContinue } from './expect-continue.js';
 import { refuseConnect } from './refuse-connect.js';
 import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
 import { createNodeHandler } from '../webhook/node-handler.js';
@@ -64,7 +65,9 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
     logger.warn({ variable: receiver.config.secretVariable }, 'webhook secret not set: deliveries will be answered 500');
   }
   const listening = await listenEarly(options.host ?? '127.0.0.1', options.port ?? 8080);
-  listening.server.on('request', createRequestListener(receiver));
+  const listener = createRequestListener(receiver);
+  listening.server.on('request', listener);
+  listening.server.on('checkContinue', deferContinue(listener));
   listening.server.on('connect', refuseConnect(logger));
   return { ...listening, receiver };
 }

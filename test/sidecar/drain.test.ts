@@ -1,9 +1,11 @@
 // A graceful stop (Listening.drain): requests in progress finish, nothing new is accepted, and
 // what is still open after the grace period is closed.
+import http from 'node:http';
 import net from 'node:net';
 
 import { expect } from 'chai';
 
+import { deferContinue } from '../../src/sidecar/expect-continue.js';
 import { listenEarly, type Listening } from '../../src/sidecar/listen.js';
 import { rawConnection } from '../support/raw-http.js';
 
@@ -26,13 +28,14 @@ function connects(port: number): Promise<boolean> {
 describe('graceful stop (drain)', () => {
   let listening: Listening;
   let release: (() => void) | undefined;
+  /** /slow answers when the test says so; everything else once its body has been read. */
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    if (req.url === '/slow') release = () => res.end('slow');
+    else req.resume().on('end', () => res.end('quick'));
+  };
   beforeEach(async () => {
     listening = await listenEarly('127.0.0.1', 0);
-    // /slow answers when the test says so; everything else at once.
-    listening.server.on('request', (req, res) => {
-      if (req.url === '/slow') release = () => res.end('slow');
-      else res.end('quick');
-    });
+    listening.server.on('request', handler);
   });
   afterEach(async () => {
     release = undefined;
@@ -69,6 +72,24 @@ describe('graceful stop (drain)', () => {
     expect(second).to.match(/\r\nConnection: close\r\n/i).and.to.match(/quick$/);
     expect(await drained).to.equal(true);
   });
+
+  for (const deferred of [true, false]) {
+    it(`a request that expects a 100 Continue, arriving during the drain, is answered with Connection: close (${deferred ? "gatehouse's deferred 100" : "node's own 100"})`, async () => {
+      if (deferred) listening.server.on('checkContinue', deferContinue(handler));
+      const { socket, received } = rawConnection(listening.url);
+      socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+      while (release === undefined) await new Promise((r) => setTimeout(r, 10));
+      const drained = listening.drain(5_000);
+      socket.write('POST /quick HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\nhi');
+      release();
+      const answers = await received;
+      const second = answers.slice(answers.lastIndexOf('HTTP/1.1 200 '));
+      expect(answers.match(/HTTP\/1\.1 200 /g)).to.have.length(2);
+      expect(answers).to.contain('HTTP/1.1 100 Continue\r\n\r\n');
+      expect(second).to.match(/\r\nConnection: close\r\n/i).and.to.match(/quick$/);
+      expect(await drained).to.equal(true);
+    });
+  }
 
   it('after the grace period, connections still busy are closed and the drain says so', async () => {
     const { socket, received } = rawConnection(listening.url);
