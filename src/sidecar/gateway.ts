@@ -39,7 +39,7 @@ export interface Gateway {
   readonly receiver: WebhookReceiver;
   readonly listener: (req: IncomingMessage, res: ServerResponse) => void;
   readonly upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
-  /** CONNECT requests (node routes them apart from the others): refused with 501. */
+  /** CONNECT requests (node routes them apart from the others): refused with 400. */
   readonly connect: (req: IncomingMessage, socket: Duplex) => void;
   /** A client connection with no bytes either way for this long is closed (see attach). */
   readonly clientIdleTimeoutMs: number;

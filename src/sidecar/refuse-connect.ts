@@ -10,12 +10,12 @@ import { endUpgrade } from './answers.js';
 
 export const CONNECT_REFUSED_MESSAGE = 'CONNECT is not supported: gatehouse is a reverse proxy, not a tunnel.';
 
-/** A server's 'connect' listener: 501 and the connection closed. The target is not logged (it names a host of the client's choosing). */
+/** A server's 'connect' listener: 400, as nginx answers it (a client error: scanners probing for open proxies must not show as server errors), and the connection closed. The target is not logged (it names a host of the client's choosing). */
 export function refuseConnect(logger: Logger): (req: IncomingMessage, socket: Duplex) => void {
   return (_req, socket) => {
     // The socket has left node's HTTP handling: without a listener a reset would be an uncaught error.
     socket.on('error', () => socket.destroy());
     logger.info({ reason: 'CONNECT not supported', method: 'CONNECT' }, 'request rejected');
-    endUpgrade(socket, jsonDecision(501, { error: CONNECT_REFUSED_MESSAGE }));
+    endUpgrade(socket, jsonDecision(400, { error: CONNECT_REFUSED_MESSAGE }));
   };
 }

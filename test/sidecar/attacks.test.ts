@@ -135,7 +135,7 @@ describe('sidecar attack surface', function () {
       expect(deployment.upstream.requests.length - before, 'only the excluded page and the signed-in request reached the app').to.equal(2);
     });
 
-    it('a CONNECT request (a tunnel, which only a forward proxy gives) is answered 501 and closed, signed in or not; nothing reaches the app', async () => {
+    it('a CONNECT request (a tunnel, which only a forward proxy gives) is answered 400 and closed, signed in or not; nothing reaches the app', async () => {
       const host = new URL(deployment.url).host;
       const before = deployment.upstream.requests.length;
       for (const [target, headers] of [
@@ -145,7 +145,7 @@ describe('sidecar attack surface', function () {
       ]) {
         // No Connection: close: gatehouse closes the connection itself, or raw() would never resolve.
         const response = await raw(deployment.url, `CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${headers}\r\n`);
-        expect(response, target).to.match(/^HTTP\/1\.1 501 /);
+        expect(response, target).to.match(/^HTTP\/1\.1 400 /);
         expect(response).to.match(/\r\nConnection: close\r\n/);
         expect(JSON.parse(rawBody(response))).to.deep.equal({ error: 'CONNECT is not supported: gatehouse is a reverse proxy, not a tunnel.' });
       }

@@ -162,10 +162,10 @@ describe('every refused request is logged, without secrets', function () {
     });
   }
 
-  it('a CONNECT request: 501, logged as "request rejected" without its target', async () => {
+  it('a CONNECT request: 400, logged as "request rejected" without its target', async () => {
     const lines = await loggedDuring(async () => {
       const response = await raw(deployment.url, 'CONNECT secret-target.example:443 HTTP/1.1\r\nHost: secret-target.example:443\r\n\r\n');
-      expect(response).to.match(/^HTTP\/1\.1 501 /);
+      expect(response).to.match(/^HTTP\/1\.1 400 /);
     });
     expect(lines.find((l) => l.msg === 'request rejected')).to.include({ reason: 'CONNECT not supported', method: 'CONNECT' });
     expect(JSON.stringify(lines)).not.to.contain('secret-target');

@@ -27,7 +27,7 @@ describe('webhook adapters', () => {
       expect(missing.json).to.deep.equal({ error: 'Not found.' });
       // A tunnel request gets an answer, not a dropped connection (node's default without a 'connect' listener).
       const tunnel = await raw(running.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
-      expect(tunnel).to.match(/^HTTP\/1\.1 501 /);
+      expect(tunnel).to.match(/^HTTP\/1\.1 400 /);
       expect(rawBody(tunnel)).to.contain('CONNECT is not supported');
     } finally {
       await running.close();
