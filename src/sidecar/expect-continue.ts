@@ -1,10 +1,11 @@
 // `Expect: 100-continue` (curl sends it with any body over 1 MiB): the client waits for a
 // "100 Continue" before it uploads. node sends that 100 itself, before any handler runs, unless
-// the server has a 'checkContinue' listener, so a request gatehouse refuses (no session, bad
-// signature) would be told to upload its whole body first, only to be refused and have the body
-// thrown away. With this listener the 100 goes out when something first reads the body (the
-// proxy streaming it to the app, gatehouse reading an /.auth POST or a webhook delivery), as Go's
-// server does; a request answered before that gets its answer without a 100.
+// the server has a 'checkContinue' listener, so a request gatehouse refuses without reading its
+// body (no session; a webhook receiver without a secret) would be told to upload the whole body
+// first, only to be refused and have the body thrown away. With this listener the 100 goes out
+// when something first reads the body (the proxy streaming it to the app, gatehouse reading an
+// /.auth POST or a webhook delivery), as Go's server does; a request answered before that gets
+// its answer without a 100.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;

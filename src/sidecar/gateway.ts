@@ -11,10 +11,10 @@ import type { GatehouseCore } from '../native/types.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import { createSidecar, DEFAULT_UPSTREAM_TIMEOUT_MS } from './app.js';
-import type { Listening } from './listen.js';
-import { createRequestListener } from './server.js';
 import { deferContinue } from './expect-continue.js';
+import type { Listening } from './listen.js';
 import { refuseConnect } from './refuse-connect.js';
+import { createRequestListener } from './server.js';
 import { parseUpstreamUrl } from './upstream-url.js';
 
 export interface GatewayOptions {

@@ -4,8 +4,8 @@ import Koa from 'koa';
 
 import { createLogger, type Logger } from '../logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from '../native/index.js';
-import { listenEarly, type Listening } from './listen.js';
 import { deferContinue } from './expect-continue.js';
+import { listenEarly, type Listening } from './listen.js';
 import { refuseConnect } from './refuse-connect.js';
 import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
 import { createNodeHandler } from '../webhook/node-handler.js';
