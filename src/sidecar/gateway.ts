@@ -11,6 +11,7 @@ import type { GatehouseCore } from '../native/types.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import { createSidecar, DEFAULT_UPSTREAM_TIMEOUT_MS } from './app.js';
+import { answerClientError } from './client-errors.js';
 import { deferContinue } from './expect-continue.js';
 import type { Listening } from './listen.js';
 import { refuseConnect } from './refuse-connect.js';
@@ -41,6 +42,8 @@ export interface Gateway {
   readonly upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
   /** CONNECT requests (node routes them apart from the others): refused with 400. */
   readonly connect: (req: IncomingMessage, socket: Duplex) => void;
+  /** Requests node's parser refuses (malformed, headers too large or too slow): a JSON error, logged. */
+  readonly clientError: (error: NodeJS.ErrnoException, socket: Duplex) => void;
   /** A client connection with no bytes either way for this long is closed (see attach). */
   readonly clientIdleTimeoutMs: number;
   close(): void;
@@ -73,6 +76,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     listener: createRequestListener(receiver, sidecar.app),
     upgrade: sidecar.handleUpgrade,
     connect: refuseConnect(logger),
+    clientError: answerClientError(logger),
     clientIdleTimeoutMs: upstreamTimeoutMs + CLIENT_IDLE_MARGIN_MS,
     close: () => {
       runtime.close();
@@ -96,4 +100,5 @@ export function attach(listening: Listening, gateway: Gateway): void {
   server.on('checkContinue', deferContinue(gateway.listener));
   server.on('upgrade', gateway.upgrade);
   server.on('connect', gateway.connect);
+  server.on('clientError', gateway.clientError);
 }

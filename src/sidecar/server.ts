@@ -4,6 +4,7 @@ import Koa from 'koa';
 
 import { createLogger, type Logger } from '../logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from '../native/index.js';
+import { answerClientError } from './client-errors.js';
 import { deferContinue } from './expect-continue.js';
 import { listenEarly, type Listening } from './listen.js';
 import { refuseConnect } from './refuse-connect.js';
@@ -69,5 +70,6 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
   listening.server.on('request', listener);
   listening.server.on('checkContinue', deferContinue(listener));
   listening.server.on('connect', refuseConnect(logger));
+  listening.server.on('clientError', answerClientError(logger));
   return { ...listening, receiver };
 }

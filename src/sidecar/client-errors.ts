@@ -1,0 +1,85 @@
+// A request node's HTTP parser refuses (a malformed request line or header, headers too large,
+// headers that never finish arriving) never becomes a request: no listener of gatehouse sees it,
+// and node's default answer is a bare status line with no body, logged nowhere. A 'clientError'
+// listener gives it the same treatment as every other refusal: a JSON error saying what was
+// wrong, the connection closed, and a log line. Nothing of the request is logged: it failed to
+// parse, so its path cannot be told apart from its headers (cookies included).
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+
+import { jsonDecision } from '../core/http/responses.js';
+import type { Logger } from '../logging.js';
+import { endUpgrade } from './answers.js';
+
+interface Refusal {
+  readonly status: number;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** What each parser error is answered with; any other parser error is a malformed request. */
+function refusalFor(code: string | undefined): Refusal {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, reason: 'request headers too large', message: `The request's headers are too large (over ${http.maxHeaderSize} bytes in all).` };
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return { status: 413, reason: 'chunk extensions too large', message: "The request body's chunk extensions are too large." };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, reason: 'request headers not received in time', message: "The request's headers did not arrive in time." };
+    default:
+      return { status: 400, reason: 'malformed request', message: 'The request is not valid HTTP/1.1.' };
+  }
+}
+
+/** How long a refused client may take to read the answer and hang up before the connection is cut. */
+const LINGER_MS = 2_000;
+
+/**
+ * Sockets with a refusal waiting behind a response still in progress, or already answered: node's
+ * parser, left in error, reports every further byte the client sends as another error.
+ */
+const refused = new WeakMap<Duplex, 'waiting' | 'answered'>();
+
+/** The response node's socket is serving, if any (node's own clientError default reads the same field). */
+function responseInProgress(socket: Duplex): http.ServerResponse | undefined {
+  return (socket as Duplex & { _httpMessage?: http.ServerResponse | null })._httpMessage ?? undefined;
+}
+
+/** Calls `then` once no response is in progress on `socket`: node starts a pipelined request's response when the one before it is done. */
+function afterResponses(socket: Duplex, then: () => void): void {
+  const current = responseInProgress(socket);
+  if (current === undefined) then();
+  else current.once('close', () => afterResponses(socket, then));
+}
+
+/**
+ * A server's 'clientError' listener. A connection that failed below HTTP (reset, broken pipe) is
+ * only closed: there is nobody to answer. A request that fails to parse behind pipelined ones
+ * still being answered is answered after them, so that no answer is cut or overtaken (node's
+ * default writes its 400 at once, ahead of an answer not yet begun, or cuts one under way).
+ */
+export function answerClientError(logger: Logger): (error: NodeJS.ErrnoException, socket: Duplex) => void {
+  return (error, socket) => {
+    const state = refused.get(socket);
+    if (state === 'waiting') return;
+    if (state === 'answered' || error.code === 'ECONNRESET' || error.code === 'EPIPE') {
+      socket.destroy();
+      return;
+    }
+    const refusal = refusalFor(error.code);
+    logger.info({ reason: refusal.reason, code: error.code }, 'request rejected');
+    refused.set(socket, 'waiting');
+    afterResponses(socket, () => {
+      refused.set(socket, 'answered');
+      if (!socket.writable) {
+        socket.destroy();
+        return;
+      }
+      endUpgrade(socket, jsonDecision(refusal.status, { error: refusal.message }));
+      // Ended, not destroyed: a client still sending would otherwise get a reset that can discard
+      // the answer before it reads it. But one that never hangs up must not hold the connection.
+      const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+      socket.once('close', () => clearTimeout(linger));
+    });
+  };
+}
