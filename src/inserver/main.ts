@@ -11,6 +11,7 @@ const logger = createLogger(undefined, process.env.GATEHOUSE_LOG_FILE || undefin
 
 startInServer({ logger, version: VERSION }).catch((error: unknown) => {
   const problems = error instanceof AuthConfigError ? error.problems : [(error as Error).message];
-  logger.fatal({ problems }, 'in-server: the auth core did not start');
+  const ignored = error instanceof AuthConfigError && error.warnings.length > 0 ? { unknownKeys: error.warnings } : {};
+  logger.fatal({ problems, ...ignored }, 'in-server: the auth core did not start');
   process.exitCode = 1;
 });

@@ -169,6 +169,30 @@ describe('authsettingsV2 configuration', () => {
     expect(warnings).to.have.length(4);
   });
 
+  it('a configuration that fails lists its unknown keys beside the problems: a misspelled key explains them', () => {
+    const { identityProviders, ...rest } = minimal as { identityProviders: unknown };
+    const failing = (document: unknown) => {
+      try {
+        resolveAuthConfig(document, env);
+      } catch (error) {
+        expect(error).to.be.instanceOf(AuthConfigError);
+        return error as AuthConfigError;
+      }
+      throw new Error('expected the configuration to fail');
+    };
+    // Found after validation: the ignored key is why no provider is enabled.
+    const resolving = failing({ ...rest, identityProvider: identityProviders });
+    expect(resolving.problems).to.deep.equal(['identityProviders: authentication is required but no identity provider is enabled']);
+    expect(resolving.warnings).to.deep.equal(['identityProvider: unknown key, ignored']);
+    expect(resolving.message).to.match(/no identity provider is enabled\nand keys that were ignored \(misspelled\?\):\n {2}- identityProvider: unknown key, ignored$/);
+    // Found by the schema.
+    const schema = failing({ ...minimal, globalValidation: { unauthenticatedClientAction: 'Nope', excludedPath: ['/public/*'] } });
+    expect(schema.problems.join('\n')).to.contain('globalValidation.unauthenticatedClientAction');
+    expect(schema.warnings).to.deep.equal(['globalValidation.excludedPath: unknown key, ignored']);
+    // Nothing unknown: the message lists the problems alone.
+    expect(failing({ ...minimal, globalValidation: { unauthenticatedClientAction: 'Nope' } }).message).not.to.contain('ignored');
+  });
+
   it("keys named like Object.prototype's members (constructor, toString, __proto__) are unknown keys, not a crash", () => {
     // As from a file: JSON.parse makes "__proto__" an ordinary key.
     const text = JSON.stringify({

@@ -38,10 +38,18 @@ export interface AuthConfig {
   readonly refreshWindowMs: number;
 }
 
-/** Every problem found, each naming its JSON path. */
+/**
+ * Every problem found, each naming its JSON path. The document's unknown keys come with them:
+ * a misspelled key is ignored, and what it was meant to set then shows up as a problem of its own
+ * (`identityProvider` for `identityProviders` reads as "no identity provider is enabled").
+ */
 export class AuthConfigError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid authentication configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  constructor(
+    readonly problems: readonly string[],
+    readonly warnings: readonly string[] = [],
+  ) {
+    const list = (lines: readonly string[]) => lines.map((line) => `  - ${line}`).join('\n');
+    super(`invalid authentication configuration:\n${list(problems)}${warnings.length > 0 ? `\nand keys that were ignored (misspelled?):\n${list(warnings)}` : ''}`);
     this.name = 'AuthConfigError';
   }
 }
@@ -54,6 +62,7 @@ export interface ResolvedConfig {
 
 /** Validates a parsed authsettingsV2 document and resolves it against `env`. */
 export function resolveAuthConfig(document: unknown, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
+  const warnings = unknownKeys(document).map((path) => `${path}: unknown key, ignored`);
   const parsed = authSettingsSchema.safeParse(document);
   if (!parsed.success) {
     throw new AuthConfigError(
@@ -62,6 +71,7 @@ export function resolveAuthConfig(document: unknown, env: NodeJS.ProcessEnv = pr
         const nested = 'issues' in issue && Array.isArray(issue.issues) ? (issue.issues as Array<{ message: string }>)[0]?.message : undefined;
         return `${issue.path.length ? issue.path.join('.') : '(document)'}: ${nested ?? issue.message}`;
       }),
+      warnings,
     );
   }
   const doc: AuthSettingsDocument = parsed.data;
@@ -87,11 +97,11 @@ export function resolveAuthConfig(document: unknown, env: NodeJS.ProcessEnv = pr
       ? { convention: 'Custom', hostHeader: proxy.customHostHeaderName, protoHeader: proxy.customProtoHeaderName }
       : { convention: proxy?.convention ?? 'NoProxy' };
 
-  if (problems.length > 0) throw new AuthConfigError(problems);
+  if (problems.length > 0) throw new AuthConfigError(problems, warnings);
   const login = doc.login ?? {};
   const extras = doc.gatehouse ?? {};
   return {
-    warnings: unknownKeys(document).map((path) => `${path}: unknown key, ignored`),
+    warnings,
     config: {
       enabled: doc.platform?.enabled ?? true,
       requireAuthentication,
