@@ -31,11 +31,12 @@ const USAGE = `Usage:
 
 class UsageError extends Error {}
 
-function port(value: string | undefined): number {
-  if (value === undefined) return 8080;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`--port must be 0-65535 (got ${value})`);
-  return n;
+/** The port to listen on: --port, else PORT (an empty PORT counts as unset), else 8080. Decimal digits only: Number() would take "0x50", "1e3" or " 80 ". */
+function listenPort(flag: string | undefined): number {
+  const [source, value] = flag !== undefined ? ['--port', flag] : ['PORT', process.env.PORT];
+  if (value === undefined || (source === 'PORT' && value === '')) return 8080;
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`${source} must be a port number, 0-65535 (got ${JSON.stringify(value)})`);
+  return Number(value);
 }
 
 function upstreamUrl(value: string): string {
@@ -81,11 +82,11 @@ async function drain(listening: Pick<Listening, 'drain'>, logger: Logger): Promi
 async function serve(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' }, upstream: { type: 'string' }, config: { type: 'string' } } });
   const host = values.host ?? '127.0.0.1';
-  const listenPort = port(values.port ?? process.env.PORT);
+  const port = listenPort(values.port);
   if (values.upstream === undefined) {
     if (values.config !== undefined) throw new UsageError('--config needs --upstream (the app to protect)');
     const logger = createLogger();
-    const running = await startServer({ host, port: listenPort, logger });
+    const running = await startServer({ host, port, logger });
     stopOn(logger, () => drain(running, logger));
     console.log(`gatehouse listening on ${running.url}`);
     announceReceiver(running.url, running.receiver.config);
@@ -96,7 +97,7 @@ async function serve(args: string[]): Promise<void> {
   const loaded = loadAuthConfig(values.config);
   for (const warning of loaded.warnings) logger.warn({ source: loaded.source }, `configuration: ${warning}`);
   const { core } = coreSelection(logger);
-  const front = await listenEarly(host, listenPort);
+  const front = await listenEarly(host, port);
   const gateway = await createGateway({ config: loaded.config, upstream, core, logger, version: VERSION });
   attach(front, gateway);
   stopOn(logger, async () => {
@@ -120,7 +121,7 @@ async function dev(args: string[]): Promise<void> {
   const { core } = coreSelection(logger);
   // Loaded only here: the development provider (oidc-provider) is no part of serve.
   const { startDev } = await import('./dev/dev.js');
-  const running = await startDev({ host: values.host ?? '127.0.0.1', port: port(values.port ?? process.env.PORT), core, logger, version: VERSION });
+  const running = await startDev({ host: values.host ?? '127.0.0.1', port: listenPort(values.port), core, logger, version: VERSION });
   stopOn(logger, running.close);
   console.log(`gatehouse dev: open ${running.url}/ and sign in as demo / demo`);
   console.log(`development OpenID provider: ${running.issuer}`);

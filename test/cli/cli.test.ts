@@ -124,6 +124,18 @@ describe('gatehouse CLI', () => {
     }
   });
 
+  it('a port that is not a decimal number is a usage error naming where it came from, exit 2', () => {
+    for (const [args, env, source, shown] of [
+      [['serve', '--port', '0x50'], {}, '--port', '"0x50"'],
+      [['serve', '--port', '70000'], {}, '--port', '"70000"'],
+      [['dev'], { PORT: 'abc' }, 'PORT', '"abc"'],
+    ] as const) {
+      const result = run([...args], { env });
+      expect(result.status, `${args.join(' ')} ${JSON.stringify(env)}`).to.equal(2);
+      expect(result.stderr).to.contain(`gatehouse: ${source} must be a port number, 0-65535 (got ${shown})`);
+    }
+  });
+
   it('a port already in use is a clear error that says how to pick another, exit 1', async () => {
     const net = await import('node:net');
     const taken = net.createServer();
