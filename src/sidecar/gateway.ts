@@ -16,6 +16,7 @@ import { deferContinue } from './expect-continue.js';
 import type { Listening } from './listen.js';
 import { refuseConnect } from './refuse-connect.js';
 import { createRequestListener } from './server.js';
+import { routeUpgrades } from './upgrades.js';
 import { parseUpstreamUrl } from './upstream-url.js';
 
 export interface GatewayOptions {
@@ -39,6 +40,7 @@ export interface Gateway {
   readonly layer: AuthLayer;
   readonly receiver: WebhookReceiver;
   readonly listener: (req: IncomingMessage, res: ServerResponse) => void;
+  /** WebSocket handshakes, authorized then proxied; any other upgrade is served as an ordinary request (upgrades.ts). */
   readonly upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
   /** CONNECT requests (node routes them apart from the others): refused with 400. */
   readonly connect: (req: IncomingMessage, socket: Duplex) => void;
@@ -69,12 +71,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ...(options.authBodyDeadlineMs !== undefined ? { authBodyDeadlineMs: options.authBodyDeadlineMs } : {}),
   });
   const receiver = new WebhookReceiver({ logger, core: options.core, ...(options.env ? { env: options.env } : {}), ...options.webhook });
+  // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
+  const listener = createRequestListener(receiver, sidecar.app);
   return {
     layer,
     receiver,
-    // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
-    listener: createRequestListener(receiver, sidecar.app),
-    upgrade: sidecar.handleUpgrade,
+    listener,
+    upgrade: routeUpgrades({ websocket: sidecar.handleUpgrade, ordinary: listener, logger }),
     connect: refuseConnect(logger),
     clientError: answerClientError(logger),
     clientIdleTimeoutMs: upstreamTimeoutMs + CLIENT_IDLE_MARGIN_MS,

@@ -1,0 +1,67 @@
+// Which protocol changes reach the app. node hands every request that asks to switch protocols
+// (`Connection: upgrade` with `Upgrade: <anything>`) to the server's 'upgrade' listeners. Only
+// WebSocket handshakes may be proxied as upgrades: an app that agreed to `Upgrade: h2c` (HTTP/2
+// over cleartext) would hand the client an HTTP/2 connection on which every later request, to any
+// path and with any identity headers, passes beside gatehouse (h2c smuggling). http-proxy refuses
+// anything else by destroying the socket, so such a request used to get no answer at all (curl
+// --http2 on an http:// URL: "Empty reply from server"). Now gatehouse ignores the upgrade, as
+// RFC 9110 §7.8 lets a server do: the request is served as an ordinary one, and its Upgrade header
+// is stripped with the other hop-by-hop fields.
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+
+import { jsonDecision } from '../core/http/responses.js';
+import type { Logger } from '../logging.js';
+import { endUpgrade } from './answers.js';
+
+export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+export const UPGRADE_WITH_BODY_MESSAGE = 'Only WebSocket upgrades are supported: send this request without the Upgrade header.';
+
+/** A WebSocket handshake is a GET that names that one protocol alone (RFC 6455 §4.1); a list could let the app pick another. */
+export function isWebSocketUpgrade(req: IncomingMessage): boolean {
+  return req.method === 'GET' && req.headers.upgrade?.trim().toLowerCase() === 'websocket';
+}
+
+/**
+ * node parses no body for a request it hands over as an upgrade: what follows the headers is left
+ * on the socket as the new protocol's bytes, so a declared body could not be read as one.
+ */
+function declaresBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * Serves an upgrade request that is not proxied as an upgrade through the ordinary request
+ * listener. The connection has left node's HTTP handling, so the answer closes it.
+ */
+function serveWithoutUpgrade(req: IncomingMessage, socket: Duplex, listener: (req: IncomingMessage, res: ServerResponse) => void): void {
+  const res = new http.ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket as Socket);
+  res.once('finish', () => {
+    res.detachSocket(socket as Socket);
+    socket.end();
+  });
+  listener(req, res);
+}
+
+/** The server's 'upgrade' listener: WebSocket handshakes to `websocket`, every other upgrade served by `ordinary` as a plain request. */
+export function routeUpgrades(options: { websocket: UpgradeListener; ordinary: (req: IncomingMessage, res: ServerResponse) => void; logger: Logger }): UpgradeListener {
+  return (req, socket, head) => {
+    if (isWebSocketUpgrade(req)) {
+      options.websocket(req, socket, head);
+      return;
+    }
+    // node leaves an upgraded socket without an 'error' listener: a reset would be an uncaught error.
+    socket.on('error', () => socket.destroy());
+    if (declaresBody(req)) {
+      options.logger.info({ reason: 'upgrade other than WebSocket with a body', method: req.method }, 'request rejected');
+      endUpgrade(socket, jsonDecision(400, { error: UPGRADE_WITH_BODY_MESSAGE }));
+      return;
+    }
+    serveWithoutUpgrade(req, socket, options.ordinary);
+  };
+}
