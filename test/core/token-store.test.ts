@@ -136,6 +136,28 @@ describe('FileSystemTokenStore on disk', () => {
     expect(await new FileSystemTokenStore({ directory, app: 'app' }).get('s')).to.deep.equal({ v: 1 });
   });
 
+  it('a key file another instance has created but not yet written is waited for, not taken as a bad key', async () => {
+    const keyFile = path.join(directory, KEY_FILE_NAME);
+    await fs.writeFile(keyFile, '', { mode: 0o600 }); // created exclusively by the other instance, not yet written
+    const key = randomBytes(32);
+    const waiting = new FileSystemTokenStore({ directory, app: 'app' }).put('s', { v: 1 }, later);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await fs.writeFile(keyFile, `${key.toString('hex')}\n`);
+    await waiting;
+    // Written with the other instance's key.
+    expect(await new FileSystemTokenStore({ directory, app: 'app', masterKey: key }).get('s')).to.deep.equal({ v: 1 });
+  });
+
+  it('a key file that stays empty is an error that says what to do, and is never replaced', async () => {
+    const keyFile = path.join(directory, KEY_FILE_NAME);
+    await fs.writeFile(keyFile, '', { mode: 0o600 });
+    await new FileSystemTokenStore({ directory, app: 'app' }).get('s').then(
+      () => expect.fail('should refuse'),
+      (error: Error) => expect(error.message).to.match(/is empty \(left by a start that stopped before writing it; .*\): delete it and gatehouse makes a new one$/),
+    );
+    expect(await fs.readFile(keyFile, 'utf8')).to.equal('');
+  });
+
   it('refuses a key file others can read', async function () {
     if (process.platform === 'win32') this.skip();
     await fs.writeFile(path.join(directory, KEY_FILE_NAME), `${randomBytes(32).toString('hex')}\n`, { mode: 0o644 });

@@ -78,7 +78,31 @@ async function removeIfOlder(file: string, now: number, limitMs: number): Promis
   return true;
 }
 
-/** The key file's key, created when missing as a record is (exclusively, 0600, synced: never left empty by a crash). */
+/**
+ * How long a start waits for a key file that is empty or incomplete: another instance sharing the
+ * directory may have just created it (exclusively) and not yet written it.
+ */
+const KEY_FILE_WRITE_WAIT_MS = 2_000;
+
+async function readKeyFile(file: string): Promise<Buffer> {
+  const deadline = Date.now() + KEY_FILE_WRITE_WAIT_MS;
+  for (let wait = 5; ; wait = Math.min(wait * 2, LOCK_POLL_MAX_MS)) {
+    const text = await fs.readFile(file, 'utf8');
+    try {
+      return parseEncryptionKey(text, file);
+    } catch (error) {
+      if (Date.now() < deadline) {
+        await delay(wait);
+        continue;
+      }
+      // Never replaced by gatehouse: two instances replacing it at once could each keep a different key.
+      if (text.trim() === '') throw new EncryptionKeyError(`${file} is empty (left by a start that stopped before writing it; nothing can have been encrypted with it): delete it and gatehouse makes a new one`);
+      throw error;
+    }
+  }
+}
+
+/** The key file's key, created when missing as a record is (exclusively, 0600, synced: never left empty by a failed write). */
 export async function loadOrCreateKeyFile(directory: string): Promise<Buffer> {
   await fs.mkdir(directory, { recursive: true, mode: 0o700 });
   const file = path.join(directory, KEY_FILE_NAME);
@@ -91,7 +115,7 @@ export async function loadOrCreateKeyFile(directory: string): Promise<Buffer> {
   if (process.platform !== 'win32' && (stat.mode & 0o077) !== 0) {
     throw new EncryptionKeyError(`${file} is readable by group or others; chmod 600 it`);
   }
-  return parseEncryptionKey(await fs.readFile(file, 'utf8'), file);
+  return readKeyFile(file);
 }
 
 export class FileSystemTokenStore<T> implements TokenStore<T> {
