@@ -35,15 +35,18 @@ function declaresBody(req: IncomingMessage): boolean {
 
 /**
  * Serves an upgrade request that is not proxied as an upgrade through the ordinary request
- * listener. The connection has left node's HTTP handling, so the answer closes it.
+ * listener. The connection has left node's HTTP handling, so the answer closes it: ended, then
+ * destroyed once written, as node closes a `Connection: close` one (a client that keeps its side
+ * open does not keep the connection).
  */
 function serveWithoutUpgrade(req: IncomingMessage, socket: Duplex, listener: (req: IncomingMessage, res: ServerResponse) => void): void {
+  const connection = socket as Socket;
   const res = new http.ServerResponse(req);
   res.shouldKeepAlive = false;
-  res.assignSocket(socket as Socket);
+  res.assignSocket(connection);
   res.once('finish', () => {
-    res.detachSocket(socket as Socket);
-    socket.end();
+    res.detachSocket(connection);
+    connection.destroySoon();
   });
   listener(req, res);
 }

@@ -2,6 +2,8 @@
 // hand the client an HTTP/2 connection on which every later request passes beside gatehouse (h2c
 // smuggling). Any other upgrade is served as an ordinary request: it gets an answer (http-proxy,
 // which refuses them, drops the connection) and the app never sees the upgrade.
+import net from 'node:net';
+
 import { expect } from 'chai';
 
 import { Browser } from '../support/browser.js';
@@ -98,6 +100,27 @@ describe('upgrades other than WebSocket (curl --http2, h2c smuggling)', function
     expect(deployment.upstream.requests.length).to.equal(before);
     const rejected = logs.lines().slice(linesBefore).filter((l) => l.msg === 'request rejected');
     expect(rejected.map((l) => l.reason)).to.deep.equal(['upgrade other than WebSocket with a body', 'upgrade other than WebSocket with a body']);
+  });
+
+  it('the connection is closed after the answer, even when the client keeps its side open', async () => {
+    const connections = () => new Promise<number>((resolve, reject) => deployment.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+    expect(await connections(), 'no connection left over from other tests').to.equal(0);
+    // allowHalfOpen: the client does not close its side when gatehouse ends the connection.
+    const socket = net.connect({ port: Number(new URL(deployment.url).port), host: '127.0.0.1', allowHalfOpen: true });
+    try {
+      socket.on('error', () => undefined);
+      let received = '';
+      socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+      const ended = new Promise<void>((resolve) => socket.on('end', () => resolve()));
+      socket.write(h2cRequest(host, '/public/half-open'));
+      await ended;
+      expect(received).to.match(/^HTTP\/1\.1 200 /);
+      const started = Date.now();
+      while ((await connections()) > 0 && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await connections(), 'still held open by the client').to.equal(0);
+    } finally {
+      socket.destroy();
+    }
   });
 
   it('a WebSocket handshake on the same deployment still reaches the app as an upgrade', async () => {
