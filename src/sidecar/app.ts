@@ -16,6 +16,7 @@ import { wantsJson, type Decision } from '../core/http/request-view.js';
 import { jsonDecision } from '../core/http/responses.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
+import { cutOffWhenTheAppBreaksOff } from './broken-answers.js';
 import { forwardHeaders } from './forward-headers.js';
 import { keepHopByHopOnTheAppsHop } from './response-headers.js';
 import { toRequestView } from './request-view.js';
@@ -123,10 +124,15 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     }
   });
 
+  const watchAnswer = cutOffWhenTheAppBreaksOff((req) => logger.error({ path: loggedPath(req), reason: 'the app broke off its answer' }, 'upstream request failed'));
+  const onAnswer = (proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse): void => {
+    keepHopByHopOnTheAppsHop(proxyRes, req, res);
+    watchAnswer(proxyRes, req, res);
+  };
   const staleConnections = new StaleConnectionRetry();
   // The one retry after a stale keep-alive connection: a new connection, used once.
   const retryProxy = HttpProxy.createProxyServer({ target: options.upstream, xfwd: false, proxyTimeout: timeoutMs, agent: singleUse });
-  retryProxy.on('proxyRes', keepHopByHopOnTheAppsHop);
+  retryProxy.on('proxyRes', onAnswer);
   function onUpstreamError(error: NodeJS.ErrnoException, req: IncomingMessage, res: ServerResponse): void {
     // An abort by proxyTimeout surfaces as a reset; what tells it apart is how long it took.
     const started = (req as Tagged)[STARTED];
@@ -150,7 +156,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
       xfwd: false,
       // http-proxy aborts the upstream request after this long (then the error below decides 504).
       proxyTimeout: timeoutMs,
-      events: { error: onUpstreamError, proxyReq: staleConnections.noteAttempt, proxyRes: keepHopByHopOnTheAppsHop },
+      events: { error: onUpstreamError, proxyReq: staleConnections.noteAttempt, proxyRes: onAnswer },
     } as proxies.IKoaProxiesOptions),
   );
 
