@@ -11,7 +11,7 @@ import { answerClientError } from '../../src/sidecar/client-errors.js';
 import { startServer } from '../../src/sidecar/server.js';
 import { listen } from '../support/http.js';
 import { capturingLogger, type CapturedLogs } from '../support/logs.js';
-import { raw, rawBody } from '../support/raw-http.js';
+import { connectionsLeftAfter, openConnections, raw, rawBody } from '../support/raw-http.js';
 import { startDeployment, type Deployment } from '../support/sign-in.js';
 
 /** The status line of every answer in `received`, in order. */
@@ -93,8 +93,7 @@ describe('requests node cannot parse', function () {
   });
 
   it('a client that reads the refusal but never hangs up loses the connection', async () => {
-    const connections = () => new Promise<number>((resolve, reject) => deployment.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
-    expect(await connections(), 'no connection left over from other tests').to.equal(0);
+    expect(await openConnections(deployment.server), 'no connection left over from other tests').to.equal(0);
     // allowHalfOpen: the client does not close its side when gatehouse ends the connection.
     const socket = net.connect({ port: Number(new URL(deployment.url).port), host: '127.0.0.1', allowHalfOpen: true });
     let received = '';
@@ -105,11 +104,9 @@ describe('requests node cannot parse', function () {
     await ended;
     try {
       expect(statuses(received)).to.deep.equal([400]);
-      expect(await connections(), 'half-open, held by the client').to.equal(1);
+      expect(await openConnections(deployment.server), 'half-open, held by the client').to.equal(1);
       // The client stays silent (a byte from it would be refused at once): only gatehouse can close it now.
-      const started = Date.now();
-      while ((await connections()) > 0 && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(await connections(), 'closed by gatehouse').to.equal(0);
+      expect(await connectionsLeftAfter(deployment.server, 10_000), 'closed by gatehouse').to.equal(0);
     } finally {
       socket.destroy();
     }

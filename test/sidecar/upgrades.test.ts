@@ -8,7 +8,7 @@ import { expect } from 'chai';
 
 import { Browser } from '../support/browser.js';
 import { capturingLogger, type CapturedLogs } from '../support/logs.js';
-import { raw, rawBody } from '../support/raw-http.js';
+import { connectionsLeftAfter, openConnections, raw, rawBody } from '../support/raw-http.js';
 import { signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 /** The bytes of an upgrade to HTTP/2 over cleartext, as curl --http2 sends it for an http:// URL. */
@@ -103,8 +103,7 @@ describe('upgrades other than WebSocket (curl --http2, h2c smuggling)', function
   });
 
   it('the connection is closed after the answer, even when the client keeps its side open', async () => {
-    const connections = () => new Promise<number>((resolve, reject) => deployment.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
-    expect(await connections(), 'no connection left over from other tests').to.equal(0);
+    expect(await openConnections(deployment.server), 'no connection left over from other tests').to.equal(0);
     // allowHalfOpen: the client does not close its side when gatehouse ends the connection.
     const socket = net.connect({ port: Number(new URL(deployment.url).port), host: '127.0.0.1', allowHalfOpen: true });
     try {
@@ -115,9 +114,7 @@ describe('upgrades other than WebSocket (curl --http2, h2c smuggling)', function
       socket.write(h2cRequest(host, '/public/half-open'));
       await ended;
       expect(received).to.match(/^HTTP\/1\.1 200 /);
-      const started = Date.now();
-      while ((await connections()) > 0 && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(await connections(), 'still held open by the client').to.equal(0);
+      expect(await connectionsLeftAfter(deployment.server, 10_000), 'still held open by the client').to.equal(0);
     } finally {
       socket.destroy();
     }

@@ -1,6 +1,6 @@
 // HTTP/1.1 over a bare socket, for tests that need bytes exactly as written
 // (paths, request targets, hop-by-hop headers) or control over when they are sent.
-import net from 'node:net';
+import net, { type Server } from 'node:net';
 
 /**
  * A connection to a test server: write to `socket`; `received` resolves with everything the server sent, once it
@@ -71,4 +71,16 @@ export function rawBody(response: string): string {
     out += body.slice(line + 2, line + 2 + size);
     body = body.slice(line + 2 + size + 2);
   }
+}
+
+/** How many connections `server` holds open, upgraded ones included (node counts every accepted socket until it closes). */
+export function openConnections(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+}
+
+/** Waits up to `limitMs` for `server` to have closed every connection; how many are still open. */
+export async function connectionsLeftAfter(server: Server, limitMs: number): Promise<number> {
+  const started = Date.now();
+  while ((await openConnections(server)) > 0 && Date.now() - started < limitMs) await new Promise((resolve) => setTimeout(resolve, 50));
+  return openConnections(server);
 }
