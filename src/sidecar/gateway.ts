@@ -11,10 +11,8 @@ import type { GatehouseCore } from '../native/types.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import { createSidecar, DEFAULT_UPSTREAM_TIMEOUT_MS } from './app.js';
-import { answerClientError } from './client-errors.js';
-import { deferContinue } from './expect-continue.js';
 import type { Listening } from './listen.js';
-import { refuseConnect } from './refuse-connect.js';
+import { serveRequests } from './serve-requests.js';
 import { createRequestListener } from './server.js';
 import { routeUpgrades } from './upgrades.js';
 import { parseUpstreamUrl } from './upstream-url.js';
@@ -42,10 +40,8 @@ export interface Gateway {
   readonly listener: (req: IncomingMessage, res: ServerResponse) => void;
   /** WebSocket handshakes, authorized then proxied; any other upgrade is served as an ordinary request (upgrades.ts). */
   readonly upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
-  /** CONNECT requests (node routes them apart from the others): refused with 400. */
-  readonly connect: (req: IncomingMessage, socket: Duplex) => void;
-  /** Requests node's parser refuses (malformed, headers too large or too slow): a JSON error, logged. */
-  readonly clientError: (error: NodeJS.ErrnoException, socket: Duplex) => void;
+  /** Where the gateway logs; also the refusals made outside the listener (CONNECT, unparseable requests). */
+  readonly logger: Logger;
   /** A client connection with no bytes either way for this long is closed (see attach). */
   readonly clientIdleTimeoutMs: number;
   close(): void;
@@ -78,8 +74,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     receiver,
     listener,
     upgrade: routeUpgrades({ websocket: sidecar.handleUpgrade, ordinary: listener, logger }),
-    connect: refuseConnect(logger),
-    clientError: answerClientError(logger),
+    logger,
     clientIdleTimeoutMs: upstreamTimeoutMs + CLIENT_IDLE_MARGIN_MS,
     close: () => {
       runtime.close();
@@ -99,9 +94,6 @@ export function attach(listening: Listening, gateway: Gateway): void {
   const { server } = listening;
   server.requestTimeout = 0;
   server.timeout = gateway.clientIdleTimeoutMs;
-  server.on('request', gateway.listener);
-  server.on('checkContinue', deferContinue(gateway.listener));
+  serveRequests(server, gateway.listener, gateway.logger);
   server.on('upgrade', gateway.upgrade);
-  server.on('connect', gateway.connect);
-  server.on('clientError', gateway.clientError);
 }

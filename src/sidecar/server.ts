@@ -4,11 +4,9 @@ import Koa from 'koa';
 
 import { createLogger, type Logger } from '../logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from '../native/index.js';
-import { answerClientError } from './client-errors.js';
-import { deferContinue } from './expect-continue.js';
 import { listenEarly, type Listening } from './listen.js';
-import { refuseConnect } from './refuse-connect.js';
 import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
+import { serveRequests } from './serve-requests.js';
 import { createNodeHandler } from '../webhook/node-handler.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
@@ -67,9 +65,6 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
   }
   const listening = await listenEarly(options.host ?? '127.0.0.1', options.port ?? 8080);
   const listener = createRequestListener(receiver);
-  listening.server.on('request', listener);
-  listening.server.on('checkContinue', deferContinue(listener));
-  listening.server.on('connect', refuseConnect(logger));
-  listening.server.on('clientError', answerClientError(logger));
+  serveRequests(listening.server, listener, logger);
   return { ...listening, receiver };
 }

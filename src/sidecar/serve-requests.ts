@@ -1,0 +1,17 @@
+// The server events every gatehouse server answers, whatever it serves: requests (those that
+// expect a 100 Continue included), CONNECT, and requests node's parser refuses. One place, so
+// that the sidecar and the webhook-only server cannot drift apart when node adds another way
+// for a request to arrive outside 'request'.
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+
+import type { Logger } from '../logging.js';
+import { answerClientError } from './client-errors.js';
+import { deferContinue } from './expect-continue.js';
+import { refuseConnect } from './refuse-connect.js';
+
+export function serveRequests(server: Server, listener: (req: IncomingMessage, res: ServerResponse) => void, logger: Logger): void {
+  server.on('request', listener);
+  server.on('checkContinue', deferContinue(listener));
+  server.on('connect', refuseConnect(logger));
+  server.on('clientError', answerClientError(logger));
+}
