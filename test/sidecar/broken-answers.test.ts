@@ -62,14 +62,15 @@ describe('an answer the app breaks off', function () {
     ['an answer the app stops sending past the upstream timeout', '/public/stall'],
   ] as const) {
     it(`${name}: the client's connection is cut, the answer visibly not whole, and logged`, async () => {
-      const before = logs.lines().length;
-      const { received, closed } = await fetchRaw(path);
+      let outcome = { received: '', closed: false };
+      const lines = await logs.during(async () => (outcome = await fetchRaw(path)));
+      const { received, closed } = outcome;
       expect(closed, 'the connection was left open').to.equal(true);
       expect(received).to.match(/^HTTP\/1\.1 200 /);
       // Never made to look whole: no last chunk, or fewer bytes than announced.
       expect(received).not.to.match(/\r\n0\r\n\r\n$/);
       if (path.includes('sized')) expect(received.slice(received.indexOf('\r\n\r\n') + 4)).to.equal('ten bytes\n');
-      const line = logs.lines().slice(before).find((l) => l.msg === 'upstream request failed');
+      const line = lines.find((l) => l.msg === 'upstream request failed');
       expect(line).to.include({ path, reason: 'the app broke off its answer' });
     });
   }

@@ -36,13 +36,6 @@ describe('requests node cannot parse', function () {
   });
   after(() => deployment.close());
 
-  /** The log lines written while `act` ran. */
-  async function loggedDuring(act: () => Promise<unknown>): Promise<Array<Record<string, unknown>>> {
-    const before = logs.lines().length;
-    await act();
-    return logs.lines().slice(before);
-  }
-
   const cases = [
     { name: 'a NUL byte in a header value', request: (h: string) => `GET /protected HTTP/1.1\r\nHost: ${h}\r\nCookie: PlatformAuthSession=secret-cookie-value\r\nX-Note: a\u0000b\r\n\r\n`, status: 400, error: /not valid HTTP\/1\.1/, reason: 'malformed request' },
     { name: 'a space in a header name', request: (h: string) => `GET /protected?secret-query=1 HTTP/1.1\r\nHost: ${h}\r\nX Note: secret-header-value\r\n\r\n`, status: 400, error: /not valid HTTP\/1\.1/, reason: 'malformed request' },
@@ -54,7 +47,7 @@ describe('requests node cannot parse', function () {
     it(`${c.name}: ${c.status} with a JSON error, the connection closed, logged without what it carried`, async () => {
       const before = deployment.upstream.requests.length;
       let received = '';
-      const lines = await loggedDuring(async () => (received = await raw(deployment.url, c.request(host))));
+      const lines = await logs.during(async () => (received = await raw(deployment.url, c.request(host))));
       expect(statuses(received)).to.deep.equal([c.status]);
       expect(received).to.match(/\r\ncontent-type: application\/json; charset=utf-8\r\n/i);
       expect(received).to.match(/\r\nconnection: close\r\n/i);
@@ -77,7 +70,7 @@ describe('requests node cannot parse', function () {
   });
 
   it('a client that goes on sending after the refusal: answered once, then cut off', async () => {
-    const lines = await loggedDuring(async () => {
+    const lines = await logs.during(async () => {
       const socket = net.connect(Number(new URL(deployment.url).port), '127.0.0.1');
       let received = '';
       socket.on('data', (d: Buffer) => (received += d.toString('latin1')));

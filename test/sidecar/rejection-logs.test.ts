@@ -19,13 +19,6 @@ describe('every refused request is logged, without secrets', function () {
   });
   after(() => deployment.close());
 
-  /** The log lines written while `act` ran. */
-  async function loggedDuring(act: () => Promise<unknown>): Promise<Array<Record<string, unknown>>> {
-    const before = logs.lines().length;
-    await act();
-    return logs.lines().slice(before);
-  }
-
   const api = () => {
     const browser = new Browser();
     browser.accept = 'application/json';
@@ -152,7 +145,7 @@ describe('every refused request is logged, without secrets', function () {
   for (const c of cases) {
     it(`${c.name}: ${c.status}, logged as "${c.msg}" with its reason and path`, async () => {
       let status = 0;
-      const lines = await loggedDuring(async () => ({ status } = await c.send()));
+      const lines = await logs.during(async () => ({ status } = await c.send()));
       expect(status).to.equal(c.status);
       const line = lines.find((l) => l.msg === c.msg);
       expect(line, JSON.stringify(lines)).not.to.equal(undefined);
@@ -163,7 +156,7 @@ describe('every refused request is logged, without secrets', function () {
   }
 
   it('a CONNECT request: 400, logged as "request rejected" without its target', async () => {
-    const lines = await loggedDuring(async () => {
+    const lines = await logs.during(async () => {
       const response = await raw(deployment.url, 'CONNECT secret-target.example:443 HTTP/1.1\r\nHost: secret-target.example:443\r\n\r\n');
       expect(response).to.match(/^HTTP\/1\.1 400 /);
     });
@@ -176,7 +169,7 @@ describe('every refused request is logged, without secrets', function () {
     try {
       await other.closeUpstream();
       let status = 0;
-      const lines = await loggedDuring(async () => ({ status } = await new Browser().request(`${other.url}/public/report?x=1`)));
+      const lines = await logs.during(async () => ({ status } = await new Browser().request(`${other.url}/public/report?x=1`)));
       expect(status).to.equal(502);
       expect(lines.find((l) => l.msg === 'upstream request failed')).to.include({ path: '/public/report' });
     } finally {

@@ -89,16 +89,17 @@ describe('upgrades other than WebSocket (curl --http2, h2c smuggling)', function
 
   it('an upgrade other than WebSocket that carries a body: 400 with a JSON error, logged, nothing at the app', async () => {
     const before = deployment.upstream.requests.length;
-    const linesBefore = logs.lines().length;
-    for (const framing of ['Content-Length: 5\r\n', 'Transfer-Encoding: chunked\r\n']) {
-      const body = framing.startsWith('Content-Length') ? 'hello' : '5\r\nhello\r\n0\r\n\r\n';
-      const received = await raw(deployment.url, `POST /public/form HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n${framing}\r\n${body}`);
-      expect(received).to.match(/^HTTP\/1\.1 400 /);
-      expect(JSON.parse(rawBody(received))).to.deep.equal({ error: 'Only WebSocket upgrades are supported: send this request without the Upgrade header.' });
-    }
+    const lines = await logs.during(async () => {
+      for (const framing of ['Content-Length: 5\r\n', 'Transfer-Encoding: chunked\r\n']) {
+        const body = framing.startsWith('Content-Length') ? 'hello' : '5\r\nhello\r\n0\r\n\r\n';
+        const received = await raw(deployment.url, `POST /public/form HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n${framing}\r\n${body}`);
+        expect(received).to.match(/^HTTP\/1\.1 400 /);
+        expect(JSON.parse(rawBody(received))).to.deep.equal({ error: 'Only WebSocket upgrades are supported: send this request without the Upgrade header.' });
+      }
+    });
     expect(appUpgrades).to.deep.equal([]);
     expect(deployment.upstream.requests.length).to.equal(before);
-    const rejected = logs.lines().slice(linesBefore).filter((l) => l.msg === 'request rejected');
+    const rejected = lines.filter((l) => l.msg === 'request rejected');
     expect(rejected.map((l) => l.reason)).to.deep.equal(['upgrade other than WebSocket with a body', 'upgrade other than WebSocket with a body']);
   });
 

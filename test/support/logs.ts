@@ -9,6 +9,8 @@ export interface CapturedLogs {
   lines(): Array<Record<string, unknown>>;
   /** Every byte so far, for "this never appears anywhere" checks. */
   raw(): string;
+  /** The lines written while `act` ran. */
+  during(act: () => Promise<unknown>): Promise<Array<Record<string, unknown>>>;
 }
 
 export function capturingLogger(level = 'info'): CapturedLogs {
@@ -20,5 +22,11 @@ export function capturingLogger(level = 'info'): CapturedLogs {
     },
   });
   const logger = pino({ level }, stream);
-  return { logger, raw: () => raw, lines: () => raw.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+  const lines = () => raw.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const during = async (act: () => Promise<unknown>) => {
+    const before = lines().length;
+    await act();
+    return lines().slice(before);
+  };
+  return { logger, raw: () => raw, lines, during };
 }
