@@ -22,6 +22,7 @@ import { keepHopByHopOnTheAppsHop } from './response-headers.js';
 import { toRequestView } from './request-view.js';
 import { StaleConnectionRetry } from './stale-connection.js';
 import { upstreamAgent } from './upstream-agent.js';
+import { DEFAULT_UPSTREAM_TIMEOUT_MS } from './upstream-timeout.js';
 import { endUpgrade, gatewayError, sendGatewayError, writeAnswer } from './answers.js';
 import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
 
@@ -31,7 +32,7 @@ export interface SidecarOptions {
   readonly logger: Logger;
   /** The app's origin, `scheme://host[:port]`, as parseUpstreamUrl gives it. */
   readonly upstream: string;
-  /** Upstream answer timeout, ms (default 60 s). */
+  /** How long the app may stay silent on a request, ms (default 60 s; upstream-timeout.ts). */
   readonly upstreamTimeoutMs?: number;
   /** How long a /.auth POST body may take to arrive in full, ms (default DEFAULT_AUTH_BODY_DEADLINE_MS). */
   readonly authBodyDeadlineMs?: number;
@@ -40,8 +41,6 @@ export interface SidecarOptions {
 }
 
 const STARTED = Symbol('gatehouse.forwardStarted');
-/** How long the app may stay silent (no answer, no bytes) before the request fails with 504. */
-export const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
 /** How long a keep-alive connection to the app may sit idle before gatehouse closes it. */
 export const UPSTREAM_IDLE_MS = 30_000;
 type Tagged = IncomingMessage & { [STARTED]?: number };

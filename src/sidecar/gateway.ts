@@ -10,11 +10,12 @@ import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
-import { createSidecar, DEFAULT_UPSTREAM_TIMEOUT_MS } from './app.js';
+import { createSidecar } from './app.js';
 import type { Listening } from './listen.js';
 import { serveRequests } from './serve-requests.js';
 import { createRequestListener } from './server.js';
 import { routeUpgrades } from './upgrades.js';
+import { CLIENT_IDLE_MARGIN_MS, resolveUpstreamTimeout } from './upstream-timeout.js';
 import { parseUpstreamUrl } from './upstream-url.js';
 
 export interface GatewayOptions {
@@ -27,6 +28,7 @@ export interface GatewayOptions {
   /** Master key; default GATEHOUSE_ENCRYPTION_KEY / WEBSITE_AUTH_ENCRYPTION_KEY, else a key file in the store directory. */
   readonly masterKey?: Buffer;
   readonly webhook?: WebhookReceiverOptions;
+  /** How long the app may stay silent on a request, ms; default GATEHOUSE_UPSTREAM_TIMEOUT_MS, else 60 s. */
   readonly upstreamTimeoutMs?: number;
   /** How long a /.auth POST body may take to arrive in full (default 30 s). */
   readonly authBodyDeadlineMs?: number;
@@ -47,17 +49,14 @@ export interface Gateway {
   close(): void;
 }
 
-/** Clients may stay silent a little longer than the app may: a request waiting on a slow app gets its 504 first. */
-const CLIENT_IDLE_MARGIN_MS = 5_000;
-
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger } = options;
   // Before anything starts: nothing is left running when the app's address is unusable.
   const upstream = parseUpstreamUrl(options.upstream);
   if ('problem' in upstream) throw new TypeError(`upstream ${upstream.problem}`);
+  const upstreamTimeoutMs = resolveUpstreamTimeout(options.upstreamTimeoutMs, options.env ?? process.env);
   const runtime = await startAuthRuntime({ config, logger, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
   const { layer } = runtime;
-  const upstreamTimeoutMs = options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   const sidecar = createSidecar({
     layer,
     upstream: upstream.origin,

@@ -1,5 +1,7 @@
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
+import { MAX_TIMER_MS } from '../timer-limit.js';
+import { wholeNumber } from '../whole-number.js';
 
 export const DEFAULT_WEBHOOK_PATH = '/api/forge/webhook';
 export const DEFAULT_SECRET_VARIABLE = 'FORGE_WEBHOOK_SECRET';
@@ -77,11 +79,12 @@ export function parsePreviousSecrets(raw: string | undefined, variable = DEFAULT
   return parsed.filter((s) => s !== '');
 }
 
-function positiveInteger(value: number | string | undefined, name: string, fallback: number): number {
+function positiveInteger(value: number | string | undefined, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined || value === '') return fallback;
-  const n = typeof value === 'number' ? value : Number(value);
-  if (!Number.isSafeInteger(n) || n <= 0) {
-    throw new WebhookConfigError(`${name} must be a positive integer (got ${JSON.stringify(value)})`);
+  const n = wholeNumber(value);
+  if (!Number.isSafeInteger(n) || n <= 0 || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? '' : ` of at most ${max}`;
+    throw new WebhookConfigError(`${name} must be a positive integer${range} (got ${JSON.stringify(value)})`);
   }
   return n;
 }
@@ -101,8 +104,9 @@ export function resolveWebhookConfig(options: WebhookReceiverOptions = {}): Webh
     secretVariable,
     path,
     bodyLimitBytes: positiveInteger(options.bodyLimitBytes ?? env.GATEHOUSE_WEBHOOK_BODY_LIMIT, 'GATEHOUSE_WEBHOOK_BODY_LIMIT', DEFAULT_BODY_LIMIT_BYTES),
-    bodyTimeoutMs: positiveInteger(options.bodyTimeoutMs ?? env.GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS, 'GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS', DEFAULT_BODY_TIMEOUT_MS),
-    bodyDeadlineMs: positiveInteger(options.bodyDeadlineMs ?? env.GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS, 'GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS', DEFAULT_BODY_DEADLINE_MS),
+    // Timers: a longer value would fire after 1 ms (timer-limit.ts).
+    bodyTimeoutMs: positiveInteger(options.bodyTimeoutMs ?? env.GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS, 'GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS', DEFAULT_BODY_TIMEOUT_MS, MAX_TIMER_MS),
+    bodyDeadlineMs: positiveInteger(options.bodyDeadlineMs ?? env.GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS, 'GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS', DEFAULT_BODY_DEADLINE_MS, MAX_TIMER_MS),
     deliveryWindowMs: positiveInteger(options.deliveryWindowMs ?? env.GATEHOUSE_WEBHOOK_DELIVERY_WINDOW_MS, 'GATEHOUSE_WEBHOOK_DELIVERY_WINDOW_MS', DEFAULT_DELIVERY_WINDOW_MS),
     maxDeliveries: positiveInteger(options.maxDeliveries ?? env.GATEHOUSE_WEBHOOK_MAX_DELIVERIES, 'GATEHOUSE_WEBHOOK_MAX_DELIVERIES', DEFAULT_MAX_DELIVERIES),
   };

@@ -205,6 +205,36 @@ describe('gatehouse serve --upstream / dev', function () {
     expect(withSecret.stderr + withSecret.stdout).not.to.match(/hunter2|admin|s3cret/);
   });
 
+  it('GATEHOUSE_UPSTREAM_TIMEOUT_MS sets how long the app may stay silent; a bad value is a startup error', async () => {
+    // The app answers after 1.5 s: within the default 60 s, past a timeout of 300 ms.
+    const app = http.createServer((_req, res) => void setTimeout(() => res.end('late answer'), 1500));
+    const listening = await listen(app);
+    const { config, remove } = anonymousConfig();
+    const args = ['serve', '--upstream', listening.url, '--port', '0'];
+    const get = (url: string) => raw(url, 'GET /slow HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nConnection: close\r\n\r\n');
+    try {
+      const impatient = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config, GATEHOUSE_UPSTREAM_TIMEOUT_MS: '300' }, args);
+      try {
+        expect(await get(impatient.url)).to.match(/^HTTP\/1\.1 504 /);
+        expect(impatient.output()).to.match(/"path":"\/slow","reason":"upstream timeout","msg":"upstream request failed"/);
+      } finally {
+        await impatient.stop();
+      }
+      const patient = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config, GATEHOUSE_UPSTREAM_TIMEOUT_MS: '' }, args);
+      try {
+        expect(await get(patient.url)).to.match(/^HTTP\/1\.1 200 /).and.to.match(/late answer$/);
+      } finally {
+        await patient.stop();
+      }
+      const bad = run(args, { env: { GATEHOUSE_AUTH_CONFIG_JSON: config, GATEHOUSE_UPSTREAM_TIMEOUT_MS: '60s' } });
+      expect(bad.status).to.equal(1);
+      expect(bad.stderr).to.contain('gatehouse: GATEHOUSE_UPSTREAM_TIMEOUT_MS must be a whole number of milliseconds, 1-2147478647 (got "60s")');
+    } finally {
+      await listening.close();
+      remove();
+    }
+  });
+
   it('an https app: its certificate is checked against its own address, not the Host the client sent; one not trusted is a 502 naming why', async () => {
     // A self-signed test certificate for 127.0.0.1 and localhost, valid for a century
     // (openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -days 36500 -addext subjectAltName=IP:127.0.0.1,DNS:localhost).

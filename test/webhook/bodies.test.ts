@@ -145,6 +145,21 @@ describe('webhook bodies', () => {
     expect(() => resolveWebhookConfig({ env: { GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS: '0' } })).to.throw(/GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS must be a positive integer/);
   });
 
+  it('body timeouts longer than a timer can wait are refused: node would fire them after 1 ms', () => {
+    expect(resolveWebhookConfig({ env: { GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS: '2147483647' } }).bodyTimeoutMs).to.equal(2_147_483_647);
+    for (const variable of ['GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS', 'GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS']) {
+      expect(() => resolveWebhookConfig({ env: { [variable]: '2147483648' } })).to.throw(`${variable} must be a positive integer of at most 2147483647 (got "2147483648")`);
+    }
+    expect(() => resolveWebhookConfig({ bodyTimeoutMs: 3e9 })).to.throw(/GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS must be a positive integer of at most 2147483647/);
+  });
+
+  it('numeric settings are decimal digits: what Number() would also take is refused, an empty variable is unset', () => {
+    for (const value of ['1e3', '0x10', ' 60 ', '5000.0', '-5']) {
+      expect(() => resolveWebhookConfig({ env: { GATEHOUSE_WEBHOOK_BODY_LIMIT: value } }), value).to.throw(`GATEHOUSE_WEBHOOK_BODY_LIMIT must be a positive integer (got ${JSON.stringify(value)})`);
+    }
+    expect(resolveWebhookConfig({ env: { GATEHOUSE_WEBHOOK_BODY_LIMIT: '' } }).bodyLimitBytes).to.equal(25 * 1024 * 1024);
+  });
+
   it('a malformed Content-Length never reaches the handler', async () => {
     const head = `POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Signature-256: ${sign('{}')}\r\nContent-Length: 2x\r\n\r\n{}`;
     const { response } = await rawExchange(server.url, [head]);
