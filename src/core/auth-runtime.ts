@@ -51,8 +51,9 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
   // Said at every start: a deployment copied from a template can have sign-in off without anyone noticing.
   if (!config.enabled) logger.warn('authentication is off (platform.enabled: false): every request reaches the app anonymously; inbound identity headers are still stripped');
   const directory = defaultStoreDirectory(config);
-  const masterKey = options.masterKey ?? encryptionKeyFromEnv(options.env) ?? (await inStoreDirectory(directory, () => loadOrCreateKeyFile(directory)));
-  const store = new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey, logger });
+  const givenKey = options.masterKey ?? encryptionKeyFromEnv(options.env);
+  const masterKey = givenKey ?? (await inStoreDirectory(directory, () => loadOrCreateKeyFile(directory)));
+  const store = new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey, masterKeyFromKeyFile: givenKey === undefined, logger });
   await inStoreDirectory(directory, () => store.prepare());
   const layer = new AuthLayer({ config, store, masterKey, logger, ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
   const sweep = setInterval(() => {

@@ -181,6 +181,83 @@ describe('FileSystemTokenStore on disk', () => {
     expect(await store.get('live')).to.deep.equal({ v: 1 });
   });
 
+  describe('a store directory deleted while gatehouse runs', () => {
+    it('is recreated (0700) by the next write, with a warning; what was stored before is gone', async () => {
+      const logs = capturingLogger();
+      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), logger: logs.logger });
+      await store.put('before', { v: 1 }, later);
+      await fs.rm(directory, { recursive: true });
+      // Before the fix: ENOENT on every write, so every sign-in failed with a 500 until a restart.
+      await store.put('after', { v: 2 }, later);
+      expect(await store.get('after')).to.deep.equal({ v: 2 });
+      expect(await store.get('before')).to.equal(undefined);
+      if (process.platform !== 'win32') expect((await fs.stat(store.directory)).mode & 0o777).to.equal(0o700);
+      expect(logs.lines().filter((l) => /^token store directory was missing/.test(String(l.msg)))).to.have.length(1);
+    });
+
+    it('writes that find it gone together recreate it once, and all of them land', async () => {
+      const logs = capturingLogger();
+      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), logger: logs.logger });
+      await store.prepare();
+      await fs.rm(directory, { recursive: true });
+      await Promise.all(Array.from({ length: 8 }, (_, i) => store.put(`s${i}`, { i }, later)));
+      expect(await recordFiles(store)).to.have.length(8);
+      expect(logs.lines().filter((l) => /^token store directory was missing/.test(String(l.msg)))).to.have.length(1);
+    });
+
+    it('an exclusive section (a refresh) recreates it too', async () => {
+      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) });
+      await store.prepare();
+      await fs.rm(directory, { recursive: true });
+      expect(await store.exclusive('s', async () => 'done')).to.equal('done');
+      expect(await fs.readdir(store.directory)).to.deep.equal([]);
+    });
+
+    it('gets its key file back with the key in use, so a restart keeps the sessions signed in since', async () => {
+      const store = new FileSystemTokenStore({ directory, app: 'app' });
+      await store.prepare();
+      const keyFile = path.join(directory, KEY_FILE_NAME);
+      const key = await fs.readFile(keyFile, 'utf8');
+      await fs.rm(directory, { recursive: true });
+      await store.put('s', { v: 1 }, later);
+      expect(await fs.readFile(keyFile, 'utf8')).to.equal(key);
+      if (process.platform !== 'win32') expect((await fs.stat(keyFile)).mode & 0o777).to.equal(0o600);
+      expect(await new FileSystemTokenStore({ directory, app: 'app' }).get('s')).to.deep.equal({ v: 1 });
+    });
+
+    it('a key given to the store (GATEHOUSE_ENCRYPTION_KEY) is never written to a file', async () => {
+      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) });
+      await store.prepare();
+      await fs.rm(directory, { recursive: true });
+      await store.put('s', { v: 1 }, later);
+      expect(await fs.readdir(directory)).to.deep.equal([path.basename(store.directory)]);
+    });
+
+    it('a key file that meanwhile holds another key is left alone and logged as an error', async () => {
+      const logs = capturingLogger();
+      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), masterKeyFromKeyFile: true, logger: logs.logger });
+      await store.prepare();
+      await fs.rm(directory, { recursive: true });
+      // An instance that started in between made a key of its own.
+      const other = `${randomBytes(32).toString('hex')}\n`;
+      await fs.mkdir(directory);
+      await fs.writeFile(path.join(directory, KEY_FILE_NAME), other, { mode: 0o600 });
+      await store.put('s', { v: 1 }, later);
+      expect(await fs.readFile(path.join(directory, KEY_FILE_NAME), 'utf8')).to.equal(other);
+      expect(logs.lines().filter((l) => l.level === 50).map((l) => l.msg)).to.deep.equal([
+        'token store key file now holds another key than this instance uses: sessions will not carry over between instances or restarts until every instance runs with the same key (set GATEHOUSE_ENCRYPTION_KEY)',
+      ]);
+    });
+
+    it('sweep finds nothing to remove and recreates it, key file included', async () => {
+      const store = new FileSystemTokenStore({ directory, app: 'app' });
+      await store.prepare();
+      await fs.rm(directory, { recursive: true });
+      expect(await store.sweep()).to.equal(0);
+      expect((await fs.readdir(directory)).sort()).to.deep.equal([KEY_FILE_NAME, path.basename(store.directory)].sort());
+    });
+  });
+
   describe('exclusive sections: lock files', () => {
     /** The lock file a section on `id` holds, as seen from inside it. */
     async function lockFileOf(store: FileSystemTokenStore<unknown>, id: string): Promise<string> {

@@ -1,3 +1,5 @@
+import { promises as fs } from 'node:fs';
+
 import { expect } from 'chai';
 
 import { MAX_RETURN_URL_LENGTH } from '../../src/core/return-url.js';
@@ -210,6 +212,28 @@ describe('return URLs with their own query', function () {
       const { final } = await signIn(browser, deployment, '/search?next=2&returnUrl=%2Fx');
       expect(final.status).to.equal(200);
       expect((JSON.parse(final.body) as { url: string }).url).to.equal('/search?next=2&returnUrl=%2Fx');
+    } finally {
+      await deployment.close();
+    }
+  });
+});
+
+describe('a token store directory deleted while gatehouse runs', function () {
+  this.timeout(30_000);
+
+  it('signs in again at once: the store recreates its directory instead of failing every sign-in until a restart', async () => {
+    const deployment = await startDeployment({ sessionCacheTtlMs: 0 });
+    try {
+      const before = new Browser();
+      await signIn(before, deployment);
+      await fs.rm(deployment.storeDirectory, { recursive: true });
+      // The session stored before is gone with the directory: challenged, never let through.
+      expect((await before.request(`${deployment.url}/protected`)).status).to.equal(302);
+      const after = new Browser();
+      const { final } = await signIn(after, deployment);
+      expect(final.status).to.equal(200);
+      expect(forwarded(final.body).headers['x-platform-client-principal-id']).to.equal('demo');
+      expect(await fs.readdir(deployment.storeDirectory)).to.have.length(1);
     } finally {
       await deployment.close();
     }

@@ -41,6 +41,8 @@ export interface FileSystemTokenStoreOptions {
   readonly app: string;
   /** 32-byte master key; without it a key file (mode 0600) in `directory` is used or created. */
   readonly masterKey?: Buffer;
+  /** `masterKey` is the key file's (loadOrCreateKeyFile): a store directory found missing gets it back. */
+  readonly masterKeyFromKeyFile?: boolean;
   readonly logger?: Logger;
   readonly now?: () => number;
 }
@@ -102,12 +104,16 @@ async function readKeyFile(file: string): Promise<Buffer> {
   }
 }
 
+function keyFileContents(key: Buffer): string {
+  return `${key.toString('hex')}\n`;
+}
+
 /** The key file's key, created when missing as a record is (exclusively, 0600, synced: never left empty by a failed write). */
 export async function loadOrCreateKeyFile(directory: string): Promise<Buffer> {
   await fs.mkdir(directory, { recursive: true, mode: 0o700 });
   const file = path.join(directory, KEY_FILE_NAME);
   try {
-    await writeNewFile(file, `${randomBytes(32).toString('hex')}\n`);
+    await writeNewFile(file, keyFileContents(randomBytes(32)));
   } catch (error) {
     if (!isErrno(error, 'EEXIST')) throw error; // another instance created it first: use theirs
   }
@@ -123,6 +129,9 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
   readonly #logger: Logger | undefined;
   readonly #now: () => number;
   #keys: Promise<{ data: Buffer; names: Buffer }> | undefined;
+  /** The key file's key, written back if the directory has to be recreated. */
+  #keyFileKey: Buffer | undefined;
+  #recreating: Promise<void> | undefined;
 
   constructor(private readonly options: FileSystemTokenStoreOptions) {
     // Scope by a digest of the app name: any app name makes a safe directory name.
@@ -140,6 +149,7 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
   #loadKeys(): Promise<{ data: Buffer; names: Buffer }> {
     this.#keys ??= (async () => {
       const master = this.options.masterKey ?? (await loadOrCreateKeyFile(this.options.directory));
+      if (this.options.masterKey === undefined || this.options.masterKeyFromKeyFile) this.#keyFileKey = master;
       await fs.mkdir(this.#directory, { recursive: true, mode: 0o700 });
       return { data: deriveKey(master, 'token-store', this.options.app), names: deriveKey(master, 'token-store-names', this.options.app) };
     })();
@@ -229,9 +239,66 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
   async #writeAtomically(fileName: string, contents: string): Promise<void> {
     const target = path.join(this.#directory, fileName);
     const temp = path.join(this.#directory, `.${fileName}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
-    await writeNewFile(temp, contents);
+    await this.#createInDirectory(temp, contents);
     await fs.rename(temp, target);
     await this.#syncDirectory();
+  }
+
+  /**
+   * Creates a file in this app's directory (writeNewFile). If the directory has gone (deleted
+   * while gatehouse ran: a cleanup of the working directory, a tmp cleaner), it is recreated and
+   * the file created once more: otherwise every sign-in and refresh would fail until a restart.
+   * A write that finds the directory back already (recreated for another write) only tries again.
+   */
+  async #createInDirectory(file: string, contents: string): Promise<void> {
+    try {
+      await writeNewFile(file, contents);
+    } catch (error) {
+      if (!isErrno(error, 'ENOENT')) throw error;
+      if (!(await this.#directoryExists())) await this.#recreateDirectory();
+      await writeNewFile(file, contents);
+    }
+  }
+
+  async #directoryExists(): Promise<boolean> {
+    try {
+      await fs.stat(this.#directory);
+      return true;
+    } catch (error) {
+      if (isErrno(error, 'ENOENT')) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Recreates this app's directory (0700), once for writes that found it gone together, and
+   * the key file with the key in use when the key is the key file's: a restart then keeps the
+   * sessions signed in since, and instances sharing the directory keep agreeing on the key.
+   */
+  #recreateDirectory(): Promise<void> {
+    this.#recreating ??= (async () => {
+      await fs.mkdir(this.#directory, { recursive: true, mode: 0o700 });
+      this.#logger?.warn({ directory: this.#directory }, 'token store directory was missing (deleted while gatehouse ran?): recreated; sessions stored before must sign in again');
+      if (this.#keyFileKey !== undefined) await this.#restoreKeyFile(this.#keyFileKey);
+    })().finally(() => {
+      this.#recreating = undefined;
+    });
+    return this.#recreating;
+  }
+
+  async #restoreKeyFile(key: Buffer): Promise<void> {
+    const file = path.join(this.options.directory, KEY_FILE_NAME);
+    try {
+      await writeNewFile(file, keyFileContents(key));
+      this.#logger?.warn({ file }, 'token store key file was missing: written again with the key in use');
+    } catch (error) {
+      if (!isErrno(error, 'EEXIST')) throw error;
+      // Another instance sharing the directory wrote it back first, or one that started meanwhile made a new key.
+      const other = await fs.readFile(file, 'utf8').then((text) => parseEncryptionKey(text, file)).catch(() => undefined);
+      if (other === undefined || !other.equals(key)) {
+        this.#logger?.error({ file }, 'token store key file now holds another key than this instance uses: sessions will not carry over between instances or restarts until every instance runs with the same key (set GATEHOUSE_ENCRYPTION_KEY)');
+      }
+    }
   }
 
   /** Makes the rename durable. Not every platform can open a directory; there it is skipped. */
@@ -265,7 +332,7 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
   async #acquire(lock: string, holder: string): Promise<void> {
     for (let wait = 5; ; wait = Math.min(wait * 2, LOCK_POLL_MAX_MS)) {
       try {
-        await writeNewFile(lock, holder);
+        await this.#createInDirectory(lock, holder);
         return;
       } catch (error) {
         if (!isErrno(error, 'EEXIST')) throw error;
@@ -303,7 +370,15 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
     await this.#loadKeys();
     const now = this.#now();
     let removed = 0;
-    for (const name of await fs.readdir(this.#directory)) {
+    let names: string[];
+    try {
+      names = await fs.readdir(this.#directory);
+    } catch (error) {
+      if (!isErrno(error, 'ENOENT')) throw error;
+      await this.#recreateDirectory(); // nothing to sweep; the key file is back before a restart needs it
+      return 0;
+    }
+    for (const name of names) {
       const file = path.join(this.#directory, name);
       try {
         if (name.endsWith(LOCK_SUFFIX)) {
