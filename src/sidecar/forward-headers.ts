@@ -1,17 +1,19 @@
 // The headers the app receives: hop-by-hop headers removed, identity
-// normalized by the shared core, X-Forwarded-* set by gatehouse.
+// normalized by the shared core, X-Forwarded-* set by gatehouse, forwarding
+// headers a client could spoof left out.
 import type { IncomingHttpHeaders } from 'node:http';
 
 import type { Identity, NormalizeOptions } from '../core/identity.js';
 import { identityHeaderPairs, inboundAliases } from '../native/identity-headers.js';
 import type { GatehouseCore } from '../native/types.js';
 import { HOP_BY_HOP, namedByConnection } from './hop-by-hop.js';
+import { isSpoofedForwarding } from './spoofed-forwarding.js';
 
 export interface ForwardContext {
   readonly remoteAddress: string;
   readonly scheme: 'http' | 'https';
   readonly host: string;
-  /** Keep a client's X-Forwarded-For chain (only behind a trusted proxy). */
+  /** Behind a trusted proxy: keep the X-Forwarded-For chain and the other forwarding headers it sets (spoofed-forwarding.ts). */
   readonly trustForwardedFor: boolean;
   /** WebSocket handshakes keep Connection/Upgrade. */
   readonly upgrade: boolean;
@@ -58,7 +60,7 @@ export function forwardHeaders(
 
   const out: IncomingHttpHeaders = {};
   for (const name of Object.keys(headers)) {
-    const drop = HOP_BY_HOP.has(name) || dropped?.has(name) === true;
+    const drop = HOP_BY_HOP.has(name) || dropped?.has(name) === true || isSpoofedForwarding(name, context.trustForwardedFor);
     // WebSocket handshakes keep Upgrade and Connection.
     if (drop && !(context.upgrade && (name === 'upgrade' || name === 'connection'))) continue;
     out[name] = headers[name];

@@ -93,6 +93,26 @@ describe('sidecar attack surface', function () {
       expect(new URL(login.headers.location!).searchParams.get('redirect_uri')).to.equal(`${deployment.url}/.auth/login/dev/callback`);
     });
 
+    it('forwarding headers a client could spoof never reach the app: path overrides, spellings of X-Forwarded-*, and (no forward proxy) every other forwarding claim', async () => {
+      const host = new URL(deployment.url).host;
+      // An excluded path, so that a path override would be the bypass: the app routing to /admin, which gatehouse never judged.
+      const response = await raw(
+        deployment.url,
+        `GET /public/page HTTP/1.1\r\nHost: ${host}\r\nAccept: text/html\r\nConnection: close\r\n` +
+          'X-Original-URL: /admin\r\nX-Rewrite-URL: /admin\r\nx_original_url: /admin\r\n' +
+          'X_Forwarded_Host: evil.example\r\nX.Forwarded.Proto: https\r\nX_FORWARDED_FOR: 6.6.6.6\r\n' +
+          'X-Forwarded-Port: 443\r\nX-Forwarded-Prefix: /evil\r\nX-Forwarded-Ssl: on\r\nX-Forwarded-Scheme: https\r\nX-Forwarded-Server: evil\r\n' +
+          'Forwarded: for=6.6.6.6;host=evil.example;proto=https\r\nX-Real-IP: 6.6.6.6\r\nx_real_ip: 6.6.6.6\r\n' +
+          'X-Forwardedness: kept\r\nFrom: kept@example.com\r\nX-Request-Id: kept\r\n\r\n',
+      );
+      expect(response).to.match(/^HTTP\/1\.1 200 /);
+      const seen = JSON.parse(rawBody(response)) as { url: string; headers: Record<string, string> };
+      expect(seen.url).to.equal('/public/page');
+      const forwarding = Object.keys(seen.headers).filter((name) => /forward|real.ip|original|rewrite/i.test(name)).sort();
+      expect(forwarding).to.deep.equal(['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwardedness']);
+      expect(seen.headers).to.include({ 'x-forwarded-for': '127.0.0.1', 'x-forwarded-host': host, 'x-forwarded-proto': 'http', 'x-forwardedness': 'kept', from: 'kept@example.com', 'x-request-id': 'kept' });
+    });
+
     it('an invalid Host header is refused', async () => {
       const response = await raw(deployment.url, 'GET /protected HTTP/1.1\r\nHost: evil.example/path\r\nConnection: close\r\n\r\n');
       expect(response).to.match(/^HTTP\/1\.1 400 /);

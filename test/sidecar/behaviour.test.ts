@@ -145,6 +145,13 @@ describe('configurable behaviour', function () {
       const reply = await new Browser().request(`${deployment.url}/.auth/login/dev`, { headers: { 'x-forwarded-host': 'app.example.com', 'x-forwarded-proto': 'https' } });
       expect(new URL(reply.headers.location!).searchParams.get('redirect_uri')).to.equal('https://app.example.com/.auth/login/dev/callback');
       expect(reply.setCookies[0]).to.match(/; Secure/);
+      // The proxy in front sets the other forwarding headers: they pass. Path overrides and other spellings of the headers gatehouse sets still never do.
+      const forwarded = await new Browser().request(`${deployment.url}/public/x`, {
+        headers: { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-port': '443', forwarded: 'for=203.0.113.7;proto=https', 'x-real-ip': '203.0.113.7', 'x-original-url': '/admin', x_forwarded_host: 'evil.example' },
+      });
+      const seen = JSON.parse(forwarded.body) as { headers: Record<string, string> };
+      expect(seen.headers).to.include({ 'x-forwarded-for': '203.0.113.7, 127.0.0.1', 'x-forwarded-port': '443', forwarded: 'for=203.0.113.7;proto=https', 'x-real-ip': '203.0.113.7' });
+      expect(seen.headers).not.to.have.any.keys('x-original-url', 'x_forwarded_host');
     } finally {
       await deployment.close();
     }
