@@ -3,7 +3,7 @@
 // A request is anonymous-allowed only when its path is in canonical form and
 // matches a rule. Anything a server or proxy might interpret differently
 // (dot segments, empty segments, encoded slashes or dots, backslashes,
-// `;` parameters, control characters) is never excluded, so no spelling of
+// `;` parameters, control characters, Unicode look-alikes of those) is never excluded, so no spelling of
 // a protected path can slip through an excluded prefix: it stays protected.
 
 export interface ExcludedPathRule {
@@ -32,7 +32,7 @@ export function excludedPathProblem(source: string): string | undefined {
   if (path.includes('*')) return `${JSON.stringify(source)}: "*" is allowed only as a final "/*" (everything below a path)`;
   const canonical = canonicalPath(path);
   if (canonical === null) {
-    return `${JSON.stringify(source)} is not a canonical path (no "." or ".." segments, "//", ";", "?", "#", backslashes, control characters or encoded "/", ".", "%")`;
+    return `${JSON.stringify(source)} is not a canonical path (no "." or ".." segments, "//", ";", "?", "#", backslashes, control characters, encoded "/", ".", "%", or Unicode look-alikes of them)`;
   }
   // Requests are matched decoded, so a rule is written decoded too.
   if (canonical !== path) return `${JSON.stringify(source)} has percent-escapes: write it decoded, as ${JSON.stringify(canonical + source.slice(path.length))}`;
@@ -48,6 +48,22 @@ export function parseExcludedPaths(rules: readonly string[]): ExcludedPathRule[]
   });
 }
 
+/** The characters that decide how a path splits into segments, in order. */
+function structure(path: string): string {
+  return path.replace(/[^/\\.;%?#]/g, '');
+}
+
+/**
+ * Whether Unicode compatibility folding (NFKC) would turn some character into a "/", ".", a
+ * backslash or the like: fullwidth "／" and "．", the one-dot leader "․". An app that folds paths before
+ * routing would see segments gatehouse did not (`/public/．．／admin`). Accented letters, in
+ * either normalization form, fold into letters and are left alone.
+ */
+function foldsIntoStructure(decoded: string): boolean {
+  if (!/[^\u0000-\u007f]/.test(decoded)) return false;
+  return structure(decoded.normalize('NFKC')) !== structure(decoded);
+}
+
 /**
  * The decoded path when `rawPath` (no query, no fragment) is canonical,
  * else null. Percent-escapes of ordinary characters are decoded.
@@ -61,6 +77,7 @@ export function canonicalPath(rawPath: string): string | null {
     return null;
   }
   if (/[\u0000-\u001f\u007f\\;?#]/.test(decoded)) return null;
+  if (foldsIntoStructure(decoded)) return null;
   const segments = decoded.split('/').slice(1);
   // An empty segment is only allowed as the final one (a trailing slash).
   if (segments.some((segment, i) => segment === '.' || segment === '..' || (segment === '' && i !== segments.length - 1))) {

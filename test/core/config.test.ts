@@ -112,8 +112,8 @@ describe('authsettingsV2 configuration', () => {
     expect(found).to.deep.equal([
       'globalValidation.excludedPaths.1: expected an absolute path starting with "/", got "public/*"',
       'globalValidation.excludedPaths.2: "/a/*/b": "*" is allowed only as a final "/*" (everything below a path)',
-      'globalValidation.excludedPaths.3: "/x?y" is not a canonical path (no "." or ".." segments, "//", ";", "?", "#", backslashes, control characters or encoded "/", ".", "%")',
-      'globalValidation.excludedPaths.4: "/a/../b" is not a canonical path (no "." or ".." segments, "//", ";", "?", "#", backslashes, control characters or encoded "/", ".", "%")',
+      'globalValidation.excludedPaths.3: "/x?y" is not a canonical path (no "." or ".." segments, "//", ";", "?", "#", backslashes, control characters, encoded "/", ".", "%", or Unicode look-alikes of them)',
+      'globalValidation.excludedPaths.4: "/a/../b" is not a canonical path (no "." or ".." segments, "//", ";", "?", "#", backslashes, control characters, encoded "/", ".", "%", or Unicode look-alikes of them)',
       'globalValidation.excludedPaths.5: "/my%20docs/*" has percent-escapes: write it decoded, as "/my docs/*"',
       'httpSettings.forwardProxy: convention Custom needs customHostHeaderName and/or customProtoHeaderName',
       'identityProviders.customOpenIdConnectProviders.corp.registration.clientId: clientId must not be empty',

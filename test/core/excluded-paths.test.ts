@@ -14,6 +14,10 @@ describe('excluded paths', () => {
     ['/public/img/logo%20big.png', '/public/*'],
     ['/p%75blic/app.js', '/public/*'],
     ['/.well-known/acme-challenge/token', '/.well-known/acme-challenge/*'],
+    // Accented letters, composed (NFC) or not (NFD, as macOS names files), and other scripts fold into letters.
+    ['/public/caf%C3%A9.png', '/public/*'],
+    ['/public/cafe%CC%81.png', '/public/*'],
+    ['/public/%E5%9B%BE%E7%89%87.png', '/public/*'],
   ];
   for (const [path, rule] of excluded) {
     it(`exempts ${path}`, () => expect(match(path)).to.equal(rule));
@@ -48,6 +52,14 @@ describe('excluded paths', () => {
     '/',
     'public/app.js',
     '/public/%',
+    // Unicode look-alikes that compatibility folding (NFKC) turns into "/", "." or "\\".
+    '/public/%EF%BC%8E%EF%BC%8E%EF%BC%8Fadmin', // fullwidth ．．／
+    '/public/x%EF%BC%8F..%EF%BC%8F..%EF%BC%8Fadmin',
+    '/public/%E2%80%A4%E2%80%A4/admin', // one-dot leader ․․
+    '/public/%E2%80%A5/admin', // two-dot leader ‥
+    '/public/%E2%80%A6/admin', // ellipsis … (three dots)
+    '/public/%EF%BC%BC..%EF%BC%BCadmin', // fullwidth reverse solidus ＼
+    '/public/%EF%B9%94/admin', // small semicolon ﹔
   ];
   for (const path of bypasses) {
     it(`protects ${JSON.stringify(path)}`, () => expect(match(path)).to.equal(undefined));
