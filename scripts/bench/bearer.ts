@@ -5,7 +5,7 @@
 // server), with the cache off, and on a cache hit (the same token again). Two load shapes: batches of 32 awaited
 // together, and 32 kept in flight (each completion starts the next), where the
 // event loop never waits for the pool and is the only bottleneck.
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -13,6 +13,7 @@ import { createLocalJWKSet, exportJWK, jwtVerify, SignJWT, type JWK } from 'jose
 
 import { AuthLayer } from '../../dist/core/auth-layer.js';
 import { resolveAuthConfig } from '../../dist/core/config/auth-config.js';
+import { generateRsaKeyPair } from '../../dist/dev/rsa-key-pair.js';
 import type { RequestView } from '../../dist/core/http/request-view.js';
 import type { SessionRecord } from '../../dist/core/session/record.js';
 import { MemoryTokenStore } from '../../dist/core/token-store/memory.js';
@@ -43,7 +44,7 @@ export interface BearerFixture {
 
 /** A JWKS endpoint on loopback and `count` tokens signed by its key (RS256, what most providers use). */
 export async function bearerFixture(audience: string, count = 1): Promise<BearerFixture> {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const { privateKey, publicKey } = generateRsaKeyPair(); // exported as JWK: see rsa-key-pair.ts
   const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'bench-key', alg: 'RS256', use: 'sig' }] };
   const server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks)));
   server.listen(0, '127.0.0.1');

@@ -1,7 +1,7 @@
 // A development OpenID provider (oidc-provider) on loopback: real OIDC, real
 // signed ID tokens, a small sign-in page. Used by `gatehouse dev` and by the
 // sign-in tests. Never for production: users and keys live in memory.
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 
 import { escapeHtml } from '../core/http/responses.js';
+import { generateRsaKeyPair } from './rsa-key-pair.js';
 
 export interface DevUser {
   readonly password: string;
@@ -93,7 +94,8 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
   const issuerPath = options.issuerPath ?? '';
   const issuer = `${origin}${issuerPath}`;
 
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  // Not generateKeyPairSync's own key object: exported as JWK it can hang Node 20 (rsa-key-pair.ts).
+  const { privateKey } = generateRsaKeyPair();
   const jwk = { ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), use: 'sig', alg: 'RS256' };
 
   const configuration: Configuration = {

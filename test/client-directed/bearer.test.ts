@@ -5,6 +5,7 @@ import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { expect } from 'chai';
 import { exportJWK, SignJWT } from 'jose';
 
+import { generateRsaKeyPair } from '../../src/dev/rsa-key-pair.js';
 import { Browser, type Response } from '../support/browser.js';
 import { forwarded } from '../support/principal.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
@@ -87,7 +88,7 @@ describe('bearer tokens (client-directed)', () => {
   });
 
   it('ignores jku, x5u and embedded jwk headers: only the provider keys count', async () => {
-    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const { privateKey, publicKey } = generateRsaKeyPair(); // exported as JWK below
     const jwk = await exportJWK(publicKey);
     for (const header of [{ jwk }, { jku: `${corp.url}/evil-keys` }, { x5u: `${corp.url}/evil.pem` }]) {
       expectInvalidToken(await get(await corp.mint(corpClaims(), { key: privateKey, kid: null, header })));

@@ -3,10 +3,11 @@
 // relying party reads over HTTP: discovery per issuer path, and the JWKS.
 // Issuer paths `/common/v2.0` and `/organizations/v2.0` answer with the
 // multi-tenant template issuer `.../{tenantid}/v2.0`, as the directory does.
-import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { randomBytes, type KeyObject } from 'node:crypto';
 
 import { exportJWK, SignJWT, type JWTPayload } from 'jose';
 
+import { generateRsaKeyPair } from '../../src/dev/rsa-key-pair.js';
 import { sendJson, startStandIn, type StandIn } from './http-kit.js';
 
 interface SigningKey {
@@ -27,7 +28,8 @@ export interface TokenIssuer extends StandIn {
 }
 
 function newKey(): SigningKey {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  // Exported as JWK on every key-set fetch: generateKeyPairSync's own key objects could hang Node 20 there.
+  const { privateKey, publicKey } = generateRsaKeyPair();
   return { kid: randomBytes(6).toString('hex'), privateKey, publicKey };
 }
 
