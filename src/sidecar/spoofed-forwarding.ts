@@ -13,13 +13,12 @@
 //   `Forwarded`, `X-Real-IP`) can only be the client's own claim, and is dropped. Behind a
 //   trusted proxy they are that proxy's to set, and pass.
 
-const SET_BY_GATEHOUSE = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
-const PATH_OVERRIDES = new Set(['x-original-url', 'x-rewrite-url']);
+import { canonicalHeaderName } from '../native/fallback.js';
 
-/** A header name as CGI-style servers read it: `_` and `.` taken for `-`. */
-function cgiName(name: string): string {
-  return name.includes('_') || name.includes('.') ? name.replace(/[_.]/g, '-') : name;
-}
+// Canonical names (canonicalHeaderName: upper case, `_` and `.` read as `-`), as the shared core
+// reads identity header aliases.
+const SET_BY_GATEHOUSE = new Set(['X-FORWARDED-FOR', 'X-FORWARDED-PROTO', 'X-FORWARDED-HOST']);
+const PATH_OVERRIDES = new Set(['X-ORIGINAL-URL', 'X-REWRITE-URL']);
 
 /**
  * Whether a client's request header (its lower-case name, as node gives it) is left out of
@@ -30,9 +29,9 @@ export function isSpoofedForwarding(name: string, behindTrustedProxy: boolean): 
   const first = name.charCodeAt(0);
   // Every name concerned starts with "x" or "f": the other headers are answered at once.
   if (first !== 0x78 && first !== 0x66) return false;
-  const read = cgiName(name);
-  if (PATH_OVERRIDES.has(read)) return true;
-  if (SET_BY_GATEHOUSE.has(read)) return read !== name;
+  const canonical = canonicalHeaderName(name);
+  if (PATH_OVERRIDES.has(canonical)) return true;
+  if (SET_BY_GATEHOUSE.has(canonical)) return name !== canonical.toLowerCase();
   if (behindTrustedProxy) return false;
-  return read.startsWith('x-forwarded-') || read === 'forwarded' || read === 'x-real-ip';
+  return canonical.startsWith('X-FORWARDED-') || canonical === 'FORWARDED' || canonical === 'X-REAL-IP';
 }
