@@ -1,5 +1,7 @@
 import { pino, type Logger } from 'pino';
 
+import { logLevelFromEnv, parseLogLevel } from './log-level.js';
+
 export type { Logger } from 'pino';
 
 type Destination = ReturnType<typeof pino.destination>;
@@ -9,16 +11,18 @@ const destinations = new WeakMap<Logger, Destination>();
 
 /**
  * Structured JSON logs on stdout, or appended to `file` (the in-server mode:
- * a web server's worker process has no console). Level from GATEHOUSE_LOG_LEVEL (default
- * info; `silent` turns logging off). Callers never pass secrets, tokens or
- * request bodies to a logger.
+ * a web server's worker process has no console). Level `level`, else GATEHOUSE_LOG_LEVEL
+ * (default info; `silent` turns logging off); an unknown one is a TypeError naming it. Callers
+ * never pass secrets, tokens or request bodies to a logger.
  *
  * Writes are asynchronous (a log line never blocks a request on the
  * terminal or pipe); before exiting, call flushLogs to write what is pending.
  */
-export function createLogger(level: string = process.env.GATEHOUSE_LOG_LEVEL ?? 'info', file?: string): Logger {
+export function createLogger(level?: string, file?: string): Logger {
+  // Before the destination is opened: a bad level must not leave a file or descriptor behind.
+  const resolved = level === undefined ? logLevelFromEnv() : parseLogLevel(level, 'the log level');
   const destination = pino.destination({ dest: file ?? 1, sync: false, ...(file ? { mkdir: true } : {}) });
-  const logger = pino({ name: 'gatehouse', level, base: { service: 'gatehouse' } }, destination);
+  const logger = pino({ name: 'gatehouse', level: resolved, base: { service: 'gatehouse' } }, destination);
   destinations.set(logger, destination);
   return logger;
 }

@@ -3,15 +3,28 @@
 // has no console). A start failure is logged, nothing attaches, and the module
 // keeps answering every request 503 (fail closed) until the pool recycles.
 import { AuthConfigError } from '../core/config/auth-config.js';
-import { createLogger } from '../logging.js';
+import { DEFAULT_LOG_LEVEL } from '../log-level.js';
+import { createLogger, type Logger } from '../logging.js';
 import { VERSION } from '../version.js';
 import { startInServer } from './host.js';
 
-const logger = createLogger(undefined, process.env.GATEHOUSE_LOG_FILE || undefined);
+const file = process.env.GATEHOUSE_LOG_FILE || undefined;
 
-startInServer({ logger, version: VERSION }).catch((error: unknown) => {
+function refuseToStart(logger: Logger, error: unknown): void {
   const problems = error instanceof AuthConfigError ? error.problems : [(error as Error).message];
   const ignored = error instanceof AuthConfigError && error.warnings.length > 0 ? { unknownKeys: error.warnings } : {};
   logger.fatal({ problems, ...ignored }, 'in-server: the auth core did not start');
   process.exitCode = 1;
-});
+}
+
+let logger: Logger | undefined;
+try {
+  logger = createLogger(undefined, file);
+} catch (error) {
+  // An unknown GATEHOUSE_LOG_LEVEL: the log file is the only place anyone would look for why.
+  refuseToStart(createLogger(DEFAULT_LOG_LEVEL, file), error);
+}
+if (logger !== undefined) {
+  const started = logger;
+  startInServer({ logger: started, version: VERSION }).catch((error: unknown) => refuseToStart(started, error));
+}

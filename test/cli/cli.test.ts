@@ -136,6 +136,20 @@ describe('gatehouse CLI', () => {
     }
   });
 
+  it('an unknown GATEHOUSE_LOG_LEVEL is a startup error naming the variable and the levels; an empty one is info', async () => {
+    for (const command of [['serve', '--port', '0'], ['dev', '--port', '0']]) {
+      const result = run(command, { env: { GATEHOUSE_LOG_LEVEL: 'verbose' } });
+      expect(result.status, command.join(' ')).to.equal(1);
+      expect(result.stderr).to.contain('gatehouse: GATEHOUSE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")');
+    }
+    for (const [level, logsInfo] of [['', true], [' WARN ', false]] as const) {
+      const server = await serve({ FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_NATIVE: 'off', GATEHOUSE_LOG_LEVEL: level });
+      expect(await server.stop()).to.equal(0);
+      // The stop is logged at info: there at the default level, not at warn.
+      expect(server.output().includes('"msg":"stopping: no new connections'), JSON.stringify(level)).to.equal(logsInfo);
+    }
+  });
+
   it('a port already in use is a clear error that says how to pick another, exit 1', async () => {
     const net = await import('node:net');
     const taken = net.createServer();

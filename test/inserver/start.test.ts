@@ -77,16 +77,28 @@ describe('in-server start (the module’s embedded Node)', () => {
     expect(error?.message).to.match(/not running inside the gatehouse web-server module/);
   });
 
-  it('the module’s boot script loads the built entry, which logs why it cannot start to GATEHOUSE_LOG_FILE', async () => {
+  /** Runs the module's boot script outside the module; its exit code and the fatal line it logged. */
+  async function boot(env: NodeJS.ProcessEnv): Promise<{ outcome: number | undefined; fatal: { msg: string; problems?: string[] } | undefined }> {
     const log = path.join(mkdtempSync(path.join(os.tmpdir(), 'gatehouse-boot-')), 'gatehouse.log');
-    const outcome = await promisify(execFile)(process.execPath, [path.join(ROOT, 'binding', 'iis', 'boot.cjs')], { env: { ...process.env, GATEHOUSE_LOG_FILE: log }, timeout: 20_000 }).then(
+    const outcome = await promisify(execFile)(process.execPath, [path.join(ROOT, 'binding', 'iis', 'boot.cjs')], { env: { ...process.env, ...env, GATEHOUSE_LOG_FILE: log }, timeout: 20_000 }).then(
       () => 0,
       (error: { code?: number }) => error.code,
     );
-    expect(outcome).to.equal(1);
     const lines = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string; problems?: string[] });
-    const fatal = lines.find((line) => line.level === 60);
+    return { outcome, fatal: lines.find((line) => line.level === 60) };
+  }
+
+  it('the module’s boot script loads the built entry, which logs why it cannot start to GATEHOUSE_LOG_FILE', async () => {
+    const { outcome, fatal } = await boot({});
+    expect(outcome).to.equal(1);
     expect(fatal?.msg).to.equal('in-server: the auth core did not start');
     expect(fatal?.problems?.join()).to.match(/no gatehouse_host binding/);
+  });
+
+  it('an unknown GATEHOUSE_LOG_LEVEL is logged to GATEHOUSE_LOG_FILE as why it did not start', async () => {
+    const { outcome, fatal } = await boot({ GATEHOUSE_LOG_LEVEL: 'verbose' });
+    expect(outcome).to.equal(1);
+    expect(fatal?.msg).to.equal('in-server: the auth core did not start');
+    expect(fatal?.problems).to.deep.equal(['GATEHOUSE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")']);
   });
 });
