@@ -288,6 +288,51 @@ describe('authsettingsV2 configuration', () => {
       expect(loadAuthConfig(undefined, { ...env, GATEHOUSE_AUTH_CONFIG_JSON: json, WEBSITE_AUTH_V2_CONFIG_JSON: '{' }).source).to.equal('GATEHOUSE_AUTH_CONFIG_JSON');
     });
 
+    it('a file written with a byte order mark (Windows editors, PowerShell 5) is read', () => {
+      const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'gh-config-')), 'auth.json');
+      writeFileSync(file, `\ufeff${JSON.stringify(minimal, null, 2)}`);
+      expect(loadAuthConfig(file, env).config.providers.has('corp')).to.equal(true);
+      expect(loadAuthConfig(undefined, { ...env, GATEHOUSE_AUTH_CONFIG_JSON: `\ufeff${JSON.stringify(minimal)}` }).config.providers.has('corp')).to.equal(true);
+    });
+
+    it('JSON errors say the line and column on every Node version, and never quote the text', () => {
+      const problem = (text: string) => {
+        try {
+          loadAuthConfig(undefined, { GATEHOUSE_AUTH_CONFIG_JSON: text });
+        } catch (error) {
+          return (error as AuthConfigError).problems.join();
+        }
+        throw new Error('no error');
+      };
+      expect(problem('{\n  "platform": {"enabled": true}\n  "x": "super-secret-value"\n}')).to.match(/^GATEHOUSE_AUTH_CONFIG_JSON: not valid JSON \(.* at position 36 \(line 3 column 3\)\)$/);
+      expect(problem('{"a": 1,\r\n\r\n}')).to.match(/\(line 3 column 1\)\)$/);
+      expect(problem('\ufeff{"a":\n\n "x\ny"}')).to.match(/\(line 3 column 4\)\)$/);
+      const quoted = problem('super-secret-value');
+      expect(quoted).to.match(/^GATEHOUSE_AUTH_CONFIG_JSON: not valid JSON/);
+      expect(quoted).not.to.contain('super-secret');
+      for (const empty of [' ', '\n\t\r\n', '\ufeff']) expect(problem(empty)).to.equal('GATEHOUSE_AUTH_CONFIG_JSON: empty: expected a JSON object');
+    });
+
+    it('a source that is set but not read is named: a warning when the configuration starts, beside the problems when it does not', () => {
+      const json = JSON.stringify(minimal);
+      const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'gh-config-')), 'auth.json');
+      writeFileSync(file, json);
+      expect(loadAuthConfig(undefined, { ...env, GATEHOUSE_AUTH_CONFIG_JSON: json, WEBSITE_AUTH_V2_CONFIG_JSON: json }).warnings).to.deep.equal([
+        'WEBSITE_AUTH_V2_CONFIG_JSON is set too, and ignored: the configuration is read from GATEHOUSE_AUTH_CONFIG_JSON',
+      ]);
+      expect(loadAuthConfig(file, { ...env, GATEHOUSE_AUTH_CONFIG_JSON: json, WEBSITE_AUTH_V2_CONFIG_JSON: '' }).warnings).to.deep.equal([
+        `GATEHOUSE_AUTH_CONFIG_JSON is set too, and ignored: the configuration is read from ${file}`,
+      ]);
+      expect(loadAuthConfig(file, env).warnings).to.deep.equal([]);
+      writeFileSync(file, '{}');
+      const both = { GATEHOUSE_AUTH_CONFIG_JSON: json, WEBSITE_AUTH_V2_CONFIG_JSON: json };
+      expect(() => loadAuthConfig(file, { ...env, ...both })).to.throw(
+        AuthConfigError,
+        `invalid authentication configuration from ${file} (GATEHOUSE_AUTH_CONFIG_JSON and WEBSITE_AUTH_V2_CONFIG_JSON are set too, and ignored):\n  - identityProviders:`,
+      );
+      expect(() => loadAuthConfig(undefined, { ...env, GATEHOUSE_AUTH_CONFIG_JSON: '{}' })).to.throw(AuthConfigError, 'invalid authentication configuration from GATEHOUSE_AUTH_CONFIG_JSON:\n');
+    });
+
     it('clear errors for a missing file, bad JSON, or no configuration at all', () => {
       expect(() => loadAuthConfig('/nonexistent/auth.json', env)).to.throw(AuthConfigError, /\/nonexistent\/auth\.json: cannot read \(ENOENT\)/);
       expect(() => loadAuthConfig(undefined, { GATEHOUSE_AUTH_CONFIG_JSON: '{"a":' })).to.throw(AuthConfigError, /GATEHOUSE_AUTH_CONFIG_JSON: not valid JSON/);

@@ -47,9 +47,12 @@ export class AuthConfigError extends Error {
   constructor(
     readonly problems: readonly string[],
     readonly warnings: readonly string[] = [],
+    /** Where the document came from, and which other sources were set but not read ("from X (Y is set too, and ignored)"). */
+    readonly source?: string,
   ) {
     const list = (lines: readonly string[]) => lines.map((line) => `  - ${line}`).join('\n');
-    super(`invalid authentication configuration:\n${list(problems)}${warnings.length > 0 ? `\nand keys that were ignored (misspelled?):\n${list(warnings)}` : ''}`);
+    const from = source === undefined ? '' : ` ${source}`;
+    super(`invalid authentication configuration${from}:\n${list(problems)}${warnings.length > 0 ? `\nand keys that were ignored (misspelled?):\n${list(warnings)}` : ''}`);
     this.name = 'AuthConfigError';
   }
 }
