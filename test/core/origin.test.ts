@@ -29,9 +29,27 @@ describe('request origin', () => {
       expect(requestOrigin(view('app.example:65536'), noProxy)).to.equal(null);
       expect(requestOrigin(view('app.example:99999'), noProxy)).to.equal(null);
       expect(requestOrigin(view('app.example:0'), noProxy)).to.equal(null);
-      expect(requestOrigin(view('[::1]:080'), noProxy)).to.deep.equal({ scheme: 'http', host: '[::1]:080' });
+      expect(requestOrigin(view('[::1]:0808'), noProxy)).to.deep.equal({ scheme: 'http', host: '[::1]:808' });
       expect(requestOrigin(view('other.example', [], 'http'), noProxy)).to.deep.equal({ scheme: 'http', host: 'other.example' });
     }
+  });
+
+  it('leaves out the scheme’s own port and leading zeros, as a URL does: a callback URL matches the one registered', () => {
+    for (const [host, scheme, expected] of [
+      ['app.example:443', 'https', 'app.example'],
+      ['App.Example:00443', 'https', 'app.example'],
+      ['app.example:80', 'http', 'app.example'],
+      ['[::1]:080', 'http', '[::1]'],
+      ['app.example:80', 'https', 'app.example:80'],
+      ['app.example:443', 'http', 'app.example:443'],
+      ['app.example:08443', 'https', 'app.example:8443'],
+    ] as const) {
+      const origin = requestOrigin(view(host, [], scheme), noProxy);
+      expect(origin, host).to.deep.equal({ scheme, host: expected });
+      expect(origin!.host).to.equal(new URL(`${scheme}://${host}`).host);
+    }
+    const forwarded = view('internal:8080', [['X-Forwarded-Host', 'public.example:443'], ['X-Forwarded-Proto', 'https']]);
+    expect(requestOrigin(forwarded, standard)).to.deep.equal({ scheme: 'https', host: 'public.example' });
   });
 
   it('reads X-Forwarded-Host/Proto only when the Standard convention is configured', () => {

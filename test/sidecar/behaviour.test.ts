@@ -145,6 +145,9 @@ describe('configurable behaviour', function () {
       const reply = await new Browser().request(`${deployment.url}/.auth/login/dev`, { headers: { 'x-forwarded-host': 'app.example.com', 'x-forwarded-proto': 'https' } });
       expect(new URL(reply.headers.location!).searchParams.get('redirect_uri')).to.equal('https://app.example.com/.auth/login/dev/callback');
       expect(reply.setCookies[0]).to.match(/; Secure/);
+      // A proxy that writes the port it listens on (nginx's $host:$server_port): the callback is still the registered URL.
+      const withPort = await new Browser().request(`${deployment.url}/.auth/login/dev`, { headers: { 'x-forwarded-host': 'app.example.com:443', 'x-forwarded-proto': 'https' } });
+      expect(new URL(withPort.headers.location!).searchParams.get('redirect_uri')).to.equal('https://app.example.com/.auth/login/dev/callback');
       // The proxy in front sets the other forwarding headers: they pass. Path overrides and other spellings of the headers gatehouse sets still never do.
       const forwarded = await new Browser().request(`${deployment.url}/public/x`, {
         headers: { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-port': '443', forwarded: 'for=203.0.113.7;proto=https', 'x-real-ip': '203.0.113.7', 'x-original-url': '/admin', x_forwarded_host: 'evil.example' },

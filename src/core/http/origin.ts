@@ -9,8 +9,9 @@ export interface Origin {
   readonly host: string;
 }
 
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
+const HOST = /^((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\]))(?::(\d{1,5}))?$/;
 const MAX_PORT = 65535;
+const DEFAULT_PORT = { http: 80, https: 443 } as const;
 
 function firstValue(value: string | undefined): string | undefined {
   const first = value?.split(',')[0]?.trim();
@@ -44,9 +45,13 @@ function checkedOrigin(rawScheme: string, host: string): Origin | null {
   const match = HOST.exec(host);
   if (match === null) return null;
   // A port outside 1-65535 is no address a browser could have used: refuse it rather than build callbacks to it.
-  const port = match[1] === undefined ? undefined : Number(match[1]);
+  const port = match[2] === undefined ? undefined : Number(match[2]);
   if (port !== undefined && (port < 1 || port > MAX_PORT)) return null;
-  return { scheme, host: host.toLowerCase() };
+  // Written as a URL writes it (new URL('https://app.example:0443').host is 'app.example'): the scheme's own port
+  // left out, no leading zeros. A proxy that sends `Host: app.example:443` (nginx's `$host:$server_port`) must not
+  // make the callback URL https://app.example:443/…, which providers compare as text with the registered one.
+  const name = match[1]!.toLowerCase();
+  return { scheme, host: port === undefined || port === DEFAULT_PORT[scheme] ? name : `${name}:${port}` };
 }
 
 export function originUrl(origin: Origin): string {
