@@ -124,6 +124,9 @@ async function dev(args: string[]): Promise<void> {
   const running = await startDev({ host: values.host ?? '127.0.0.1', port: listenPort(values.port), core, logger, version: VERSION });
   stopOn(logger, running.close);
   console.log(`gatehouse dev: open ${running.url}/ and sign in as demo / demo`);
+  if (running.listeningBeyondLoopback !== undefined) {
+    console.log(`listening on ${running.listeningBeyondLoopback}, but sign-in works only in a browser on this machine: the development OpenID provider listens on loopback`);
+  }
   console.log(`development OpenID provider: ${running.issuer}`);
   announceReceiver(running.url, running.receiver.config);
 }

@@ -23,16 +23,30 @@ export interface DevOptions {
 }
 
 export interface RunningDev {
+  /** Where to open the demo in a browser on this machine. */
   readonly url: string;
+  /** Where gatehouse listens, when that is not a loopback address: sign-in still works only from this machine. */
+  readonly listeningBeyondLoopback?: string;
   readonly issuer: string;
   readonly receiver: WebhookReceiver;
   close(): Promise<void>;
 }
 
+/** A wildcard address (0.0.0.0, ::) is where a server listens, not an address a browser can be sent to. */
+const WILDCARD_TO_LOOPBACK: Readonly<Record<string, string>> = { '0.0.0.0': '127.0.0.1', '[::]': '[::1]' };
+
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
 export async function startDev(options: DevOptions): Promise<RunningDev> {
   const front = await listenEarly(options.host, options.port);
-  const port = new URL(front.url).port;
-  const origins = [`http://127.0.0.1:${port}`, `http://localhost:${port}`];
+  const listening = new URL(front.url);
+  const port = listening.port;
+  const browserHost = WILDCARD_TO_LOOPBACK[listening.hostname] ?? listening.hostname;
+  // The provider accepts a callback only to an origin registered here: every name of this machine a
+  // browser may use, and the address given with --host.
+  const origins = [...new Set(['127.0.0.1', 'localhost', '[::1]', browserHost])].map((host) => `http://${host}:${port}`);
   const clientSecret = randomBytes(24).toString('base64url');
   const idp = await startDevIdentityProvider({
     clients: [
@@ -75,7 +89,8 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   });
   attach(front, gateway);
   return {
-    url: front.url,
+    url: `http://${browserHost}:${port}`,
+    ...(isLoopback(listening.hostname) ? {} : { listeningBeyondLoopback: front.url }),
     issuer: idp.issuer,
     receiver: gateway.receiver,
     close: async () => {

@@ -329,6 +329,32 @@ describe('gatehouse serve --upstream / dev', function () {
     }
   });
 
+  it('gatehouse dev --host 0.0.0.0 prints a URL a browser can open, and the provider takes the callback of each name of this machine', async () => {
+    const server = await serve({ GATEHOUSE_NATIVE: 'off' }, ['dev', '--host', '0.0.0.0', '--port', '0']);
+    try {
+      const port = new URL(server.url).port;
+      expect(server.url).to.equal(`http://127.0.0.1:${port}`);
+      expect(server.output()).to.contain(`listening on http://0.0.0.0:${port}, but sign-in works only in a browser on this machine`);
+      const location = (url: string) =>
+        new Promise<string>((resolve, reject) => {
+          http.get(url, (res) => {
+            res.resume();
+            resolve(res.headers.location ?? '');
+          }).on('error', reject);
+        });
+      for (const host of ['127.0.0.1', 'localhost', '0.0.0.0']) {
+        const authorize = await location(`http://${host}:${port}/.auth/login/dev`);
+        const callback = new URL(authorize).searchParams.get('redirect_uri');
+        // The provider's answer to an unregistered redirect_uri is its error page (400); a registered one goes on to its login page.
+        const answer = await location(authorize);
+        const registered = host !== '0.0.0.0';
+        expect(answer.includes('/interaction/'), `${callback} -> ${answer}`).to.equal(registered);
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('gatehouse dev serves the protected demo app, the public page and the webhook receiver', async () => {
     const server = await serve({ FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '' }, ['dev', '--port', '0']);
     try {
