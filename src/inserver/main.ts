@@ -12,7 +12,7 @@ const file = process.env.GATEHOUSE_LOG_FILE || undefined;
 
 function refuseToStart(logger: Logger, error: unknown): void {
   const problems = error instanceof AuthConfigError ? error.problems : [(error as Error).message];
-  const ignored = error instanceof AuthConfigError && error.warnings.length > 0 ? { unknownKeys: error.warnings } : {};
+  const ignored = error instanceof AuthConfigError && error.warnings.length > 0 ? { ignored: error.warnings } : {};
   const source = error instanceof AuthConfigError && error.source !== undefined ? { source: error.source } : {};
   logger.fatal({ problems, ...ignored, ...source }, 'in-server: the auth core did not start');
   process.exitCode = 1;

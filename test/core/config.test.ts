@@ -184,7 +184,7 @@ describe('authsettingsV2 configuration', () => {
     const resolving = failing({ ...rest, identityProvider: identityProviders });
     expect(resolving.problems).to.deep.equal(['identityProviders: authentication is required but no identity provider is enabled']);
     expect(resolving.warnings).to.deep.equal(['identityProvider: unknown key, ignored']);
-    expect(resolving.message).to.match(/no identity provider is enabled\nand keys that were ignored \(misspelled\?\):\n {2}- identityProvider: unknown key, ignored$/);
+    expect(resolving.message).to.match(/no identity provider is enabled\nand what was ignored \(a misspelled key\?\):\n {2}- identityProvider: unknown key, ignored$/);
     // Found by the schema.
     const schema = failing({ ...minimal, globalValidation: { unauthenticatedClientAction: 'Nope', excludedPath: ['/public/*'] } });
     expect(schema.problems.join('\n')).to.contain('globalValidation.unauthenticatedClientAction');
@@ -255,6 +255,51 @@ describe('authsettingsV2 configuration', () => {
       expect(config.defaultProvider).to.equal('github');
       const single = resolveAuthConfig({ identityProviders: { azureActiveDirectory: { registration: { openIdIssuer: 'https://login.microsoftonline.com/72f988bf-86f1-41af-91ab-2d7cd011db47/v2.0', clientId: 'x' } } } }, {});
       expect((single.config.providers.get('aad') as OidcProviderConfig).directory!.multiTenant).to.equal(false);
+    });
+
+    it('login parameters: scope adds scopes and response_mode picks the callback (every OpenID kind); what gatehouse sets itself is ignored with a warning', () => {
+      const login = { loginParameters: ['domain_hint=contoso.com', 'scope=offline_access api://orders/read', 'response_mode=form_post', 'response_type=code id_token', 'redirect_uri=https://elsewhere.example/cb'] };
+      const { config, warnings } = resolveAuthConfig(
+        {
+          identityProviders: {
+            azureActiveDirectory: { ...all.azureActiveDirectory, login },
+            google: { ...all.google, login },
+            customOpenIdConnectProviders: { corp: { ...provider, login: { scopes: ['openid', 'email'], loginParameterNames: login.loginParameters } } },
+          },
+          globalValidation: { redirectToProvider: 'corp' },
+        },
+        { ...secrets, ...env },
+      );
+      for (const [alias, path, scopes] of [
+        ['aad', 'identityProviders.azureActiveDirectory', ['openid', 'profile', 'email', 'offline_access', 'api://orders/read']],
+        ['google', 'identityProviders.google', ['openid', 'profile', 'email', 'offline_access', 'api://orders/read']],
+        ['corp', 'identityProviders.customOpenIdConnectProviders.corp', ['openid', 'email', 'offline_access', 'api://orders/read']],
+      ] as const) {
+        const oidc = config.providers.get(alias) as OidcProviderConfig;
+        expect(oidc.responseMode, alias).to.equal('form_post');
+        expect(oidc.scopes, alias).to.deep.equal(scopes);
+        expect(oidc.loginParameters, alias).to.include({ domain_hint: 'contoso.com' });
+        expect(oidc.loginParameters, alias).not.to.have.any.keys('scope', 'response_mode', 'response_type', 'redirect_uri');
+        for (const name of ['response_type', 'redirect_uri']) {
+          expect(warnings, alias).to.include(`${path}.login.loginParameters: ${name} is set by gatehouse on every sign-in (authorization code flow with PKCE, the callback URL from the request's origin); this one is ignored`);
+        }
+      }
+      expect(warnings).to.have.length(6);
+      const query = resolveAuthConfig({ identityProviders: { google: { ...all.google, login: { loginParameters: { response_mode: 'query' } } } } }, secrets);
+      expect((query.config.providers.get('google') as OidcProviderConfig).responseMode).to.equal('query');
+    });
+
+    it('login parameters gatehouse cannot honour are problems: another response_mode, a bad scope token', () => {
+      for (const [parameter, problem] of [
+        ['response_mode=fragment', 'identityProviders.google.login.loginParameters: response_mode "fragment": expected query or form_post (gatehouse cannot receive any other)'],
+        ['response_mode=form_post.jwt', 'identityProviders.google.login.loginParameters: response_mode "form_post.jwt": expected query or form_post (gatehouse cannot receive any other)'],
+        ['scope=openid "x"', 'identityProviders.google.login.loginParameters: scope: "\\"x\\"" is not a scope token'],
+      ] as const) {
+        expect(() => resolveAuthConfig({ identityProviders: { google: { ...all.google, login: { loginParameters: [parameter] } } } }, secrets), parameter)
+          .to.throw(AuthConfigError)
+          .with.property('problems')
+          .that.deep.equals([problem]);
+      }
     });
 
     it('names the path of every missing secret and bad setting', () => {

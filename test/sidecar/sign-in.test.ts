@@ -6,7 +6,7 @@ import { MAX_RETURN_URL_LENGTH } from '../../src/core/return-url.js';
 import { MAX_PENDING_LOGINS } from '../../src/core/routes/login-flow.js';
 import { Browser } from '../support/browser.js';
 import { forwarded, principal } from '../support/principal.js';
-import { pendingLogins, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
+import { defaultDocument, pendingLogins, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 describe('server-directed sign-in against a real OpenID provider', function () {
   this.timeout(30_000);
@@ -234,6 +234,38 @@ describe('a token store directory deleted while gatehouse runs', function () {
       expect(final.status).to.equal(200);
       expect(forwarded(final.body).headers['x-platform-client-principal-id']).to.equal('demo');
       expect(await fs.readdir(deployment.storeDirectory)).to.have.length(1);
+    } finally {
+      await deployment.close();
+    }
+  });
+});
+
+describe('login parameters of a custom OpenID provider', function () {
+  this.timeout(30_000);
+
+  it('response_mode=form_post signs in with the callback POSTed; a redirect_uri among them cannot move the callback', async () => {
+    const deployment = await startDeployment({
+      document: (issuer) => {
+        const document = defaultDocument(issuer) as { identityProviders: { customOpenIdConnectProviders: { dev: { login: Record<string, unknown> } } } };
+        document.identityProviders.customOpenIdConnectProviders.dev.login.loginParameters = ['response_mode=form_post', 'redirect_uri=https://elsewhere.example/cb'];
+        return document;
+      },
+    });
+    try {
+      const browser = new Browser();
+      const { hops, final } = await signIn(browser, deployment);
+      const authorize = new URL(hops.find((h) => h.headers.location?.includes('/auth?'))!.headers.location!);
+      expect(authorize.searchParams.getAll('response_mode')).to.deep.equal(['form_post']);
+      expect(authorize.searchParams.getAll('redirect_uri')).to.deep.equal([`${deployment.url}/.auth/login/dev/callback`]);
+      // The provider answers with a page that POSTs the code to the callback, from its own site: a SameSite=Lax login
+      // cookie would not come back with it. Over plain http SameSite is left to the browser (None needs Secure), as for Apple.
+      const started = hops.find((h) => h.url.startsWith(`${deployment.url}/.auth/login/dev?`))!;
+      expect(started.setCookies).to.have.length(1);
+      expect(started.setCookies[0]).to.match(/^PlatformAuthSessionLogin_/).and.not.match(/SameSite/i);
+      expect(final.body).to.contain('Submitting Callback');
+      const after = await browser.submitForm(final, /\/\.auth\/login\/dev\/callback$/, {});
+      expect(after[0]!.status).to.equal(302);
+      expect(forwarded(after.at(-1)!.body).headers['x-platform-client-principal-id']).to.equal('demo');
     } finally {
       await deployment.close();
     }

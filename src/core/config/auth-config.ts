@@ -52,20 +52,20 @@ export class AuthConfigError extends Error {
   ) {
     const list = (lines: readonly string[]) => lines.map((line) => `  - ${line}`).join('\n');
     const from = source === undefined ? '' : ` ${source}`;
-    super(`invalid authentication configuration${from}:\n${list(problems)}${warnings.length > 0 ? `\nand keys that were ignored (misspelled?):\n${list(warnings)}` : ''}`);
+    super(`invalid authentication configuration${from}:\n${list(problems)}${warnings.length > 0 ? `\nand what was ignored (a misspelled key?):\n${list(warnings)}` : ''}`);
     this.name = 'AuthConfigError';
   }
 }
 
 export interface ResolvedConfig {
   readonly config: AuthConfig;
-  /** Keys that were ignored. */
+  /** What was ignored: unknown keys, login parameters that gatehouse sets itself, sources not read. */
   readonly warnings: readonly string[];
 }
 
 /** Validates a parsed authsettingsV2 document and resolves it against `env`. */
 export function resolveAuthConfig(document: unknown, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
-  const warnings = unknownKeys(document).map((path) => `${path}: unknown key, ignored`);
+  const warnings: string[] = unknownKeys(document).map((path) => `${path}: unknown key, ignored`);
   const parsed = authSettingsSchema.safeParse(document);
   if (!parsed.success) {
     throw new AuthConfigError(
@@ -79,7 +79,7 @@ export function resolveAuthConfig(document: unknown, env: NodeJS.ProcessEnv = pr
   }
   const doc: AuthSettingsDocument = parsed.data;
   const problems: string[] = [];
-  const providers = resolveProviders(doc.identityProviders, env, problems);
+  const providers = resolveProviders(doc.identityProviders, env, problems, warnings);
 
   const global = doc.globalValidation ?? {};
   const defaultProvider = global.redirectToProvider ?? (providers.size === 1 ? [...providers.keys()][0] : undefined);

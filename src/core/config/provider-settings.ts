@@ -2,6 +2,7 @@
 // provider, secrets read from the environment, every problem named by its path.
 import { createHash } from 'node:crypto';
 
+import { loginParameters } from './login-parameters.js';
 import type { AuthSettingsDocument } from './schema.js';
 
 type Providers = NonNullable<AuthSettingsDocument['identityProviders']>;
@@ -88,17 +89,6 @@ function fingerprint(parts: unknown): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
 }
 
-function parameters(login: { loginParameters?: string[] | Record<string, string>; loginParameterNames?: string[] } | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  const pairs = [...(Array.isArray(login?.loginParameters) ? login.loginParameters : []), ...(login?.loginParameterNames ?? [])];
-  for (const pair of pairs) {
-    const eq = pair.indexOf('=');
-    out[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  if (login?.loginParameters && !Array.isArray(login.loginParameters)) Object.assign(out, login.loginParameters);
-  return out;
-}
-
 function withOpenId(scopes: readonly string[]): string[] {
   return scopes.includes('openid') ? [...scopes] : ['openid', ...scopes];
 }
@@ -129,7 +119,7 @@ class SecretReader {
   }
 }
 
-function customProviders(block: Providers['customOpenIdConnectProviders'], secrets: SecretReader, problems: string[]): OidcProviderConfig[] {
+function customProviders(block: Providers['customOpenIdConnectProviders'], secrets: SecretReader, problems: string[], warnings: string[]): OidcProviderConfig[] {
   const out: OidcProviderConfig[] = [];
   for (const [alias, provider] of Object.entries(block ?? {})) {
     const path = `identityProviders.customOpenIdConnectProviders.${alias}`;
@@ -159,6 +149,7 @@ function customProviders(block: Providers['customOpenIdConnectProviders'], secre
       };
     }
     const audiences = provider.validation?.allowedAudiences ?? [];
+    const login = loginParameters(path, provider.login, problems, warnings);
     out.push({
       kind: 'oidc',
       alias,
@@ -167,17 +158,17 @@ function customProviders(block: Providers['customOpenIdConnectProviders'], secre
       discoveryUrl: oidc.wellKnownOpenIdConfiguration,
       endpoints,
       nameClaimType: provider.login?.nameClaimType,
-      scopes: withOpenId(provider.login?.scopes ?? ['openid', 'profile', 'email']),
-      loginParameters: parameters(provider.login),
+      scopes: withOpenId([...new Set([...(provider.login?.scopes ?? ['openid', 'profile', 'email']), ...login.scopes])]),
+      loginParameters: login.extra,
       allowedAudiences: audiences,
-      responseMode: 'query',
+      responseMode: login.responseMode ?? 'query',
       fingerprint: fingerprint([provider.registration.clientId, oidc, audiences]),
     });
   }
   return out;
 }
 
-function directoryProvider(block: NonNullable<Providers['azureActiveDirectory']>, secrets: SecretReader, problems: string[]): OidcProviderConfig | undefined {
+function directoryProvider(block: NonNullable<Providers['azureActiveDirectory']>, secrets: SecretReader, problems: string[], warnings: string[]): OidcProviderConfig | undefined {
   const path = 'identityProviders.azureActiveDirectory';
   const issuer = base(block.registration.openIdIssuer);
   const segments = new URL(issuer).pathname.split('/').filter(Boolean);
@@ -188,10 +179,7 @@ function directoryProvider(block: NonNullable<Providers['azureActiveDirectory']>
   const multiTenant = MULTI_TENANT_SEGMENTS.has(segments[0]!.toLowerCase());
   const validation = block.validation ?? {};
   const policy = validation.defaultAuthorizationPolicy ?? {};
-  const loginParameters = parameters(block.login);
-  // `scope=...` among the login parameters (as Easy Auth documents for refresh tokens) adds scopes.
-  const extraScopes = (loginParameters.scope ?? '').split(' ').filter(Boolean);
-  delete loginParameters.scope;
+  const login = loginParameters(path, block.login, problems, warnings);
   return {
     kind: 'aad',
     alias: 'aad',
@@ -200,10 +188,10 @@ function directoryProvider(block: NonNullable<Providers['azureActiveDirectory']>
     discoveryUrl: `${issuer}/.well-known/openid-configuration`,
     endpoints: undefined,
     nameClaimType: block.login?.nameClaimType ?? 'preferred_username',
-    scopes: withOpenId([...new Set([...(block.login?.scopes ?? ['openid', 'profile', 'email']), ...extraScopes])]),
-    loginParameters,
+    scopes: withOpenId([...new Set([...(block.login?.scopes ?? ['openid', 'profile', 'email']), ...login.scopes])]),
+    loginParameters: login.extra,
     allowedAudiences: validation.allowedAudiences ?? [],
-    responseMode: 'query',
+    responseMode: login.responseMode ?? 'query',
     directory: {
       multiTenant,
       allowedTenants: validation.allowedTenants ?? [],
@@ -214,8 +202,9 @@ function directoryProvider(block: NonNullable<Providers['azureActiveDirectory']>
   };
 }
 
-function googleProvider(block: NonNullable<Providers['google']>, secrets: SecretReader): OidcProviderConfig {
+function googleProvider(block: NonNullable<Providers['google']>, secrets: SecretReader, problems: string[], warnings: string[]): OidcProviderConfig {
   const path = 'identityProviders.google';
+  const login = loginParameters(path, block.login, problems, warnings);
   const discoveryUrl = block.wellKnownOpenIdConfiguration ?? 'https://accounts.google.com/.well-known/openid-configuration';
   const audiences = block.validation?.allowedAudiences ?? [];
   return {
@@ -226,11 +215,11 @@ function googleProvider(block: NonNullable<Providers['google']>, secrets: Secret
     discoveryUrl,
     endpoints: undefined,
     nameClaimType: block.login?.nameClaimType ?? 'email',
-    scopes: withOpenId(block.login?.scopes ?? ['openid', 'profile', 'email']),
+    scopes: withOpenId([...new Set([...(block.login?.scopes ?? ['openid', 'profile', 'email']), ...login.scopes])]),
     // Google issues a refresh token only for offline access, and again only when consent is asked.
-    loginParameters: { access_type: 'offline', prompt: 'consent', ...parameters(block.login) },
+    loginParameters: { access_type: 'offline', prompt: 'consent', ...login.extra },
     allowedAudiences: audiences,
-    responseMode: 'query',
+    responseMode: login.responseMode ?? 'query',
     fingerprint: fingerprint([block.registration.clientId, discoveryUrl, audiences]),
   };
 }
@@ -313,18 +302,18 @@ function twitterProvider(tw: NonNullable<Providers['twitter']>, secrets: SecretR
   };
 }
 
-/** Every enabled provider of the document, keyed by alias. */
-export function resolveProviders(providers: Providers | undefined, env: NodeJS.ProcessEnv, problems: string[]): Map<string, ProviderConfig> {
+/** Every enabled provider of the document, keyed by alias; settings that are ignored are said in `warnings`. */
+export function resolveProviders(providers: Providers | undefined, env: NodeJS.ProcessEnv, problems: string[], warnings: string[]): Map<string, ProviderConfig> {
   const secrets = new SecretReader(env, problems);
   const out = new Map<string, ProviderConfig>();
   const add = (config: ProviderConfig | undefined) => config !== undefined && out.set(config.alias, config);
   const block = providers ?? {};
-  if (block.azureActiveDirectory?.enabled) add(directoryProvider(block.azureActiveDirectory, secrets, problems));
-  if (block.google?.enabled) add(googleProvider(block.google, secrets));
+  if (block.azureActiveDirectory?.enabled) add(directoryProvider(block.azureActiveDirectory, secrets, problems, warnings));
+  if (block.google?.enabled) add(googleProvider(block.google, secrets, problems, warnings));
   if (block.facebook?.enabled) add(facebookProvider(block.facebook, secrets));
   if (block.gitHub?.enabled) add(gitHubProvider(block.gitHub, secrets));
   if (block.twitter?.enabled) add(twitterProvider(block.twitter, secrets));
   if (block.apple?.enabled) add(appleProvider(block.apple, secrets, problems));
-  for (const custom of customProviders(block.customOpenIdConnectProviders, secrets, problems)) add(custom);
+  for (const custom of customProviders(block.customOpenIdConnectProviders, secrets, problems, warnings)) add(custom);
   return out;
 }
