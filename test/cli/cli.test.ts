@@ -334,7 +334,10 @@ describe('gatehouse serve --upstream / dev', function () {
     try {
       const port = new URL(server.url).port;
       expect(server.url).to.equal(`http://127.0.0.1:${port}`);
-      expect(server.output()).to.contain(`listening on http://0.0.0.0:${port}, but sign-in works only in a browser on this machine`);
+      // Printed right after the line serve() waited for: it may still be on its way.
+      const note = `listening on http://0.0.0.0:${port}, but sign-in works only in a browser on this machine`;
+      for (let waited = 0; !server.output().includes(note) && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(server.output()).to.contain(note);
       const location = (url: string) =>
         new Promise<string>((resolve, reject) => {
           http.get(url, (res) => {
