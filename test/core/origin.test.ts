@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 
 import type { AuthConfig } from '../../src/core/config/auth-config.js';
-import { requestOrigin } from '../../src/core/http/origin.js';
+import { isLoopbackHost, requestOrigin } from '../../src/core/http/origin.js';
 import type { RequestView } from '../../src/core/http/request-view.js';
 
 const view = (host: string, headers: Array<[string, string]> = [], scheme: 'http' | 'https' = 'http'): RequestView => ({
@@ -58,5 +58,12 @@ describe('request origin', () => {
     expect(requestOrigin(forwarded, standard)).to.deep.equal({ scheme: 'https', host: 'public.example' });
     expect(requestOrigin(view('internal:8080', [['X-Forwarded-Host', 'bad host']]), standard)).to.equal(null);
     expect(requestOrigin(view('internal:8080', [['X-Forwarded-Proto', 'ftp']]), standard)).to.equal(null);
+  });
+
+  it('tells the hosts browsers count as this machine (secure contexts over plain http) from the others', () => {
+    for (const host of ['localhost', 'localhost:8080', 'app.localhost', '127.0.0.1', '127.1.2.3:80', '[::1]', '[::1]:8443']) expect(isLoopbackHost(host), host).to.equal(true);
+    for (const host of ['app.example', 'localhost.example', 'mylocalhost', '128.0.0.1', '127.0.0.1.example', '[::2]', '[::ffff:127.0.0.1]', '192.0.2.2:8080']) {
+      expect(isLoopbackHost(host), host).to.equal(false);
+    }
   });
 });

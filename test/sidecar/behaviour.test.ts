@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 
 import { Browser } from '../support/browser.js';
+import { capturingLogger } from '../support/logs.js';
 import { CLIENT_ID, defaultDocument, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 async function seen(browser: Browser, url: string): Promise<Record<string, string>> {
@@ -102,6 +103,33 @@ describe('configurable behaviour', function () {
       }
     });
   }
+
+  it('a prefixed session cookie name over plain http from a host that is not this machine: the sign-in is refused at its start, saying why', async () => {
+    const logs = capturingLogger();
+    const deployment = await startDeployment({
+      document: (issuer) => ({ ...defaultDocument(issuer), gatehouse: { sessionCookieName: '__Host-PlatformAuthSession' }, httpSettings: { forwardProxy: { convention: 'Standard' } } }),
+      logger: logs.logger,
+    });
+    try {
+      // The browser would drop both cookies: the sign-in could only fail at the callback, for no reason it could tell.
+      const page = await new Browser().request(`${deployment.url}/.auth/login/dev`, { headers: { host: 'app.example', accept: 'text/html' } });
+      expect(page.status).to.equal(500);
+      expect(page.body).to.contain('Sign-in needs https');
+      expect(page.setCookies).to.deep.equal([]);
+      const api = await new Browser().request(`${deployment.url}/.auth/login/dev`, { headers: { host: 'app.example:8080', accept: 'application/json' } });
+      expect(api.status).to.equal(500);
+      expect(JSON.parse(api.body)).to.deep.equal({ error: 'This site can sign you in over https only. Please open it with https://.' });
+      const refusal = logs.lines().find((line) => line.msg === 'login refused');
+      expect(refusal?.reason).to.match(/^the session cookie name __Host-PlatformAuthSession needs https, and this request came over http/);
+      // Over https (a TLS terminator in front, trusted), and from this machine over http, it starts.
+      for (const headers of [{ host: 'app.example', 'x-forwarded-proto': 'https' }, { host: 'localhost:8080' }, { host: 'app.localhost' }, { host: '[::1]:8080' }]) {
+        const started = await new Browser().request(`${deployment.url}/.auth/login/dev`, { headers });
+        expect(started.status, JSON.stringify(headers)).to.equal(302);
+      }
+    } finally {
+      await deployment.close();
+    }
+  });
 
   for (const [action, status] of [['Return401', 401], ['RejectWith401', 401], ['Return403', 403], ['RejectWith404', 404]] as const) {
     it(`unauthenticatedClientAction ${action} → ${status}`, async () => {

@@ -57,3 +57,12 @@ function checkedOrigin(rawScheme: string, host: string): Origin | null {
 export function originUrl(origin: Origin): string {
   return `${origin.scheme}://${origin.host}`;
 }
+
+/**
+ * Whether browsers count `host` (an Origin's host: lower case, port optional) as this machine: a
+ * page from it is a secure context even over plain http, so it may set `Secure` cookies.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
+  return name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
+}

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import * as oidc from 'openid-client';
 
 import { seal, unseal } from '../crypto/sealed.js';
-import { originUrl } from '../http/origin.js';
+import { isLoopbackHost, originUrl } from '../http/origin.js';
 import { BodyTimeoutError, BodyTooLargeError, mediaType, requestCookie, requestCookiesByPrefix, TIMED_OUT_BODY_HEADERS, type Decision } from '../http/request-view.js';
 import { errorDecision, nameRequiresSecure, redirectDecision, setCookie } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
@@ -110,6 +110,13 @@ export async function startLogin(context: LayerContext, request: RouteRequest, p
   if (!verdict.ok) {
     context.logger.warn({ reason: `return URL refused (${verdict.reason})`, path: request.view.path }, 'login refused');
     return errorDecision(400, 'Invalid return address', 'The post-login redirect address is not allowed.', request.json);
+  }
+  const cookieName = context.config.sessionCookieName;
+  if (nameRequiresSecure(cookieName) && request.origin.scheme === 'http' && !isLoopbackHost(request.origin.host)) {
+    // The browser would drop the login cookie and then the session cookie: the sign-in could only end at the
+    // callback with "this sign-in was not started here". Said here instead, where the cause is known.
+    context.logger.error({ reason: `the session cookie name ${cookieName} needs https, and this request came over http (behind a TLS terminator, set httpSettings.forwardProxy)`, path: request.view.path }, 'login refused');
+    return errorDecision(500, 'Sign-in needs https', 'This site can sign you in over https only. Please open it with https://.', request.json);
   }
   const started = {
     p: provider.alias,
