@@ -302,6 +302,32 @@ describe('authsettingsV2 configuration', () => {
       }
     });
 
+    it('redirectToProvider takes a built-in kind by its key or alias in any case (App Service writes "azureactivedirectory"), and a custom alias but for case', () => {
+      const document = (redirectToProvider: string, customs: Record<string, unknown> = { Corp: provider }) => ({
+        identityProviders: { azureActiveDirectory: all.azureActiveDirectory, gitHub: all.gitHub, customOpenIdConnectProviders: customs },
+        globalValidation: { redirectToProvider },
+      });
+      for (const [name, alias] of [
+        ['azureactivedirectory', 'aad'],
+        ['azureActiveDirectory', 'aad'],
+        ['AAD', 'aad'],
+        ['gitHub', 'github'],
+        ['GitHub', 'github'],
+        ['Corp', 'Corp'],
+        ['corp', 'Corp'],
+      ] as const) {
+        expect(resolveAuthConfig(document(name), { ...secrets, ...env }).config.defaultProvider, name).to.equal(alias);
+      }
+      // Not enabled, or two custom aliases equal but for case: not guessed.
+      for (const [name, customs] of [
+        ['google', { Corp: provider }],
+        ['corp', { Corp: provider, CORP: provider }],
+      ] as const) {
+        expect(() => resolveAuthConfig(document(name, customs), { ...secrets, ...env }), name).to.throw(AuthConfigError, `globalValidation.redirectToProvider: "${name}" is not an enabled provider`);
+      }
+      expect(resolveAuthConfig(document('CORP', { Corp: provider, CORP: provider }), { ...secrets, ...env }).config.defaultProvider).to.equal('CORP');
+    });
+
     it('names the path of every missing secret and bad setting', () => {
       const found = problems({ identityProviders: all }, {}).join('\n');
       for (const path of ['azureActiveDirectory.registration.clientSecretSettingName', 'google.registration.clientSecretSettingName', 'facebook.registration.appSecretSettingName', 'gitHub.registration.clientSecretSettingName', 'twitter.registration.consumerSecretSettingName', 'apple.registration.privateKeySettingName']) {
@@ -318,6 +344,24 @@ describe('authsettingsV2 configuration', () => {
       const { config } = resolveAuthConfig({ identityProviders: { ...all, gitHub: { ...all.gitHub, enabled: false } } }, secrets);
       expect(config.providers.has('github')).to.equal(false);
     });
+  });
+
+  it('takes the Azure resource around a document as exported (az webapp auth show): its properties, with redirectToProvider as App Service writes it', () => {
+    const resource = {
+      id: '/subscriptions/0000/resourceGroups/rg/providers/Microsoft.Web/sites/app/config/authsettingsV2',
+      name: 'authsettingsV2',
+      type: 'Microsoft.Web/sites/config',
+      location: 'East US 2',
+      properties: { ...minimal, globalValidation: { redirectToProvider: 'corp', unauthenticatedClientAction: 'Return401' }, clearInboundClaimsMapping: 'false' },
+    };
+    const { config, warnings } = resolveAuthConfig(resource, env);
+    expect(config.providers.has('corp')).to.equal(true);
+    expect(config.unauthenticatedAction).to.equal('Return401');
+    expect(warnings).to.deep.equal(['clearInboundClaimsMapping: unknown key, ignored']);
+    // A document of settings with a stray "properties" key is read as it is, the stray key warned about.
+    const stray = resolveAuthConfig({ ...minimal, properties: { identityProviders: {} } }, env);
+    expect(stray.config.providers.has('corp')).to.equal(true);
+    expect(stray.warnings).to.deep.equal(['properties: unknown key, ignored']);
   });
 
   describe('sources', () => {

@@ -2,7 +2,8 @@
 // secrets read from the environment, everything checked.
 import { DEFAULT_HEADER_PREFIX } from '../identity.js';
 import { parseExcludedPaths, type ExcludedPathRule } from '../excluded-paths.js';
-import { resolveProviders, type ProviderConfig } from './provider-settings.js';
+import { providerAliasNamed, resolveProviders, type ProviderConfig } from './provider-settings.js';
+import { authSettingsOf } from './resource-envelope.js';
 import { authSettingsSchema, timeSpanMs, unknownKeys, type AuthSettingsDocument } from './schema.js';
 
 export const DEFAULT_SESSION_COOKIE = 'PlatformAuthSession';
@@ -63,8 +64,9 @@ export interface ResolvedConfig {
   readonly warnings: readonly string[];
 }
 
-/** Validates a parsed authsettingsV2 document and resolves it against `env`. */
-export function resolveAuthConfig(document: unknown, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
+/** Validates a parsed authsettingsV2 document (or the Azure resource around one) and resolves it against `env`. */
+export function resolveAuthConfig(given: unknown, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
+  const document = authSettingsOf(given);
   const warnings: string[] = unknownKeys(document).map((path) => `${path}: unknown key, ignored`);
   const parsed = authSettingsSchema.safeParse(document);
   if (!parsed.success) {
@@ -82,8 +84,9 @@ export function resolveAuthConfig(document: unknown, env: NodeJS.ProcessEnv = pr
   const providers = resolveProviders(doc.identityProviders, env, problems, warnings);
 
   const global = doc.globalValidation ?? {};
-  const defaultProvider = global.redirectToProvider ?? (providers.size === 1 ? [...providers.keys()][0] : undefined);
-  if (global.redirectToProvider !== undefined && !providers.has(global.redirectToProvider)) {
+  const named = global.redirectToProvider === undefined ? undefined : providerAliasNamed(global.redirectToProvider, providers);
+  const defaultProvider = named ?? (providers.size === 1 ? [...providers.keys()][0] : undefined);
+  if (global.redirectToProvider !== undefined && named === undefined) {
     problems.push(`globalValidation.redirectToProvider: "${global.redirectToProvider}" is not an enabled provider (${[...providers.keys()].join(', ') || 'none configured'})`);
   }
   const excludedPaths = parseExcludedPaths(global.excludedPaths ?? []); // each rule checked by the schema

@@ -79,6 +79,33 @@ export type ProviderConfig = OidcProviderConfig | GitHubProviderConfig | Faceboo
 /** The aliases of the built-in providers (`/.auth/login/<alias>`, `-IDP`). */
 export const BUILT_IN_ALIASES = ['aad', 'google', 'facebook', 'github', 'twitter', 'apple'] as const;
 
+/**
+ * Each built-in kind's key under identityProviders, lower case, and its alias. Easy Auth documents name
+ * the default provider by either, in any case: `"redirectToProvider": "azureactivedirectory"` is what
+ * App Service's own configurations carry.
+ */
+const KIND_KEY_ALIASES: Readonly<Record<string, (typeof BUILT_IN_ALIASES)[number]>> = {
+  azureactivedirectory: 'aad',
+  google: 'google',
+  facebook: 'facebook',
+  github: 'github',
+  twitter: 'twitter',
+  apple: 'apple',
+};
+
+/**
+ * The alias of the enabled provider `name` names: an alias as written, else a built-in kind's key or
+ * alias in any case, else the one alias equal to it but for case. Undefined when none (or several) fit.
+ */
+export function providerAliasNamed(name: string, aliases: ReadonlySet<string> | ReadonlyMap<string, unknown>): string | undefined {
+  if (aliases.has(name)) return name;
+  const lower = name.toLowerCase();
+  const builtIn = KIND_KEY_ALIASES[lower] ?? (BUILT_IN_ALIASES as readonly string[]).find((alias) => alias === lower);
+  if (builtIn !== undefined) return aliases.has(builtIn) ? builtIn : undefined;
+  const matches = [...aliases.keys()].filter((alias) => alias.toLowerCase() === lower);
+  return matches.length === 1 ? matches[0] : undefined;
+}
+
 /** Names under /.auth/login/ that are gatehouse's own pages, so no provider may take them. */
 export const RESERVED_ALIASES = ['done'] as const;
 
