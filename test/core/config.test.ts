@@ -364,6 +364,71 @@ describe('authsettingsV2 configuration', () => {
     expect(stray.warnings).to.deep.equal(['properties: unknown key, ignored']);
   });
 
+  it('an App Service export as it comes: unregistered provider blocks left out with a warning, an empty fileSystem block the default directory', () => {
+    const exported = {
+      id: '/subscriptions/0000/resourceGroups/rg/providers/Microsoft.Web/sites/app/config/authsettingsV2',
+      location: 'East US 2',
+      name: 'authsettingsV2',
+      properties: {
+        clearInboundClaimsMapping: 'false',
+        globalValidation: { redirectToProvider: 'azureactivedirectory', requireAuthentication: true, unauthenticatedClientAction: 'RedirectToLoginPage' },
+        httpSettings: { forwardProxy: { convention: 'NoProxy' }, requireHttps: true, routes: { apiPrefix: '/.auth' } },
+        identityProviders: {
+          apple: { enabled: true, login: {}, registration: {} },
+          azureActiveDirectory: {
+            enabled: true,
+            login: { disableWWWAuthenticate: false },
+            registration: { clientId: 'aad-app', clientSecretSettingName: 'AAD_SECRET', openIdIssuer: 'https://sts.windows.net/60a52712-6791-451d-bdec-5021c5f60a64/v2.0' },
+            validation: { allowedAudiences: [], defaultAuthorizationPolicy: { allowedApplications: ['aad-app'], allowedPrincipals: {} }, jwtClaimChecks: {} },
+          },
+          facebook: { enabled: true, login: {}, registration: {} },
+          gitHub: { enabled: true, login: {}, registration: {} },
+          google: { enabled: true, login: {}, registration: {}, validation: {} },
+          twitter: { enabled: false, registration: {} },
+        },
+        login: {
+          allowedExternalRedirectUrls: [],
+          cookieExpiration: { convention: 'FixedTime', timeToExpiration: '08:00:00' },
+          nonce: { nonceExpirationInterval: '00:05:00', validateNonce: true },
+          preserveUrlFragmentsForLogins: false,
+          tokenStore: { enabled: true, fileSystem: {}, tokenRefreshExtensionHours: 72.0 },
+        },
+        platform: { enabled: true, runtimeVersion: '~1' },
+      },
+    };
+    const { config, warnings } = resolveAuthConfig(exported, { AAD_SECRET: 'a' });
+    expect([...config.providers.keys()]).to.deep.equal(['aad']);
+    expect(config.defaultProvider).to.equal('aad');
+    expect(config.tokenStore.directory).to.equal(undefined);
+    expect(warnings).to.deep.equal([
+      'identityProviders.google: no registration, so not enabled',
+      'identityProviders.facebook: no registration, so not enabled',
+      'identityProviders.gitHub: no registration, so not enabled',
+      'identityProviders.apple: no registration, so not enabled',
+      'clearInboundClaimsMapping: unknown key, ignored',
+      'identityProviders.azureActiveDirectory.login.disableWWWAuthenticate: unknown key, ignored',
+    ]);
+    // Part of a registration is still a registration: its gaps are errors.
+    expect(() => resolveAuthConfig({ identityProviders: { google: { registration: { clientId: 'g.apps' } } } }, {})).to.throw(AuthConfigError, 'identityProviders.google.registration.clientSecretSettingName');
+  });
+
+  it('directory restrictions gatehouse does not check (groups, JWT claim checks) stop the start instead of letting everyone in', () => {
+    const aad = (validation: Record<string, unknown>) => ({ identityProviders: { azureActiveDirectory: { registration: { openIdIssuer: 'https://login.microsoftonline.com/common/v2.0', clientId: 'aad-app' }, validation } } });
+    for (const [validation, key] of [
+      [{ defaultAuthorizationPolicy: { allowedPrincipals: { groups: ['g-1'] } } }, 'defaultAuthorizationPolicy.allowedPrincipals.groups'],
+      [{ jwtClaimChecks: { allowedGroups: ['g-1'] } }, 'jwtClaimChecks.allowedGroups'],
+      [{ jwtClaimChecks: { allowedClientApplications: ['app-1'] } }, 'jwtClaimChecks.allowedClientApplications'],
+    ] as const) {
+      expect(() => resolveAuthConfig(aad(validation), {}), key)
+        .to.throw(AuthConfigError)
+        .with.property('problems')
+        .that.deep.equals([`identityProviders.azureActiveDirectory.validation.${key}: not supported by gatehouse, which would let everyone in that it is meant to keep out; remove it (restrict by defaultAuthorizationPolicy.allowedPrincipals.identities or .allowedApplications instead)`]);
+    }
+    const empty = resolveAuthConfig(aad({ defaultAuthorizationPolicy: { allowedPrincipals: { groups: [], identities: ['oid-1'] } }, jwtClaimChecks: { allowedGroups: [], allowedClientApplications: [] } }), {});
+    expect(empty.warnings).to.deep.equal([]);
+    expect((empty.config.providers.get('aad') as OidcProviderConfig).directory!.allowedIdentities).to.deep.equal(['oid-1']);
+  });
+
   describe('sources', () => {
     it('a file given with --config', () => {
       const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'gh-config-')), 'auth.json');

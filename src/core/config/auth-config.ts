@@ -4,6 +4,7 @@ import { DEFAULT_HEADER_PREFIX } from '../identity.js';
 import { parseExcludedPaths, type ExcludedPathRule } from '../excluded-paths.js';
 import { providerAliasNamed, resolveProviders, type ProviderConfig } from './provider-settings.js';
 import { authSettingsOf } from './resource-envelope.js';
+import { withoutUnregisteredProviders } from './unregistered-providers.js';
 import { authSettingsSchema, timeSpanMs, unknownKeys, type AuthSettingsDocument } from './schema.js';
 
 export const DEFAULT_SESSION_COOKIE = 'PlatformAuthSession';
@@ -66,8 +67,9 @@ export interface ResolvedConfig {
 
 /** Validates a parsed authsettingsV2 document (or the Azure resource around one) and resolves it against `env`. */
 export function resolveAuthConfig(given: unknown, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
-  const document = authSettingsOf(given);
-  const warnings: string[] = unknownKeys(document).map((path) => `${path}: unknown key, ignored`);
+  const registered = withoutUnregisteredProviders(authSettingsOf(given));
+  const document = registered.document;
+  const warnings: string[] = [...registered.warnings, ...unknownKeys(document).map((path) => `${path}: unknown key, ignored`)];
   const parsed = authSettingsSchema.safeParse(document);
   if (!parsed.success) {
     throw new AuthConfigError(

@@ -206,6 +206,16 @@ function directoryProvider(block: NonNullable<Providers['azureActiveDirectory']>
   const multiTenant = MULTI_TENANT_SEGMENTS.has(segments[0]!.toLowerCase());
   const validation = block.validation ?? {};
   const policy = validation.defaultAuthorizationPolicy ?? {};
+  // Restrictions gatehouse does not check: ignored, each would let in everyone it was meant to keep out.
+  for (const [key, list] of [
+    ['defaultAuthorizationPolicy.allowedPrincipals.groups', policy.allowedPrincipals?.groups],
+    ['jwtClaimChecks.allowedGroups', validation.jwtClaimChecks?.allowedGroups],
+    ['jwtClaimChecks.allowedClientApplications', validation.jwtClaimChecks?.allowedClientApplications],
+  ] as const) {
+    if (list !== undefined && list.length > 0) {
+      problems.push(`${path}.validation.${key}: not supported by gatehouse, which would let everyone in that it is meant to keep out; remove it (restrict by defaultAuthorizationPolicy.allowedPrincipals.identities or .allowedApplications instead)`);
+    }
+  }
   const login = loginParameters(path, block.login, problems, warnings);
   return {
     kind: 'aad',

@@ -81,6 +81,8 @@ const azureActiveDirectory = z.object({
         .optional(),
       /** Multi-tenant apps: the tenants (`tid`) allowed to sign in; absent means any. */
       allowedTenants: z.array(z.string().min(1)).optional(),
+      /** Known so that a restriction in it is refused rather than ignored as an unknown key (gatehouse does not check these). */
+      jwtClaimChecks: z.object({ allowedGroups: z.array(z.string()).optional(), allowedClientApplications: z.array(z.string()).optional() }).optional(),
     })
     .optional(),
 });
@@ -173,7 +175,8 @@ export const authSettingsSchema = z.object({
         .object({
           enabled: z.boolean().optional(),
           tokenRefreshExtensionHours: z.number().nonnegative().optional(),
-          fileSystem: z.object({ directory: z.string().min(1) }).optional(),
+          // App Service writes `"fileSystem": {}`: the default directory.
+          fileSystem: z.object({ directory: z.string().min(1).optional() }).optional(),
         })
         .optional(),
       allowedExternalRedirectUrls: z.array(httpUrl).optional(),
