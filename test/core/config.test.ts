@@ -429,6 +429,13 @@ describe('authsettingsV2 configuration', () => {
     expect((empty.config.providers.get('aad') as OidcProviderConfig).directory!.allowedIdentities).to.deep.equal(['oid-1']);
   });
 
+  it('registration.clientCredential.method: ClientSecretPost puts the secret in the token request body; no other method is taken', () => {
+    const withMethod = (method: string) => ({ identityProviders: { customOpenIdConnectProviders: { corp: { ...provider, registration: { ...provider.registration, clientCredential: { ...provider.registration.clientCredential, method } } } } } });
+    expect((resolveAuthConfig(withMethod('ClientSecretPost'), env).config.providers.get('corp') as OidcProviderConfig).secretInBody).to.equal(true);
+    expect((resolveAuthConfig(minimal, env).config.providers.get('corp') as OidcProviderConfig).secretInBody).to.equal(undefined);
+    expect(() => resolveAuthConfig(withMethod('ClientSecretBasic'), env)).to.throw(AuthConfigError, 'identityProviders.customOpenIdConnectProviders.corp.registration.clientCredential.method:');
+  });
+
   describe('sources', () => {
     it('a file given with --config', () => {
       const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'gh-config-')), 'auth.json');

@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import http from 'node:http';
 
 import { expect } from 'chai';
 
@@ -268,6 +269,38 @@ describe('login parameters of a custom OpenID provider', function () {
       expect(forwarded(after.at(-1)!.body).headers['x-platform-client-principal-id']).to.equal('demo');
     } finally {
       await deployment.close();
+    }
+  });
+});
+
+describe('client credential method of a custom OpenID provider', function () {
+  this.timeout(30_000);
+
+  const withMethod = (method: string | undefined) => (issuer: string) => {
+    const document = defaultDocument(issuer) as { identityProviders: { customOpenIdConnectProviders: { dev: { registration: { clientCredential: Record<string, unknown> } } } } };
+    if (method !== undefined) document.identityProviders.customOpenIdConnectProviders.dev.registration.clientCredential.method = method;
+    return document;
+  };
+
+  // A provider that takes the secret in the body only, though its metadata lists Basic too (as some do): a Basic header is refused.
+  const bodyOnly = (req: http.IncomingMessage, res: http.ServerResponse): boolean => {
+    if (req.method !== 'POST' || !(req.url ?? '').startsWith('/token') || req.headers.authorization === undefined) return false;
+    res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_client', error_description: 'client_secret_post only' }));
+    return true;
+  };
+
+  it('ClientSecretPost sends the secret in the token request body, to a provider that takes it only there', async () => {
+    for (const [method, signedIn] of [['ClientSecretPost', true], [undefined, false]] as const) {
+      const deployment = await startDeployment({ interceptProvider: bodyOnly, document: withMethod(method) });
+      try {
+        const browser = new Browser();
+        const { final } = await signIn(browser, deployment);
+        // Without the method, gatehouse sends a Basic header (the provider's metadata lists both): the sign-in fails.
+        expect(final.status, String(method)).to.equal(signedIn ? 200 : 401);
+        if (signedIn) expect(forwarded(final.body).headers['x-platform-client-principal-id']).to.equal('demo');
+      } finally {
+        await deployment.close();
+      }
     }
   });
 });

@@ -25,6 +25,8 @@ export interface DeploymentOptions {
   /** The authsettingsV2 document; default: one provider "dev", /public/* excluded. */
   readonly document?: (issuer: string) => Record<string, unknown>;
   readonly accessTokenTtl?: number;
+  /** Handles a request to the test provider before it does (shaping it like another provider); true when it answered. */
+  readonly interceptProvider?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   readonly upstreamHandler?: http.RequestListener;
   readonly upstreamTimeoutMs?: number;
   readonly authBodyDeadlineMs?: number;
@@ -127,6 +129,7 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
     prepare: async (frontUrl) => {
       idp = await startDevIdentityProvider({
         clients: [{ clientId: CLIENT_ID, clientSecret: secret, redirectUris: [`${frontUrl}/.auth/login/dev/callback`], postLogoutRedirectUris: [`${frontUrl}/.auth/logout/complete`] }],
+        ...(options.interceptProvider ? { intercept: options.interceptProvider } : {}),
         ...(options.accessTokenTtl ? { accessTokenTtl: options.accessTokenTtl } : {}),
       });
       return { document: options.document?.(idp.issuer) ?? defaultDocument(idp.issuer), env: { TEST_CLIENT_SECRET: secret }, close: () => idp!.close() };

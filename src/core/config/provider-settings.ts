@@ -41,6 +41,8 @@ export interface OidcProviderConfig extends Common {
   };
   /** Device maker: the client secret is a JWT signed with this key, renewed by gatehouse. */
   readonly signedClientSecret?: { readonly teamId: string; readonly keyId: string; readonly privateKeyPem: string };
+  /** `client_secret_post`: always send the secret in the token request's body (else Basic when the provider supports it). */
+  readonly secretInBody?: boolean;
 }
 
 export interface GitHubProviderConfig extends Common {
@@ -189,6 +191,7 @@ function customProviders(block: Providers['customOpenIdConnectProviders'], secre
       loginParameters: login.extra,
       allowedAudiences: audiences,
       responseMode: login.responseMode ?? 'query',
+      ...(provider.registration.clientCredential?.method === 'ClientSecretPost' ? { secretInBody: true } : {}),
       fingerprint: fingerprint([provider.registration.clientId, oidc, audiences]),
     });
   }

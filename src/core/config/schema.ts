@@ -52,6 +52,8 @@ const customOpenIdConnectProvider = z.object({
     clientId: z.string().min(1, 'clientId must not be empty'),
     clientCredential: z
       .object({
+        /** Easy Auth's one method: the secret in the token request's body instead of a Basic header. */
+        method: z.enum(['ClientSecretPost']).optional(),
         clientSecretSettingName: settingName.optional(),
       })
       .optional(),

@@ -157,6 +157,7 @@ export class OidcProviderClient {
 
   /**
    * The client's configuration: a signed client secret (renewed before each use), or
+   * client_secret_post when configured (Easy Auth's clientCredential.method), else
    * client_secret_basic when the provider supports it (most do), else client_secret_post;
    * no secret: a public client with PKCE.
    */
@@ -173,7 +174,8 @@ export class OidcProviderClient {
       auth = oidc.None();
     } else {
       const methods = metadata.token_endpoint_auth_methods_supported;
-      auth = methods === undefined || methods.includes('client_secret_basic') ? oidc.ClientSecretBasic(clientSecret) : oidc.ClientSecretPost(clientSecret);
+      const basic = this.config.secretInBody !== true && (methods === undefined || methods.includes('client_secret_basic'));
+      auth = basic ? oidc.ClientSecretBasic(clientSecret) : oidc.ClientSecretPost(clientSecret);
     }
     const configuration = new oidc.Configuration(metadata, clientId, clientSecret, auth);
     configuration.timeout = HTTP_TIMEOUT_SECONDS;
