@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { resolveAuthConfig } from '../core/config/auth-config.js';
+import { isLoopbackHost } from '../core/http/origin.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import { attach, createGateway } from '../sidecar/gateway.js';
@@ -34,10 +35,6 @@ export interface RunningDev {
 
 /** A wildcard address (0.0.0.0, ::) is where a server listens, not an address a browser can be sent to. */
 const WILDCARD_TO_LOOPBACK: Readonly<Record<string, string>> = { '0.0.0.0': '127.0.0.1', '[::]': '[::1]' };
-
-function isLoopback(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
-}
 
 export async function startDev(options: DevOptions): Promise<RunningDev> {
   const front = await listenEarly(options.host, options.port);
@@ -90,7 +87,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   attach(front, gateway);
   return {
     url: `http://${browserHost}:${port}`,
-    ...(isLoopback(listening.hostname) ? {} : { listeningBeyondLoopback: front.url }),
+    ...(isLoopbackHost(listening.hostname) ? {} : { listeningBeyondLoopback: front.url }),
     issuer: idp.issuer,
     receiver: gateway.receiver,
     close: async () => {
