@@ -78,22 +78,25 @@ export interface TwitterProviderConfig extends Common {
 
 export type ProviderConfig = OidcProviderConfig | GitHubProviderConfig | FacebookProviderConfig | TwitterProviderConfig;
 
-/** The aliases of the built-in providers (`/.auth/login/<alias>`, `-IDP`). */
-export const BUILT_IN_ALIASES = ['aad', 'google', 'facebook', 'github', 'twitter', 'apple'] as const;
-
-/**
- * Each built-in kind's key under identityProviders, lower case, and its alias. Easy Auth documents name
- * the default provider by either, in any case: `"redirectToProvider": "azureactivedirectory"` is what
- * App Service's own configurations carry.
- */
-const KIND_KEY_ALIASES: Readonly<Record<string, (typeof BUILT_IN_ALIASES)[number]>> = {
-  azureactivedirectory: 'aad',
+/** Each built-in provider's key under identityProviders, and its alias (`/.auth/login/<alias>`, `-IDP`). */
+export const BUILT_IN_PROVIDERS = {
+  azureActiveDirectory: 'aad',
   google: 'google',
   facebook: 'facebook',
-  github: 'github',
+  gitHub: 'github',
   twitter: 'twitter',
   apple: 'apple',
-};
+} as const;
+
+/** The aliases of the built-in providers. */
+export const BUILT_IN_ALIASES: readonly string[] = Object.values(BUILT_IN_PROVIDERS);
+
+/**
+ * Every way to name a built-in provider, lower case, and its alias: its key or its alias. Easy Auth
+ * documents name the default provider by either, in any case: `"redirectToProvider": "azureactivedirectory"`
+ * is what App Service's own configurations carry.
+ */
+const BUILT_IN_NAMES: ReadonlyMap<string, string> = new Map(Object.entries(BUILT_IN_PROVIDERS).flatMap(([key, alias]) => [[key.toLowerCase(), alias], [alias, alias]]));
 
 /**
  * The alias of the enabled provider `name` names: an alias as written, else a built-in kind's key or
@@ -102,7 +105,7 @@ const KIND_KEY_ALIASES: Readonly<Record<string, (typeof BUILT_IN_ALIASES)[number
 export function providerAliasNamed(name: string, aliases: ReadonlySet<string> | ReadonlyMap<string, unknown>): string | undefined {
   if (aliases.has(name)) return name;
   const lower = name.toLowerCase();
-  const builtIn = KIND_KEY_ALIASES[lower] ?? (BUILT_IN_ALIASES as readonly string[]).find((alias) => alias === lower);
+  const builtIn = BUILT_IN_NAMES.get(lower);
   if (builtIn !== undefined) return aliases.has(builtIn) ? builtIn : undefined;
   const matches = [...aliases.keys()].filter((alias) => alias.toLowerCase() === lower);
   return matches.length === 1 ? matches[0] : undefined;
@@ -153,7 +156,7 @@ function customProviders(block: Providers['customOpenIdConnectProviders'], secre
   for (const [alias, provider] of Object.entries(block ?? {})) {
     const path = `identityProviders.customOpenIdConnectProviders.${alias}`;
     if (!provider.enabled) continue;
-    if ((BUILT_IN_ALIASES as readonly string[]).includes(alias.toLowerCase())) {
+    if (BUILT_IN_ALIASES.includes(alias.toLowerCase())) {
       problems.push(`${path}: "${alias}" is the alias of a built-in provider; choose another`);
       continue;
     }
