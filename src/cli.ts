@@ -13,6 +13,7 @@ import { parseUpstreamUrl } from './sidecar/upstream-url.js';
 import { VERSION } from './version.js';
 import { DEFAULT_WEBHOOK_PATH, type WebhookConfig } from './webhook/config.js';
 import { signatureHeader } from './webhook/sign.js';
+import { wholeNumber } from './whole-number.js';
 
 const USAGE = `Usage:
   gatehouse dev [--host 127.0.0.1] [--port 8080]
@@ -31,12 +32,13 @@ const USAGE = `Usage:
 
 class UsageError extends Error {}
 
-/** The port to listen on: --port, else PORT (an empty PORT counts as unset), else 8080. Decimal digits only: Number() would take "0x50", "1e3" or " 80 ". */
+/** The port to listen on: --port, else PORT (an empty PORT counts as unset), else 8080. Decimal digits only (wholeNumber), five at most. */
 function listenPort(flag: string | undefined): number {
   const [source, value] = flag !== undefined ? ['--port', flag] : ['PORT', process.env.PORT];
   if (value === undefined || (source === 'PORT' && value === '')) return 8080;
-  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`${source} must be a port number, 0-65535 (got ${JSON.stringify(value)})`);
-  return Number(value);
+  const port = wholeNumber(value);
+  if (value.length > 5 || Number.isNaN(port) || port > 65535) throw new UsageError(`${source} must be a port number, 0-65535 (got ${JSON.stringify(value)})`);
+  return port;
 }
 
 function upstreamUrl(value: string): string {
