@@ -78,6 +78,8 @@ describe('github provider', () => {
     const answer = await browser.request(authorize.headers.location!);
     expect(answer.status).to.equal(502);
     expect(answer.body).to.contain('could not be reached');
+    // At the callback too: the link starts a new sign-in (to where this one was going, /.auth/login/done by default).
+    expect(answer.body).to.contain('<a href="/.auth/login/github">Try again</a>');
     expect((await new Browser().request(`${deployment.url}/.auth/version`)).status).to.equal(200);
   });
 

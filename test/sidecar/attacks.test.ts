@@ -360,10 +360,13 @@ describe('sidecar failure modes', function () {
     const deployment = await startDeployment();
     try {
       await deployment.idp.close();
-      const page = await new Browser().request(`${deployment.url}/.auth/login/dev`);
+      const page = await new Browser().request(`${deployment.url}/.auth/login/dev?post_login_redirect_uri=%2Freports`);
       expect(page.status).to.equal(502);
       expect(page.headers['content-type']).to.match(/text\/html/);
       expect(page.body).to.contain('identity provider could not be reached');
+      // A way to try again, to the same place; a link, not a refresh or a redirect.
+      expect(page.body).to.contain('<a href="/.auth/login/dev?post_login_redirect_uri=%2Freports">Try again</a>');
+      expect(page.headers.location).to.equal(undefined);
       const api = new Browser();
       api.accept = 'application/json';
       const json = await api.request(`${deployment.url}/.auth/login/dev`);

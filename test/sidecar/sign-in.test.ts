@@ -105,6 +105,33 @@ describe('server-directed sign-in against a real OpenID provider', function () {
     expect(anonymous.body).to.contain('You are signed in.');
   });
 
+  it("a failed sign-in's page links to a new one, to where it was going; the link is never followed by itself", async () => {
+    const links = (body: string) => [...body.matchAll(/<a href="([^"]*)">([^<]*)<\/a>/g)].map((m) => ({ href: m[1]!.replace(/&#38;/g, '&'), text: m[2]! }));
+    const browser = new Browser();
+    // Cancelled at the provider: the sign-in had started for /orders?page=2.
+    const providerPage = (await browser.follow(`${deployment.url}/orders?page=2`)).at(-1)!;
+    const cancelled = (await browser.submitForm(providerPage, /\/abort$/, {})).at(-1)!;
+    expect(cancelled.status).to.equal(401);
+    expect(links(cancelled.body)).to.deep.equal([{ href: `/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent('/orders?page=2')}`, text: 'Sign in again' }]);
+    // Followed, it signs in and arrives where the first attempt was going.
+    const again = await browser.follow(new URL(links(cancelled.body)[0]!.href, deployment.url).href);
+    const done = (await browser.submitForm(again.at(-1)!, /\/login$/, { username: 'demo', password: 'demo' })).at(-1)!;
+    expect(done.status).to.equal(200);
+    expect(forwarded(done.body).url).to.equal('/orders?page=2');
+
+    // A callback whose sign-in is unknown here: the link starts one with the default landing page. A return
+    // address in the callback's own query is not taken (only the one sealed when a sign-in starts is).
+    const unknown = await new Browser().request(`${deployment.url}/.auth/login/dev/callback?error=access_denied&state=forged&post_login_redirect_uri=${encodeURIComponent('https://evil.example/')}`, { headers: { accept: 'text/html' } });
+    expect(unknown.status).to.equal(400);
+    expect(links(unknown.body)).to.deep.equal([{ href: '/.auth/login/dev', text: 'Sign in again' }]);
+    // API callers get the error alone, and no page answer ever redirects by itself.
+    const json = await new Browser().request(`${deployment.url}/.auth/login/dev/callback?error=access_denied`, { headers: { accept: 'application/json' } });
+    expect(json.status).to.equal(401);
+    expect(Object.keys(JSON.parse(json.body))).to.deep.equal(['error']);
+    expect(unknown.headers.location).to.equal(undefined);
+    expect(unknown.body).not.to.match(/<script|http-equiv/i);
+  });
+
   it('sign-ins started side by side in one browser (two tabs) both finish, each where it was going', async () => {
     const browser = new Browser();
     const user = { username: 'demo', password: 'demo' };

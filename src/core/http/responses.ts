@@ -74,9 +74,24 @@ export function pageDecision(status: number, title: string, message: string, ext
   };
 }
 
-/** An error for a browser (page) or an API client (JSON `{"error"}`), as the caller prefers. */
-export function errorDecision(status: number, title: string, message: string, json: boolean, extra: Extra = {}): RespondDecision {
-  return json ? jsonDecision(status, { error: message }, extra) : pageDecision(status, title, message, extra);
+/** A link on one of gatehouse's pages: where it goes, and what it says. */
+export interface PageLink {
+  readonly href: string;
+  readonly text: string;
+}
+
+/** Links as a paragraph of a page, escaped. */
+export function linksParagraph(links: readonly PageLink[]): string {
+  if (links.length === 0) return '';
+  return `<p>${links.map((link) => `<a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a>`).join(' · ')}</p>`;
+}
+
+/**
+ * An error for a browser (page) or an API client (JSON `{"error"}`), as the caller prefers.
+ * `links` are for the page only: what a person can do next (an API client has its own way back).
+ */
+export function errorDecision(status: number, title: string, message: string, json: boolean, extra: Extra = {}, links: readonly PageLink[] = []): RespondDecision {
+  return json ? jsonDecision(status, { error: message }, extra) : pageDecision(status, title, message, extra, linksParagraph(links));
 }
 
 /**

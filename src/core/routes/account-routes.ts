@@ -2,7 +2,7 @@
 import { seal, unseal } from '../crypto/sealed.js';
 import { originUrl } from '../http/origin.js';
 import { headerValue, type Decision } from '../http/request-view.js';
-import { errorDecision, jsonDecision, pageDecision, redirectDecision } from '../http/responses.js';
+import { errorDecision, jsonDecision, linksParagraph, pageDecision, redirectDecision } from '../http/responses.js';
 import { validateReturnUrl } from '../return-url.js';
 import type { SessionRecord } from '../session/record.js';
 import { InvalidTokenError } from '../tokens/errors.js';
@@ -164,11 +164,11 @@ export function logoutComplete(context: LayerContext, request: RouteRequest): De
 }
 
 export function loginDone(): Decision {
-  return pageDecision(200, 'Signed in', 'You are signed in.', {}, '<p><a href="/">Continue</a></p>');
+  return pageDecision(200, 'Signed in', 'You are signed in.', {}, linksParagraph([{ href: '/', text: 'Continue' }]));
 }
 
 export function logoutDone(): Decision {
-  return pageDecision(200, 'Signed out', 'You have signed out.', {}, '<p><a href="/">Home</a></p>');
+  return pageDecision(200, 'Signed out', 'You have signed out.', {}, linksParagraph([{ href: '/', text: 'Home' }]));
 }
 
 export function version(context: LayerContext): Decision {

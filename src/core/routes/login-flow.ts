@@ -6,7 +6,7 @@ import * as oidc from 'openid-client';
 import { seal, unseal } from '../crypto/sealed.js';
 import { isLoopbackHost, originUrl } from '../http/origin.js';
 import { BodyTimeoutError, BodyTooLargeError, mediaType, requestCookie, requestCookiesByPrefix, TIMED_OUT_BODY_HEADERS, type Decision } from '../http/request-view.js';
-import { errorDecision, nameRequiresSecure, redirectDecision, setCookie } from '../http/responses.js';
+import { errorDecision, nameRequiresSecure, redirectDecision, setCookie, type PageLink } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import { loggableErrorCode, shownErrorCode } from '../providers/oauth-error-code.js';
 import type { Provider, SignIn } from '../providers/provider.js';
@@ -36,8 +36,6 @@ const MAX_CALLBACK_BODY = 64 * 1024;
  * browser sends stay small.
  */
 export const MAX_PENDING_LOGINS = 4;
-
-export const DEFAULT_LOGIN_DONE = '/.auth/login/done';
 
 function transactionCookiePrefix(context: LayerContext): string {
   // A __Host- cookie must have Path=/, and these live on the login path: they take __Secure- instead.
@@ -99,14 +97,30 @@ export function returnUrlParameter(params: URLSearchParams, names: readonly stri
   return undefined;
 }
 
-function unavailable(context: LayerContext, request: RouteRequest, alias: string, error: unknown): Decision {
+/**
+ * The way back from a sign-in that failed: the link that starts it again, to where it was going
+ * (`returnTo`: a return URL validated when the sign-in started, when one is known). A person on
+ * a failed sign-in's page otherwise has nowhere to go but the address bar, and nothing there says
+ * where sign-in starts. A link, never an automatic restart: a sign-in that fails every time (a
+ * browser that keeps no cookies, an account the policy refuses) must not become a loop.
+ */
+function signInAgain(context: LayerContext, alias: string, text: string, returnTo?: string): PageLink {
+  const start = `${context.config.apiPrefix}/login/${alias}`;
+  const keep = returnTo !== undefined && returnTo !== defaultReturn(context);
+  return { href: keep ? `${start}?post_login_redirect_uri=${encodeURIComponent(returnTo)}` : start, text };
+}
+
+function defaultReturn(context: LayerContext): string {
+  return `${context.config.apiPrefix}/login/done`;
+}
+
+function unavailable(context: LayerContext, request: RouteRequest, alias: string, error: unknown, returnTo: string | undefined): Decision {
   context.logger.error({ provider: alias, reason: (error as Error).message, path: request.view.path }, 'identity provider unavailable');
-  return errorDecision(502, 'Sign-in is unavailable', 'The identity provider could not be reached. Please try again in a moment.', request.json);
+  return errorDecision(502, 'Sign-in is unavailable', 'The identity provider could not be reached. Please try again in a moment.', request.json, {}, [signInAgain(context, alias, 'Try again', returnTo)]);
 }
 
 export async function startLogin(context: LayerContext, request: RouteRequest, provider: Provider, returnUrlRaw: string | undefined): Promise<Decision> {
-  const defaultReturn = `${context.config.apiPrefix}/login/done`;
-  const verdict = validateReturnUrl(returnUrlRaw ?? defaultReturn, context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
+  const verdict = validateReturnUrl(returnUrlRaw ?? defaultReturn(context), context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
   if (!verdict.ok) {
     context.logger.warn({ reason: `return URL refused (${verdict.reason})`, path: request.view.path }, 'login refused');
     return errorDecision(400, 'Invalid return address', 'The post-login redirect address is not allowed.', request.json);
@@ -138,9 +152,9 @@ export async function startLogin(context: LayerContext, request: RouteRequest, p
   } catch (error) {
     if (error instanceof ProviderRefusedError) {
       context.logger.error({ provider: provider.alias, reason: error.message }, 'identity provider refused to start a sign-in');
-      return errorDecision(502, 'Sign-in is unavailable', 'The identity provider refused to start the sign-in. Please try again later.', request.json);
+      return errorDecision(502, 'Sign-in is unavailable', 'The identity provider refused to start the sign-in. Please try again later.', request.json, {}, [signInAgain(context, provider.alias, 'Try again', verdict.location)]);
     }
-    return unavailable(context, request, provider.alias, error);
+    return unavailable(context, request, provider.alias, error, verdict.location);
   }
   const transaction: LoginTransaction = { ...started, ...(begun.saved ? { x: begun.saved } : {}) };
   const lifetime = context.config.nonce.lifetimeMs + TRANSACTION_COOKIE_GRACE_MS;
@@ -174,9 +188,11 @@ async function callbackParameters(request: RouteRequest): Promise<URLSearchParam
 export async function finishLogin(context: LayerContext, request: RouteRequest, provider: Provider): Promise<Decision> {
   const alias = provider.alias;
   let clearTransaction: readonly string[] = []; // once the callback has named its login
+  let returnTo: string | undefined; // once its login has opened: where it was going
+  const again = () => [signInAgain(context, alias, 'Sign in again', returnTo)];
   const refuse = (status: number, reason: string, message: string, headers?: Readonly<Record<string, string>>): Decision => {
     context.logger.warn({ provider: alias, reason, path: request.view.path }, 'sign-in callback refused');
-    return errorDecision(status, 'Sign-in failed', message, request.json, { cookies: clearTransaction, ...(headers ? { headers } : {}) });
+    return errorDecision(status, 'Sign-in failed', message, request.json, { cookies: clearTransaction, ...(headers ? { headers } : {}) }, again());
   };
   // The callback's `error` is whatever the link said: logged bounded, named on the page only when registered.
   const refuseProviderError = (code: string, note: string): Decision => {
@@ -205,6 +221,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
     return refuse(400, `login transaction ${opened.reason}`, 'The sign-in state is invalid. Please start again.');
   }
   const transaction = opened.value;
+  returnTo = transaction.r;
   if (context.now() - transaction.t > context.config.nonce.lifetimeMs) {
     // Took too long: start over cleanly, keeping where the user wanted to go.
     context.logger.info({ provider: alias, path: request.view.path }, 'login transaction expired; restarting sign-in');
@@ -229,7 +246,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
       saved: transaction.x ?? {},
     });
   } catch (error) {
-    if (error instanceof ProviderUnavailableError) return unavailable(context, request, alias, error);
+    if (error instanceof ProviderUnavailableError) return unavailable(context, request, alias, error, returnTo);
     if (error instanceof TokenForbiddenError) return refuse(403, error.message, 'Your account is not allowed to sign in to this application.');
     if (error instanceof ProviderRefusedError) {
       if (error.oauthError === 'invalid_state') return refuse(400, error.message, 'The sign-in state does not match. Please start again.');
@@ -237,7 +254,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
       return refuse(401, error.message, 'The identity provider response could not be verified. Please sign in again.');
     }
     context.logger.error({ provider: alias, reason: (error as Error).message, path: request.view.path }, 'sign-in failed unexpectedly');
-    return errorDecision(500, 'Sign-in failed', 'Something went wrong while signing you in. Please try again.', request.json, { cookies: clearTransaction });
+    return errorDecision(500, 'Sign-in failed', 'Something went wrong while signing you in. Please try again.', request.json, { cookies: clearTransaction }, again());
   }
   const record = sessionRecord(context, provider, signIn, request.origin.host);
   // Rotate: a session id the browser held before signing in is never promoted.
