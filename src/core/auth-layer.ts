@@ -268,19 +268,34 @@ export class AuthLayer {
     }
     if (request.json || (view.method !== 'GET' && view.method !== 'HEAD')) return this.#unauthorized(request, cookies);
     const returnTo = challengeReturnUrl(view.path, view.query, config.apiPrefix);
-    const providers = [...this.#context.providers.keys()];
     if (config.defaultProvider !== undefined) {
       const login = `${config.apiPrefix}/login/${config.defaultProvider}?post_login_redirect_uri=`;
       if (config.preserveUrlFragmentsForLogins) return fragmentPreservingRedirect(login, returnTo, cookies);
       return redirectDecision(`${login}${encodeURIComponent(returnTo)}`, { cookies });
     }
-    const links = providers
-      .map((alias) => `<li><a href="${escapeHtml(`${config.apiPrefix}/login/${alias}?post_login_redirect_uri=${encodeURIComponent(returnTo)}`)}">${escapeHtml(alias)}</a></li>`)
+    const links = [...this.#context.providers.keys()]
+      .map((alias) => `<li><a href="${escapeHtml(this.#loginHref(alias, returnTo))}">${escapeHtml(alias)}</a></li>`)
       .join('');
     return pageDecision(401, 'Sign in', 'Choose how to sign in:', { cookies }, `<ul>${links}</ul>`);
   }
 
+  /**
+   * A 401. A person in a browser gets a page with a way to sign in and come back: a form POSTed
+   * after the session ended (challenges redirect GET and HEAD only) or a site set to Return401
+   * otherwise leaves them on "Authentication required" with nowhere to go. The links are only
+   * links: nothing is followed without them.
+   */
   #unauthorized(request: RouteRequest, cookies: string[]): Decision {
-    return errorDecision(401, 'Sign-in required', 'Authentication required.', request.json, { cookies, headers: { 'WWW-Authenticate': 'Bearer' } });
+    const extra = { cookies, headers: { 'WWW-Authenticate': 'Bearer' } };
+    if (request.json) return errorDecision(401, 'Sign-in required', 'Authentication required.', true, extra);
+    const { config, providers } = this.#context;
+    const returnTo = challengeReturnUrl(request.view.path, request.view.query, config.apiPrefix);
+    const aliases = config.defaultProvider !== undefined ? [config.defaultProvider] : [...providers.keys()];
+    const links = aliases.map((alias) => ({ href: this.#loginHref(alias, returnTo), text: aliases.length === 1 ? 'Sign in' : `Sign in with ${alias}` }));
+    return errorDecision(401, 'Sign-in required', 'Authentication required.', false, extra, links);
+  }
+
+  #loginHref(alias: string, returnTo: string): string {
+    return `${this.#context.config.apiPrefix}/login/${alias}?post_login_redirect_uri=${encodeURIComponent(returnTo)}`;
   }
 }

@@ -69,6 +69,12 @@ describe('several providers side by side', function () {
     }
     const api = await new Browser().request(`${deployment.url}/reports`, { headers: { accept: 'application/json' } });
     expect(api.status).to.equal(401);
+    // A form POST is not redirected: its 401 page names every way to sign in, each coming back to the page.
+    const posted = await new Browser().request(`${deployment.url}/reports?year=2026`, { method: 'POST', headers: { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1' });
+    expect(posted.status).to.equal(401);
+    const offered = [...posted.body.matchAll(/<a href="([^"]+)">Sign in with ([^<]+)<\/a>/g)].map((m) => [m[2], m[1]]);
+    expect(offered).to.have.deep.members(['corp', 'google', 'github', 'facebook', 'twitter'].map((alias) => [alias, `/.auth/login/${alias}?post_login_redirect_uri=${encodeURIComponent('/reports?year=2026')}`]));
+    expect(offered).to.have.length(5);
   });
 
   const oauth = [

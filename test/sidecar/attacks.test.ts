@@ -27,12 +27,28 @@ describe('sidecar attack surface', function () {
         const reply = await new Browser().request(`${deployment.url}/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent(target)}`);
         expect(reply.status).to.equal(400);
         expect(reply.headers.location).to.equal(undefined);
+        // The page's one link signs in to the default landing page, without the refused address.
+        expect([...reply.body.matchAll(/href="([^"]*)"/g)].map((m) => m[1])).to.deep.equal(['/.auth/login/dev']);
       });
-      it(`logout refuses post_logout_redirect_uri=${target}`, async () => {
+      it(`logout does not follow post_logout_redirect_uri=${target}`, async () => {
         const reply = await new Browser().request(`${deployment.url}/.auth/logout?post_logout_redirect_uri=${encodeURIComponent(target)}`);
-        expect(reply.status).to.equal(400);
+        expect(reply.status).to.equal(302);
+        expect(reply.headers.location).to.equal('/.auth/logout/done');
       });
     }
+    it('a logout link with a return address that is not allowed still signs out, and goes to the default page', async () => {
+      const browser = new Browser();
+      await signIn(browser, deployment);
+      const held = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
+      const hops = await browser.follow(`${deployment.url}/.auth/logout?post_logout_redirect_uri=${encodeURIComponent('https://evil.example/')}`);
+      // Signed out at the provider too, whose confirmation then leads to the default page, not the refused one.
+      expect(new URL(hops[0]!.headers.location!).origin).to.equal(deployment.idp.issuer);
+      const confirmed = await browser.submitForm(hops.at(-1)!, /session\/end\/confirm/, { logout: 'yes' });
+      expect(confirmed.at(-1)!.url).to.equal(`${deployment.url}/.auth/logout/done`);
+      expect(confirmed.some((hop) => hop.url.includes('evil.example') || (hop.headers.location ?? '').includes('evil.example'))).to.equal(false);
+      // The session is over on the server: the copied cookie is refused.
+      expect((await new Browser().request(`${deployment.url}/protected`, { headers: { cookie: held } })).status).to.equal(302);
+    });
     it('the alias post_login_redirect_url is validated the same way', async () => {
       expect((await new Browser().request(`${deployment.url}/.auth/login/dev?post_login_redirect_url=//evil.example`)).status).to.equal(400);
       const ok = await new Browser().request(`${deployment.url}/.auth/login/dev?post_login_redirect_url=%2Forders`);

@@ -135,7 +135,12 @@ describe('configurable behaviour', function () {
     it(`unauthenticatedClientAction ${action} → ${status}`, async () => {
       const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), globalValidation: { unauthenticatedClientAction: action } }) });
       try {
-        expect((await new Browser().request(`${deployment.url}/x`)).status).to.equal(status);
+        const page = await new Browser().request(`${deployment.url}/x?y=1`, { headers: { accept: 'text/html' } });
+        expect(page.status).to.equal(status);
+        // A 401 page offers a way to sign in and come back (a link, never a redirect); 403 and 404 say nothing more.
+        const links = [...page.body.matchAll(/href="([^"]*)"/g)].map((m) => m[1]);
+        expect(links).to.deep.equal(status === 401 ? [`/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent('/x?y=1')}`] : []);
+        expect(page.headers.location).to.equal(undefined);
       } finally {
         await deployment.close();
       }

@@ -221,6 +221,21 @@ describe('server-directed sign-in against a real OpenID provider', function () {
     expect(xhr.status).to.equal(401);
   });
 
+  it("a browser's form POST without a session gets a 401 page whose link signs in and comes back to the page", async () => {
+    const browser = new Browser();
+    const posted = await browser.request(`${deployment.url}/orders/edit?id=7`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'quantity=3' });
+    expect(posted.status).to.equal(401);
+    expect(posted.headers.location).to.equal(undefined);
+    const hrefs = [...posted.body.matchAll(/<a href="([^"]*)">Sign in<\/a>/g)].map((m) => m[1]!);
+    expect(hrefs).to.deep.equal([`/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent('/orders/edit?id=7')}`]);
+    const providerPage = (await browser.follow(new URL(hrefs[0]!, deployment.url).href)).at(-1)!;
+    const done = (await browser.submitForm(providerPage, /\/login$/, { username: 'demo', password: 'demo' })).at(-1)!;
+    expect(done.status).to.equal(200);
+    expect(forwarded(done.body).url).to.equal('/orders/edit?id=7');
+    // Nothing of the POST was forwarded while signed out.
+    expect(deployment.upstream.requests.some((r) => r.url === '/orders/edit?id=7' && r.headers['content-type'] !== undefined)).to.equal(false);
+  });
+
   it('excluded paths pass anonymously, with spoofed identity headers stripped', async () => {
     const reply = await new Browser().request(`${deployment.url}/public/app.js`, { headers: { 'x-platform-client-principal-id': 'admin', X_PLATFORM_CLIENT_PRINCIPAL: 'forged' } });
     expect(reply.status).to.equal(200);

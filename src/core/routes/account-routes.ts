@@ -2,7 +2,7 @@
 import { seal, unseal } from '../crypto/sealed.js';
 import { originUrl } from '../http/origin.js';
 import { headerValue, type Decision } from '../http/request-view.js';
-import { errorDecision, jsonDecision, linksParagraph, pageDecision, redirectDecision } from '../http/responses.js';
+import { jsonDecision, linksParagraph, pageDecision, redirectDecision } from '../http/responses.js';
 import { validateReturnUrl } from '../return-url.js';
 import type { SessionRecord } from '../session/record.js';
 import { InvalidTokenError } from '../tokens/errors.js';
@@ -123,22 +123,23 @@ export async function refresh(context: LayerContext, request: RouteRequest): Pro
 
 export async function logout(context: LayerContext, request: RouteRequest): Promise<Decision> {
   const requested = returnUrlParameter(request.searchParams, ['post_logout_redirect_uri', 'post_logout_redirect_url']);
-  const verdict = validateReturnUrl(requested ?? `${context.config.apiPrefix}/logout/done`, context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
-  if (!verdict.ok) {
-    context.logger.warn({ reason: `return URL refused (${verdict.reason})`, path: request.view.path }, 'logout redirect refused');
-    return errorDecision(400, 'Invalid return address', 'The post-logout redirect address is not allowed.', request.json);
-  }
+  const done = `${context.config.apiPrefix}/logout/done`;
+  const verdict = validateReturnUrl(requested ?? done, context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
+  // A return address that is not allowed is not followed, but the sign-out still happens: someone who
+  // pressed "Sign out" on a shared computer must not stay signed in because the link was wrong.
+  const location = verdict.ok ? verdict.location : done;
+  if (!verdict.ok) context.logger.warn({ reason: `return URL refused (${verdict.reason})`, path: request.view.path }, 'logout redirect refused');
   const cookies = [context.sessions.clearCookie(request.secure)];
   // An authentication token ends its session too (a forged or expired one names none).
   const id = (await namedSessionOrNone(context, request))?.id ?? null;
-  if (id === null) return redirectDecision(verdict.location, { cookies });
+  if (id === null) return redirectDecision(location, { cookies });
   const record = await context.sessions.load(id);
   await context.sessions.destroy(id); // server-side: a copied cookie is dead from now on
   context.logger.info({ provider: record?.provider, path: request.view.path }, 'signed out');
   const provider = record === undefined ? undefined : context.providers.get(record.provider);
   if (provider?.endSessionUrl !== undefined) {
     try {
-      const state = seal(context.transactionKey, 'logout', verdict.location, context.now() + LOGOUT_STATE_LIFETIME_MS);
+      const state = seal(context.transactionKey, 'logout', location, context.now() + LOGOUT_STATE_LIFETIME_MS);
       const endSession = await provider.endSessionUrl({
         ...(record?.tokens.idToken ? { idTokenHint: record.tokens.idToken } : {}),
         postLogoutRedirectUri: `${originUrl(request.origin)}${context.config.apiPrefix}/logout/complete`,
@@ -150,7 +151,7 @@ export async function logout(context: LayerContext, request: RouteRequest): Prom
       context.logger.warn({ provider: provider.alias, reason: (error as Error).message }, 'provider logout unavailable');
     }
   }
-  return redirectDecision(verdict.location, { cookies });
+  return redirectDecision(location, { cookies });
 }
 
 /** Where the provider sends the browser back after its logout. */

@@ -98,11 +98,11 @@ export function returnUrlParameter(params: URLSearchParams, names: readonly stri
 }
 
 /**
- * The way back from a sign-in that failed: the link that starts it again, to where it was going
- * (`returnTo`: a return URL validated when the sign-in started, when one is known). A person on
- * a failed sign-in's page otherwise has nowhere to go but the address bar, and nothing there says
- * where sign-in starts. A link, never an automatic restart: a sign-in that fails every time (a
- * browser that keeps no cookies, an account the policy refuses) must not become a loop.
+ * The way on from a sign-in that failed or was refused: a link that starts a new one, to where the
+ * failed one was going (`returnTo`: a return URL validated when that sign-in started, when one is
+ * known). A person on such a page otherwise has nowhere to go but the address bar, and nothing
+ * there says where sign-in starts. A link, never an automatic restart: a sign-in that fails every
+ * time (a browser that keeps no cookies, an account the policy refuses) must not become a loop.
  */
 function signInAgain(context: LayerContext, alias: string, text: string, returnTo?: string): PageLink {
   const start = `${context.config.apiPrefix}/login/${alias}`;
@@ -123,7 +123,8 @@ export async function startLogin(context: LayerContext, request: RouteRequest, p
   const verdict = validateReturnUrl(returnUrlRaw ?? defaultReturn(context), context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
   if (!verdict.ok) {
     context.logger.warn({ reason: `return URL refused (${verdict.reason})`, path: request.view.path }, 'login refused');
-    return errorDecision(400, 'Invalid return address', 'The post-login redirect address is not allowed.', request.json);
+    // Refused rather than replaced (nobody lands somewhere they did not ask for), with a way to sign in all the same.
+    return errorDecision(400, 'Invalid return address', 'The post-login redirect address is not allowed.', request.json, {}, [signInAgain(context, provider.alias, 'Sign in')]);
   }
   const cookieName = context.config.sessionCookieName;
   if (nameRequiresSecure(cookieName) && request.origin.scheme === 'http' && !isLoopbackHost(request.origin.host)) {
