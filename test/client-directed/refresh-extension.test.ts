@@ -57,7 +57,7 @@ describe('refresh through an authentication token', function () {
     return (JSON.parse(exchanged.body) as { authenticationToken: string }).authenticationToken;
   }
   const call = (path: string, token: string, method = 'GET') => new Browser().request(`${deployment.url}${path}`, { method, headers: { 'x-zumo-auth': token, accept: 'application/json' } });
-  const lapse = () => new Promise((resolve) => setTimeout(resolve, 2_500));
+  const lapse = (ms = 2_500) => new Promise((resolve) => setTimeout(resolve, ms));
 
   it('a lapsed session is renewed by /.auth/refresh within the extension, with a new authentication token', async () => {
     await start(1);
@@ -71,6 +71,19 @@ describe('refresh through an authentication token', function () {
     expect(renewed).to.not.equal(token);
     expect(idp.grants.get('refresh_token')).to.equal(1);
     expect((await call('/data', renewed)).status).to.equal(200);
+  });
+
+  it('logout with a lapsed token ends the session: the token cannot renew it afterwards', async function () {
+    this.timeout(40_000);
+    await start(1);
+    const token = await nativeSignIn();
+    // Past the 5 s clock tolerance too, so that the token counts as expired everywhere but where the extension applies.
+    await lapse(7_500);
+    // Whatever can renew a session can end it: a lapsed token the refresh would still take names its session at logout.
+    const out = await call('/.auth/logout', token);
+    expect(out.status).to.equal(302);
+    expect((await call('/.auth/refresh', token, 'POST')).status).to.equal(401);
+    expect(idp.grants.get('refresh_token') ?? 0).to.equal(0);
   });
 
   it('with tokenRefreshExtensionHours 0 a lapsed session cannot be refreshed', async () => {

@@ -130,8 +130,9 @@ export async function logout(context: LayerContext, request: RouteRequest): Prom
   const location = verdict.ok ? verdict.location : done;
   if (!verdict.ok) context.logger.warn({ reason: `return URL refused (${verdict.reason})`, path: request.view.path }, 'logout redirect refused');
   const cookies = [context.sessions.clearCookie(request.secure)];
-  // An authentication token ends its session too (a forged or expired one names none).
-  const id = (await namedSessionOrNone(context, request))?.id ?? null;
+  // An authentication token ends its session too (a forged one names none). One that expired is still
+  // taken within the refresh extension: /.auth/refresh would revive its session with it, so logout must end it.
+  const id = (await namedSessionOrNone(context, request, context.config.tokenStore.refreshExtensionMs))?.id ?? null;
   if (id === null) return redirectDecision(location, { cookies });
   const record = await context.sessions.load(id);
   await context.sessions.destroy(id); // server-side: a copied cookie is dead from now on
