@@ -125,6 +125,11 @@ function withOpenId(scopes: readonly string[]): string[] {
   return scopes.includes('openid') ? [...scopes] : ['openid', ...scopes];
 }
 
+/** The scopes configured (else openid, profile and email) and those a `scope=` login parameter adds, each once; openid always. */
+function oidcScopes(configured: readonly string[] | undefined, added: readonly string[]): string[] {
+  return withOpenId([...new Set([...(configured ?? ['openid', 'profile', 'email']), ...added])]);
+}
+
 /** Trailing slashes off, so paths can be appended. */
 function base(url: string): string {
   return url.replace(/\/+$/, '');
@@ -190,7 +195,7 @@ function customProviders(block: Providers['customOpenIdConnectProviders'], secre
       discoveryUrl: oidc.wellKnownOpenIdConfiguration,
       endpoints,
       nameClaimType: provider.login?.nameClaimType,
-      scopes: withOpenId([...new Set([...(provider.login?.scopes ?? ['openid', 'profile', 'email']), ...login.scopes])]),
+      scopes: oidcScopes(provider.login?.scopes, login.scopes),
       loginParameters: login.extra,
       allowedAudiences: audiences,
       responseMode: login.responseMode ?? 'query',
@@ -231,7 +236,7 @@ function directoryProvider(block: NonNullable<Providers['azureActiveDirectory']>
     discoveryUrl: `${issuer}/.well-known/openid-configuration`,
     endpoints: undefined,
     nameClaimType: block.login?.nameClaimType ?? 'preferred_username',
-    scopes: withOpenId([...new Set([...(block.login?.scopes ?? ['openid', 'profile', 'email']), ...login.scopes])]),
+    scopes: oidcScopes(block.login?.scopes, login.scopes),
     loginParameters: login.extra,
     allowedAudiences: validation.allowedAudiences ?? [],
     responseMode: login.responseMode ?? 'query',
@@ -258,7 +263,7 @@ function googleProvider(block: NonNullable<Providers['google']>, secrets: Secret
     discoveryUrl,
     endpoints: undefined,
     nameClaimType: block.login?.nameClaimType ?? 'email',
-    scopes: withOpenId([...new Set([...(block.login?.scopes ?? ['openid', 'profile', 'email']), ...login.scopes])]),
+    scopes: oidcScopes(block.login?.scopes, login.scopes),
     // Google issues a refresh token only for offline access, and again only when consent is asked.
     loginParameters: { access_type: 'offline', prompt: 'consent', ...login.extra },
     allowedAudiences: audiences,
