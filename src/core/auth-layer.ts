@@ -15,7 +15,7 @@ import { challengeReturnUrl } from './return-url.js';
 import { currentSession, sessionIdOf, loginDone, logout, logoutComplete, logoutDone, me, refresh, version } from './routes/account-routes.js';
 import { callerWantsJson, LayerRequest, type LayerContext, type RouteRequest } from './routes/context.js';
 import { bearerIdentity, bearerToken, exchangeToken, invalidTokenDecision } from './routes/client-directed.js';
-import { finishLogin, returnUrlParameter, startLogin } from './routes/login-flow.js';
+import { finishLogin, loginPath, returnUrlParameter, startLogin } from './routes/login-flow.js';
 import { transition, type LifecycleTrigger, type SessionState } from './session/lifecycle.js';
 import type { SessionRecord } from './session/record.js';
 import { Sessions } from './session/sessions.js';
@@ -269,12 +269,12 @@ export class AuthLayer {
     if (request.json || (view.method !== 'GET' && view.method !== 'HEAD')) return this.#unauthorized(request, cookies);
     const returnTo = challengeReturnUrl(view.path, view.query, config.apiPrefix);
     if (config.defaultProvider !== undefined) {
-      const login = `${config.apiPrefix}/login/${config.defaultProvider}?post_login_redirect_uri=`;
-      if (config.preserveUrlFragmentsForLogins) return fragmentPreservingRedirect(login, returnTo, cookies);
-      return redirectDecision(`${login}${encodeURIComponent(returnTo)}`, { cookies });
+      // The fragment is added in the browser: the page's script ends the URL with the return address.
+      if (config.preserveUrlFragmentsForLogins) return fragmentPreservingRedirect(`${loginPath(config.apiPrefix, config.defaultProvider)}?post_login_redirect_uri=`, returnTo, cookies);
+      return redirectDecision(loginPath(config.apiPrefix, config.defaultProvider, returnTo), { cookies });
     }
     const links = [...this.#context.providers.keys()]
-      .map((alias) => `<li><a href="${escapeHtml(this.#loginHref(alias, returnTo))}">${escapeHtml(alias)}</a></li>`)
+      .map((alias) => `<li><a href="${escapeHtml(loginPath(config.apiPrefix, alias, returnTo))}">${escapeHtml(alias)}</a></li>`)
       .join('');
     return pageDecision(401, 'Sign in', 'Choose how to sign in:', { cookies }, `<ul>${links}</ul>`);
   }
@@ -291,11 +291,7 @@ export class AuthLayer {
     const { config, providers } = this.#context;
     const returnTo = challengeReturnUrl(request.view.path, request.view.query, config.apiPrefix);
     const aliases = config.defaultProvider !== undefined ? [config.defaultProvider] : [...providers.keys()];
-    const links = aliases.map((alias) => ({ href: this.#loginHref(alias, returnTo), text: aliases.length === 1 ? 'Sign in' : `Sign in with ${alias}` }));
+    const links = aliases.map((alias) => ({ href: loginPath(config.apiPrefix, alias, returnTo), text: aliases.length === 1 ? 'Sign in' : `Sign in with ${alias}` }));
     return errorDecision(401, 'Sign-in required', 'Authentication required.', false, extra, links);
-  }
-
-  #loginHref(alias: string, returnTo: string): string {
-    return `${this.#context.config.apiPrefix}/login/${alias}?post_login_redirect_uri=${encodeURIComponent(returnTo)}`;
   }
 }

@@ -121,9 +121,14 @@ export async function refresh(context: LayerContext, request: RouteRequest): Pro
   }
 }
 
+/** Where a sign-out lands unless it asks for (and is allowed) another address. */
+function logoutDonePath(context: LayerContext): string {
+  return `${context.config.apiPrefix}/logout/done`;
+}
+
 export async function logout(context: LayerContext, request: RouteRequest): Promise<Decision> {
   const requested = returnUrlParameter(request.searchParams, ['post_logout_redirect_uri', 'post_logout_redirect_url']);
-  const done = `${context.config.apiPrefix}/logout/done`;
+  const done = logoutDonePath(context);
   const verdict = validateReturnUrl(requested ?? done, context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
   // A return address that is not allowed is not followed, but the sign-out still happens: someone who
   // pressed "Sign out" on a shared computer must not stay signed in because the link was wrong.
@@ -159,10 +164,10 @@ export async function logout(context: LayerContext, request: RouteRequest): Prom
 export function logoutComplete(context: LayerContext, request: RouteRequest): Decision {
   const state = request.searchParams.get('state');
   const opened = state === null ? undefined : unseal<string>(context.transactionKey, 'logout', state, context.now());
-  const target = opened?.ok ? opened.value : `${context.config.apiPrefix}/logout/done`;
+  const target = opened?.ok ? opened.value : logoutDonePath(context);
   // Validated when sealed; validated again, as a sealed value is only as good as its contents.
   const verdict = validateReturnUrl(target, context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
-  return redirectDecision(verdict.ok ? verdict.location : `${context.config.apiPrefix}/logout/done`);
+  return redirectDecision(verdict.ok ? verdict.location : logoutDonePath(context));
 }
 
 export function loginDone(): Decision {

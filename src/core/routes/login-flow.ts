@@ -105,12 +105,17 @@ export function returnUrlParameter(params: URLSearchParams, names: readonly stri
  * time (a browser that keeps no cookies, an account the policy refuses) must not become a loop.
  */
 function signInAgain(context: LayerContext, alias: string, text: string, returnTo?: string): PageLink {
-  const start = `${context.config.apiPrefix}/login/${alias}`;
-  const keep = returnTo !== undefined && returnTo !== defaultReturn(context);
-  return { href: keep ? `${start}?post_login_redirect_uri=${encodeURIComponent(returnTo)}` : start, text };
+  return { href: loginPath(context.config.apiPrefix, alias, returnTo === loginDonePath(context) ? undefined : returnTo), text };
 }
 
-function defaultReturn(context: LayerContext): string {
+/** Where a sign-in with `alias` starts; it comes back to `returnTo` when given (the login route validates it), else to the done page. */
+export function loginPath(apiPrefix: string, alias: string, returnTo?: string): string {
+  const start = `${apiPrefix}/login/${alias}`;
+  return returnTo === undefined ? start : `${start}?post_login_redirect_uri=${encodeURIComponent(returnTo)}`;
+}
+
+/** Where a sign-in lands unless it asks for (and is allowed) another address. */
+function loginDonePath(context: LayerContext): string {
   return `${context.config.apiPrefix}/login/done`;
 }
 
@@ -120,7 +125,7 @@ function unavailable(context: LayerContext, request: RouteRequest, alias: string
 }
 
 export async function startLogin(context: LayerContext, request: RouteRequest, provider: Provider, returnUrlRaw: string | undefined): Promise<Decision> {
-  const verdict = validateReturnUrl(returnUrlRaw ?? defaultReturn(context), context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
+  const verdict = validateReturnUrl(returnUrlRaw ?? loginDonePath(context), context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
   if (!verdict.ok) {
     context.logger.warn({ reason: `return URL refused (${verdict.reason})`, path: request.view.path }, 'login refused');
     // Refused rather than replaced (nobody lands somewhere they did not ask for), with a way to sign in all the same.
