@@ -249,22 +249,31 @@ describe('configurable behaviour', function () {
 describe('response_mode=form_post', function () {
   this.timeout(30_000);
 
-  it('the provider POSTs the code to the callback, and sign-in completes', async () => {
+  it('the provider POSTs the code to the callback, and sign-in completes; a redirect_uri among the login parameters cannot move the callback', async () => {
     const deployment = await startDeployment({
       document: (issuer) => {
         const document = defaultDocument(issuer) as { identityProviders: { customOpenIdConnectProviders: { dev: { login: Record<string, unknown> } } } };
-        document.identityProviders.customOpenIdConnectProviders.dev.login.loginParameters = { response_mode: 'form_post' };
+        document.identityProviders.customOpenIdConnectProviders.dev.login.loginParameters = { response_mode: 'form_post', redirect_uri: 'https://elsewhere.example/cb' };
         return document as unknown as Record<string, unknown>;
       },
     });
     try {
       const browser = new Browser();
       const hops = await browser.follow(`${deployment.url}/protected`);
-      expect(new URL(hops[1]!.headers.location!).searchParams.get('response_mode')).to.equal('form_post');
+      const started = hops[1]!;
+      expect(started.url.startsWith(`${deployment.url}/.auth/login/dev?`)).to.equal(true);
+      const authorize = new URL(started.headers.location!);
+      expect(authorize.searchParams.getAll('response_mode')).to.deep.equal(['form_post']);
+      expect(authorize.searchParams.getAll('redirect_uri')).to.deep.equal([`${deployment.url}/.auth/login/dev/callback`]);
+      // The provider answers with a page that POSTs the code to the callback, from its own site: a SameSite=Lax login
+      // cookie would not come back with it. Over plain http SameSite is left to the browser (None needs Secure), as for Apple.
+      expect(started.setCookies).to.have.length(1);
+      expect(started.setCookies[0]).to.match(/^PlatformAuthSessionLogin_/).and.not.match(/SameSite/i);
       const afterLogin = await browser.submitForm(hops.at(-1)!, /\/login$/, { username: 'demo', password: 'demo' });
       // The provider answers with a self-submitting form aimed at our callback.
       const formPage = afterLogin.at(-1)!;
       expect(formPage.body).to.contain('/.auth/login/dev/callback');
+      expect(formPage.body).to.contain('Submitting Callback');
       const posted = await browser.submitForm(formPage, /\/\.auth\/login\/dev\/callback$/, {});
       expect(posted[0]!.status).to.equal(302);
       expect(posted[0]!.headers.location).to.equal('/protected');

@@ -283,38 +283,6 @@ describe('a token store directory deleted while gatehouse runs', function () {
   });
 });
 
-describe('login parameters of a custom OpenID provider', function () {
-  this.timeout(30_000);
-
-  it('response_mode=form_post signs in with the callback POSTed; a redirect_uri among them cannot move the callback', async () => {
-    const deployment = await startDeployment({
-      document: (issuer) => {
-        const document = defaultDocument(issuer) as { identityProviders: { customOpenIdConnectProviders: { dev: { login: Record<string, unknown> } } } };
-        document.identityProviders.customOpenIdConnectProviders.dev.login.loginParameters = ['response_mode=form_post', 'redirect_uri=https://elsewhere.example/cb'];
-        return document;
-      },
-    });
-    try {
-      const browser = new Browser();
-      const { hops, final } = await signIn(browser, deployment);
-      const authorize = new URL(hops.find((h) => h.headers.location?.includes('/auth?'))!.headers.location!);
-      expect(authorize.searchParams.getAll('response_mode')).to.deep.equal(['form_post']);
-      expect(authorize.searchParams.getAll('redirect_uri')).to.deep.equal([`${deployment.url}/.auth/login/dev/callback`]);
-      // The provider answers with a page that POSTs the code to the callback, from its own site: a SameSite=Lax login
-      // cookie would not come back with it. Over plain http SameSite is left to the browser (None needs Secure), as for Apple.
-      const started = hops.find((h) => h.url.startsWith(`${deployment.url}/.auth/login/dev?`))!;
-      expect(started.setCookies).to.have.length(1);
-      expect(started.setCookies[0]).to.match(/^PlatformAuthSessionLogin_/).and.not.match(/SameSite/i);
-      expect(final.body).to.contain('Submitting Callback');
-      const after = await browser.submitForm(final, /\/\.auth\/login\/dev\/callback$/, {});
-      expect(after[0]!.status).to.equal(302);
-      expect(forwarded(after.at(-1)!.body).headers['x-platform-client-principal-id']).to.equal('demo');
-    } finally {
-      await deployment.close();
-    }
-  });
-});
-
 describe('client credential method of a custom OpenID provider', function () {
   this.timeout(30_000);
 
