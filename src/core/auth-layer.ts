@@ -10,6 +10,7 @@ import { requestCookie, type Decision, type RequestView } from './http/request-v
 import { errorDecision, escapeHtml, fragmentPreservingRedirect, jsonDecision, pageDecision, redirectDecision } from './http/responses.js';
 import { createProviders } from './providers/registry.js';
 import type { Identity } from './identity.js';
+import type { Provider } from './providers/provider.js';
 import { identityFromRecord } from './principal.js';
 import { challengeReturnUrl } from './return-url.js';
 import { currentSession, sessionIdOf, loginDone, logout, logoutComplete, logoutDone, me, refresh, version } from './routes/account-routes.js';
@@ -60,6 +61,7 @@ const OWN_ROUTE_METHODS: ReadonlyMap<string, readonly string[]> = new Map([
 export class AuthLayer {
   readonly #context: LayerContext;
   readonly #identities = new WeakMap<SessionRecord, Identity>();
+  readonly #providersByFoldedAlias: ReadonlyMap<string, Provider>;
 
   constructor(options: AuthLayerOptions) {
     const logger = options.logger ?? createLogger();
@@ -77,6 +79,7 @@ export class AuthLayer {
       now,
       version: options.version ?? '0.0.0',
     };
+    this.#providersByFoldedAlias = new Map([...providers].map(([alias, provider]) => [alias.toLowerCase(), provider]));
   }
 
   get config(): AuthConfig {
@@ -150,13 +153,20 @@ export class AuthLayer {
       return errorDecision(404, 'Not found', 'No such authentication endpoint.', request.json);
     }
     const alias = login[1]!;
-    const provider = context.providers.get(alias);
+    const method = request.view.method;
+    const provider = this.#provider(alias, login[2] !== undefined);
     if (provider === undefined) {
       // The alias matched LOGIN_PATH: letters, digits, '-' and '_' only, safe to log.
       context.logger.info({ reason: 'unknown provider', provider: alias, path: request.view.path }, 'request rejected');
-      return errorDecision(404, 'Unknown provider', `No identity provider "${alias}" is configured.`, request.json);
+      // A mistyped or outdated sign-in link: the page offers the providers there are.
+      const links = [...context.providers.keys()].map((known) => ({ href: loginPath(context.config.apiPrefix, known), text: `Sign in with ${known}` }));
+      return errorDecision(404, 'Unknown provider', `No identity provider "${alias}" is configured.`, request.json, {}, links);
     }
-    const method = request.view.method;
+    if (provider.alias !== alias && (method === 'GET' || method === 'HEAD')) {
+      // One address per sign-in start: its login cookie's path is the alias as configured.
+      const query = request.view.query;
+      return redirectDecision(`${loginPath(context.config.apiPrefix, provider.alias)}${query ? `?${query}` : ''}`);
+    }
     if (login[2] !== undefined) {
       if (method !== 'GET' && method !== 'POST') return this.#methodNotAllowed(request, 'GET, POST');
       return finishLogin(context, request, provider);
@@ -164,6 +174,18 @@ export class AuthLayer {
     if (method === 'POST') return exchangeToken(context, request, provider);
     if (method !== 'GET' && method !== 'HEAD') return this.#methodNotAllowed(request, 'GET, HEAD, POST');
     return startLogin(context, request, provider, returnUrlParameter(request.searchParams, ['post_login_redirect_uri', 'post_login_redirect_url']));
+  }
+
+  /**
+   * The provider a sign-in path names. Its alias is matched without regard to case, as the
+   * platforms gatehouse stands in for do (/.auth/login/AAD and /.auth/login/aad are one provider;
+   * the configuration refuses aliases that differ only in case). A callback only at the exact
+   * path: that is the redirect URI the provider was given.
+   */
+  #provider(alias: string, callback: boolean): Provider | undefined {
+    const exact = this.#context.providers.get(alias);
+    if (exact !== undefined || callback) return exact;
+    return this.#providersByFoldedAlias.get(alias.toLowerCase());
   }
 
   #methodNotAllowed(request: RouteRequest, allow: string): Decision {

@@ -60,6 +60,9 @@ describe('token exchange and X-ZUMO-AUTH', () => {
     const me = await withToken('/.auth/me', token);
     expect(me.status).to.equal(200);
     expect(JSON.parse(me.body)[0]).to.include({ provider_name: 'corp', user_id: 'corp-user' });
+    // The provider named in any case (a POST is answered where it was sent): the session is the alias's as configured.
+    const shouted = authenticationToken(await exchange('CORP', { id_token: await idToken() }));
+    expect(JSON.parse((await withToken('/.auth/me', shouted)).body)[0]).to.include({ provider_name: 'corp', user_id: 'corp-user' });
   });
 
   it('a GitHub access token is checked with GitHub (this app only) before it becomes a session', async () => {

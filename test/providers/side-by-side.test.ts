@@ -100,6 +100,31 @@ describe('several providers side by side', function () {
     });
   }
 
+  it('a sign-in path names its provider in any case (one address per start: a redirect keeping the query); a callback only at its exact path', async () => {
+    const browser = new Browser();
+    const first = await browser.request(`${deployment.url}/.auth/login/GitHub?post_login_redirect_uri=%2Fhome%3Fa%3D1`);
+    expect(first.status).to.equal(302);
+    expect(first.headers.location).to.equal('/.auth/login/github?post_login_redirect_uri=%2Fhome%3Fa%3D1');
+    const hops = await browser.follow(`${deployment.url}/.auth/login/GITHUB?post_login_redirect_uri=/home`);
+    expect(hops.at(-1)!.url).to.equal(`${deployment.url}/home`);
+    expectClaimMapping('github', 'github', forwarded(hops.at(-1)!.body).headers);
+    const head = await new Browser().request(`${deployment.url}/.auth/login/CORP`, { method: 'HEAD' });
+    expect([head.status, head.headers.location]).to.deep.equal([302, '/.auth/login/corp']);
+    const callback = await new Browser().request(`${deployment.url}/.auth/login/Corp/callback?code=x&state=y`);
+    expect(callback.status).to.equal(404);
+  });
+
+  it('an unknown provider\'s page offers the providers there are (links only); JSON says only what went wrong', async () => {
+    const page = await new Browser().request(`${deployment.url}/.auth/login/gitlab?post_login_redirect_uri=/home`);
+    expect(page.status).to.equal(404);
+    expect(page.body).to.contain('No identity provider &#34;gitlab&#34; is configured.');
+    const offered = [...page.body.matchAll(/<a href="([^"]+)">Sign in with ([^<]+)<\/a>/g)].map((m) => [m[2], m[1]]);
+    expect(offered).to.have.deep.members(['corp', 'google', 'github', 'facebook', 'twitter'].map((alias) => [alias, `/.auth/login/${alias}`]));
+    expect(offered).to.have.length(5);
+    const api = await new Browser().request(`${deployment.url}/.auth/login/gitlab`, { headers: { accept: 'application/json' } });
+    expect([api.status, JSON.parse(api.body)]).to.deep.equal([404, { error: 'No identity provider "gitlab" is configured.' }]);
+  });
+
   it("a session of one provider is not another's: signing in with GitHub then asking /.auth/me shows only GitHub", async () => {
     const browser = new Browser();
     await browser.follow(`${deployment.url}/.auth/login/github`);

@@ -158,9 +158,17 @@ class SecretReader {
 
 function customProviders(block: Providers['customOpenIdConnectProviders'], secrets: SecretReader, problems: string[], warnings: string[]): OidcProviderConfig[] {
   const out: OidcProviderConfig[] = [];
+  // Sign-in paths match aliases without regard to case (/.auth/login/Corp is /.auth/login/corp), so two may not differ only in case.
+  const seen = new Map<string, string>();
   for (const [alias, provider] of Object.entries(block ?? {})) {
     const path = `identityProviders.customOpenIdConnectProviders.${alias}`;
     if (!provider.enabled) continue;
+    const twin = seen.get(alias.toLowerCase());
+    if (twin !== undefined) {
+      problems.push(`${path}: "${alias}" differs from the alias "${twin}" only in case (sign-in paths ignore case); choose another`);
+      continue;
+    }
+    seen.set(alias.toLowerCase(), alias);
     if (BUILT_IN_ALIASES.includes(alias.toLowerCase())) {
       problems.push(`${path}: "${alias}" is the alias of a built-in provider; choose another`);
       continue;
