@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 
 import { escapeHtml } from '../core/http/responses.js';
 import { generateRsaKeyPair } from './rsa-key-pair.js';
@@ -55,6 +55,17 @@ export interface RunningIdentityProvider {
   /** Successful token-endpoint grants by grant type, for tests. */
   readonly grants: Map<string, number>;
   close(): Promise<void>;
+}
+
+/**
+ * oidc-provider's interactions plus an account picker, as Microsoft's and Google's providers have:
+ * `prompt=select_account` shows the sign-in form (where any user can sign in) even to a browser
+ * signed in already, instead of reusing its session.
+ */
+function accountPickerPolicy(): interactionPolicy.DefaultPolicy {
+  const policy = interactionPolicy.base();
+  policy.add(new interactionPolicy.Prompt({ name: 'select_account', requestable: true }), 0);
+  return policy;
 }
 
 export const DEMO_USERS: Readonly<Record<string, DevUser>> = {
@@ -122,7 +133,9 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
       if (user === undefined) return undefined;
       return { accountId: id, claims: async () => ({ sub: id, ...user.claims }) };
     },
-    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}`, policy: accountPickerPolicy() },
+    // Said, as providers with an account picker do, so that relying parties may ask for it.
+    discovery: { prompt_values_supported: ['none', 'login', 'consent', 'select_account'] },
     features: {
       devInteractions: { enabled: false },
       revocation: { enabled: true },
@@ -161,7 +174,7 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
       grant.addOIDCScope(params.scope ?? 'openid');
       const grantId = await grant.save();
       logins.set(accountId, (logins.get(accountId) ?? 0) + 1);
-      await provider.interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
+      await provider.interactionFinished(req, res, { select_account: {}, login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
     };
     if (req.method === 'GET' && action === undefined) {
       if (details.prompt.name === 'consent' && details.session?.accountId) return finishWithGrant(details.session.accountId);

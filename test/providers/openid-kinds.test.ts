@@ -102,6 +102,60 @@ describe('OpenID Connect provider kinds', function () {
     });
   });
 
+  describe('aad, an account its authorization policy refuses', () => {
+    const clientSecret = randomBytes(12).toString('hex');
+    const ALLOWED = '00000000-0000-0000-0000-0000000000bb';
+    beforeEach(async () => {
+      deployment = await startGatewayDeployment({
+        prepare: async (front) => {
+          idp = await startDevIdentityProvider({
+            issuerPath: `/${TENANT}/v2.0`,
+            clients: [{ clientId: 'aad-app', clientSecret, redirectUris: [`${front}/.auth/login/aad/callback`], postLogoutRedirectUris: [] }],
+            users: {
+              demo: { password: 'demo', claims: { oid: '00000000-0000-0000-0000-0000000000aa', tid: TENANT, preferred_username: 'alice@contoso.example' } },
+              bob: { password: 'bob', claims: { oid: ALLOWED, tid: TENANT, preferred_username: 'bob@contoso.example' } },
+            },
+            claims: { openid: ['sub', 'oid', 'tid'], profile: ['preferred_username'] },
+          });
+          return {
+            document: {
+              identityProviders: {
+                azureActiveDirectory: {
+                  registration: { openIdIssuer: idp.issuer, clientId: 'aad-app', clientSecretSettingName: 'AAD_SECRET' },
+                  login: { loginParameters: ['prompt=consent'] },
+                  validation: { defaultAuthorizationPolicy: { allowedPrincipals: { identities: [ALLOWED] } } },
+                },
+              },
+            },
+            env: { AAD_SECRET: clientSecret },
+          };
+        },
+      });
+    });
+
+    it('the 403 page offers a sign-in that lets the person choose another account (the provider would otherwise sign the same one in again)', async () => {
+      const browser = new Browser();
+      const refused = (await signIn(browser, `${deployment!.url}/mail`)).at(-1)!;
+      expect(refused.status).to.equal(403);
+      const links = [...refused.body.matchAll(/<a href="([^"]+)">([^<]+)<\/a>/g)].map((m) => [m[2], m[1]!.replace(/&#38;/g, '&')]);
+      expect(links).to.deep.equal([['Sign in with another account', '/.auth/login/aad?post_login_redirect_uri=%2Fmail&prompt=select_account']]);
+      // The provider still has the refused account's session: a plain sign-in brings it straight back.
+      const again = await browser.follow(`${deployment!.url}/.auth/login/aad?post_login_redirect_uri=%2Fmail`);
+      expect(again.at(-1)!.status).to.equal(403);
+      // The link: the directory's one prompt value replaces the configured one, and the provider shows its form.
+      const hops = await browser.follow(new URL(links[0]![1]!, deployment!.url).href);
+      const authorize = new URL(hops.find((h) => h.headers.location?.includes('/auth?'))!.headers.location!);
+      expect(authorize.searchParams.get('prompt')).to.equal('select_account');
+      // Another account than its session's: oidc-provider first ends that session, with a page that submits itself (a browser's script).
+      const switching = (await browser.submitForm(hops.at(-1)!, /\/login$/, { username: 'bob', password: 'bob' })).at(-1)!;
+      const landed = (await browser.submitForm(switching, /\/session\/end\/confirm$/, {})).at(-1)!;
+      expect(landed.status, landed.body).to.equal(200);
+      const { url, headers } = forwarded(landed.body);
+      expect(url).to.equal('/mail');
+      expect(headers).to.include({ 'x-platform-client-principal-id': ALLOWED, 'x-platform-client-principal-name': 'bob@contoso.example' });
+    });
+  });
+
   describe('google (consumer web)', () => {
     beforeEach(async () => {
       const clientSecret = randomBytes(12).toString('hex');

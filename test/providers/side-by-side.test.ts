@@ -125,6 +125,47 @@ describe('several providers side by side', function () {
     expect([api.status, JSON.parse(api.body)]).to.deep.equal([404, { error: 'No identity provider "gitlab" is configured.' }]);
   });
 
+  it('prompt=select_account or login: each provider is asked in its own way to let the person choose the account', async () => {
+    const authorize = async (alias: string, prompt: string) => new URL((await new Browser().request(`${deployment.url}/.auth/login/${alias}?prompt=${prompt}`)).headers.location!);
+    for (const prompt of ['select_account', 'login']) {
+      expect((await authorize('github', prompt)).searchParams.get('prompt'), prompt).to.equal('select_account');
+      expect((await authorize('facebook', prompt)).searchParams.get('auth_type'), prompt).to.equal('reauthenticate');
+      expect((await authorize('twitter', prompt)).searchParams.get('force_login'), prompt).to.equal('true');
+    }
+    // Without one (or an empty one), nothing of the kind is asked.
+    expect((await authorize('github', '')).searchParams.has('prompt')).to.equal(false);
+    expect((await authorize('facebook', '')).searchParams.has('auth_type')).to.equal(false);
+    expect((await authorize('twitter', '')).searchParams.has('force_login')).to.equal(false);
+    // The development provider says it has an account picker (prompt_values_supported): the custom provider asks for it.
+    expect((await authorize('corp', 'select_account')).searchParams.get('prompt')).to.equal('select_account');
+    expect((await authorize('google', 'select_account')).searchParams.get('prompt')).to.equal('consent select_account');
+  });
+
+  it('a browser signed in at the provider gets its sign-in form again when the sign-in asks for the account picker', async () => {
+    const browser = new Browser();
+    const first = await browser.follow(`${deployment.url}/.auth/login/corp?post_login_redirect_uri=/home`);
+    await browser.submitForm(first.at(-1)!, /\/login$/, { username: 'demo', password: 'demo' });
+    // The provider's session signs the browser in again at once, unless the account picker is asked for.
+    const plain = await browser.follow(`${deployment.url}/.auth/login/corp?post_login_redirect_uri=/home`);
+    expect(plain.at(-1)!.url).to.equal(`${deployment.url}/home`);
+    const picker = await browser.follow(`${deployment.url}/.auth/login/corp?post_login_redirect_uri=/home&prompt=select_account`);
+    expect(picker.at(-1)!.body).to.match(/<form method="post" action="\/interaction\/[^"]+\/login">/);
+    const landed = await browser.submitForm(picker.at(-1)!, /\/login$/, { username: 'demo', password: 'demo' });
+    expect(landed.at(-1)!.url).to.equal(`${deployment.url}/home`);
+  });
+
+  it('any other prompt is a 400 that says which are taken, with a link to sign in without it (to the same place)', async () => {
+    for (const prompt of ['none', 'consent', 'LOGIN', 'login%20select_account', 'x'.repeat(5000)]) {
+      const page = await new Browser().request(`${deployment.url}/.auth/login/corp?post_login_redirect_uri=%2Fhome&prompt=${prompt}`);
+      expect(page.status, prompt).to.equal(400);
+      expect(page.body).to.contain('The prompt must be login or select_account.');
+      const links = [...page.body.matchAll(/<a href="([^"]+)">([^<]+)<\/a>/g)].map((m) => [m[2], m[1]]);
+      expect(links).to.deep.equal([['Sign in', '/.auth/login/corp?post_login_redirect_uri=%2Fhome']]);
+    }
+    const api = await new Browser().request(`${deployment.url}/.auth/login/github?prompt=none`, { headers: { accept: 'application/json' } });
+    expect([api.status, JSON.parse(api.body)]).to.deep.equal([400, { error: 'The prompt must be login or select_account.' }]);
+  });
+
   it("a session of one provider is not another's: signing in with GitHub then asking /.auth/me shows only GitHub", async () => {
     const browser = new Browser();
     await browser.follow(`${deployment.url}/.auth/login/github`);

@@ -79,6 +79,7 @@ describe('every refused request is logged, without secrets', function () {
     },
     { name: 'an open redirect at login', send: () => new Browser().request(`${deployment.url}/.auth/login/dev?post_login_redirect_uri=//evil.example`), status: 400, msg: 'login refused', reason: /^return URL refused/, path: '/.auth/login/dev' },
     { name: 'an open redirect at logout', send: () => new Browser().request(`${deployment.url}/.auth/logout?post_logout_redirect_uri=https://evil.example/`), status: 302, msg: 'logout redirect refused', reason: /^return URL refused/, path: '/.auth/logout' },
+    { name: 'a prompt sign-in does not take', send: () => new Browser().request(`${deployment.url}/.auth/login/dev?prompt=none`), status: 400, msg: 'login refused', reason: /^prompt refused$/, path: '/.auth/login/dev' },
     { name: 'an unknown provider', send: () => new Browser().request(`${deployment.url}/.auth/login/nobody`), status: 404, msg: 'request rejected', reason: /^unknown provider$/, path: '/.auth/login/nobody' },
     { name: 'an unknown /.auth endpoint', send: () => api().request(`${deployment.url}/.auth/nothing-here`), status: 404, msg: 'request rejected', reason: /^no such endpoint$/, path: '/.auth/nothing-here' },
     { name: 'a method /.auth/login does not take', send: () => api().request(`${deployment.url}/.auth/login/dev`, { method: 'PUT' }), status: 405, msg: 'request rejected', reason: /^method not allowed$/, path: '/.auth/login/dev' },

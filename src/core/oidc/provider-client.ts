@@ -12,11 +12,13 @@ import type { JWTPayload } from 'jose';
 import type { OidcProviderConfig } from '../config/provider-settings.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import { refusalWithCode } from '../providers/oauth-error-code.js';
+import type { AccountPrompt } from '../providers/provider.js';
 import { boundedFetch, callProvider, expiresAt, jsonAnswer, optionalString, stringField } from '../providers/provider-http.js';
 import { InvalidTokenError } from '../tokens/errors.js';
 import { asymmetricAlgorithms, validateJwt, type JwtExpectations, type JwtRules, type PeekedToken } from '../tokens/jwt-validator.js';
 import { RemoteKeySet } from '../tokens/key-set.js';
 import { ClientSecretJwt } from './client-secret-jwt.js';
+import { promptParameter } from './prompt-parameter.js';
 
 export { ProviderRefusedError, ProviderUnavailableError };
 
@@ -35,6 +37,7 @@ export interface AuthorizationRequest {
   readonly state: string;
   readonly nonce: string;
   readonly codeVerifier: string;
+  readonly prompt?: AccountPrompt;
 }
 
 export interface CallbackChecks {
@@ -186,8 +189,11 @@ export class OidcProviderClient {
 
   async authorizationUrl(request: AuthorizationRequest): Promise<URL> {
     const configuration = await this.configuration();
+    const { prompt_values_supported: supported } = configuration.serverMetadata();
+    const prompt = promptParameter(this.config.kind, this.config.loginParameters.prompt, request.prompt, Array.isArray(supported) ? supported.map(String) : undefined);
     return oidc.buildAuthorizationUrl(configuration, {
       ...this.config.loginParameters,
+      ...(prompt !== undefined ? { prompt } : {}),
       redirect_uri: request.redirectUri,
       response_type: 'code',
       ...(this.config.responseMode === 'form_post' ? { response_mode: 'form_post' } : {}),

@@ -39,6 +39,8 @@ export class FacebookProvider extends ConfiguredProvider<FacebookProviderConfig>
       state: start.state,
       response_type: 'code',
       scope: this.config.scopes.join(','),
+      // Facebook asks for the password again, and offers "Not you?" there.
+      ...(start.prompt !== undefined ? { auth_type: 'reauthenticate' } : {}),
     }).toString();
     return { url };
   }

@@ -29,6 +29,8 @@ export class GitHubProvider extends ConfiguredProvider<GitHubProviderConfig> imp
       state: start.state,
       code_challenge: await oidc.calculatePKCECodeChallenge(start.codeVerifier),
       code_challenge_method: 'S256',
+      // GitHub's one account prompt is its account picker, where another account can be added.
+      ...(start.prompt !== undefined ? { prompt: 'select_account' } : {}),
     }).toString();
     return { url };
   }

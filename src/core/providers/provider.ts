@@ -23,11 +23,21 @@ export interface SignIn {
   readonly assertionExpiresAt?: number;
 }
 
+/**
+ * What a sign-in asks the provider to do before it picks the account: `select_account`, let the
+ * person choose (or add) an account; `login`, have them enter their credentials again. Either way,
+ * a provider session of another account is not simply reused. Each provider says it in its own way.
+ */
+export type AccountPrompt = 'login' | 'select_account';
+
+export const ACCOUNT_PROMPTS: readonly AccountPrompt[] = ['login', 'select_account'];
+
 export interface LoginStart {
   readonly redirectUri: string;
   readonly state: string;
   readonly nonce: string;
   readonly codeVerifier: string;
+  readonly prompt?: AccountPrompt;
 }
 
 export interface LoginBegun {

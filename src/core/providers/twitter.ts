@@ -57,6 +57,8 @@ export class TwitterProvider extends ConfiguredProvider<TwitterProviderConfig> i
     if (!token || !secret || answer.get('oauth_callback_confirmed') !== 'true') throw new ProviderUnavailableError('request token: incomplete answer');
     const url = new URL(`${this.config.apiOrigin}/oauth/authenticate`);
     url.searchParams.set('oauth_token', token);
+    // Twitter's sign-in form instead of the signed-in account's "Authorize app".
+    if (start.prompt !== undefined) url.searchParams.set('force_login', 'true');
     return { url, saved: { requestToken: token, requestTokenSecret: secret }, correlation: token };
   }
 

@@ -9,7 +9,7 @@ import { BodyTimeoutError, BodyTooLargeError, mediaType, requestCookie, requestC
 import { errorDecision, nameRequiresSecure, redirectDecision, setCookie, type PageLink } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import { loggableErrorCode, shownErrorCode } from '../providers/oauth-error-code.js';
-import type { Provider, SignIn } from '../providers/provider.js';
+import { ACCOUNT_PROMPTS, type AccountPrompt, type Provider, type SignIn } from '../providers/provider.js';
 import { TokenForbiddenError } from '../tokens/errors.js';
 import { validateReturnUrl } from '../return-url.js';
 import type { SessionRecord } from '../session/record.js';
@@ -104,14 +104,21 @@ export function returnUrlParameter(params: URLSearchParams, names: readonly stri
  * there says where sign-in starts. A link, never an automatic restart: a sign-in that fails every
  * time (a browser that keeps no cookies, an account the policy refuses) must not become a loop.
  */
-function signInAgain(context: LayerContext, alias: string, text: string, returnTo?: string): PageLink {
-  return { href: loginPath(context.config.apiPrefix, alias, returnTo === loginDonePath(context) ? undefined : returnTo), text };
+function signInAgain(context: LayerContext, alias: string, text: string, returnTo?: string, prompt?: AccountPrompt): PageLink {
+  return { href: loginPath(context.config.apiPrefix, alias, returnTo === loginDonePath(context) ? undefined : returnTo, prompt), text };
 }
 
-/** Where a sign-in with `alias` starts; it comes back to `returnTo` when given (the login route validates it), else to the done page. */
-export function loginPath(apiPrefix: string, alias: string, returnTo?: string): string {
+/**
+ * Where a sign-in with `alias` starts; it comes back to `returnTo` when given (the login route validates it), else to the
+ * done page; `prompt` asks the provider to let the person choose the account.
+ */
+export function loginPath(apiPrefix: string, alias: string, returnTo?: string, prompt?: AccountPrompt): string {
+  const query = [
+    ...(returnTo !== undefined ? [`post_login_redirect_uri=${encodeURIComponent(returnTo)}`] : []),
+    ...(prompt !== undefined ? [`prompt=${prompt}`] : []),
+  ];
   const start = `${apiPrefix}/login/${alias}`;
-  return returnTo === undefined ? start : `${start}?post_login_redirect_uri=${encodeURIComponent(returnTo)}`;
+  return query.length === 0 ? start : `${start}?${query.join('&')}`;
 }
 
 /** Where a sign-in lands unless it asks for (and is allowed) another address. */
@@ -130,6 +137,12 @@ export async function startLogin(context: LayerContext, request: RouteRequest, p
     context.logger.warn({ reason: `return URL refused (${verdict.reason})`, path: request.view.path }, 'login refused');
     // Refused rather than replaced (nobody lands somewhere they did not ask for), with a way to sign in all the same.
     return errorDecision(400, 'Invalid return address', 'The post-login redirect address is not allowed.', request.json, {}, [signInAgain(context, provider.alias, 'Sign in')]);
+  }
+  const prompt = request.searchParams.get('prompt') || null; // empty: none asked for
+  if (prompt !== null && !(ACCOUNT_PROMPTS as readonly string[]).includes(prompt)) {
+    // Not the value: it is the link's, anyone's to write.
+    context.logger.warn({ reason: 'prompt refused', path: request.view.path }, 'login refused');
+    return errorDecision(400, 'Invalid prompt', `The prompt must be ${ACCOUNT_PROMPTS.join(' or ')}.`, request.json, {}, [signInAgain(context, provider.alias, 'Sign in', verdict.location)]);
   }
   const cookieName = context.config.sessionCookieName;
   if (nameRequiresSecure(cookieName) && request.origin.scheme === 'http' && !isLoopbackHost(request.origin.host)) {
@@ -154,6 +167,7 @@ export async function startLogin(context: LayerContext, request: RouteRequest, p
       state: started.s,
       nonce: started.n,
       codeVerifier: started.v,
+      ...(prompt !== null ? { prompt: prompt as AccountPrompt } : {}),
     });
   } catch (error) {
     if (error instanceof ProviderRefusedError) {
@@ -196,9 +210,9 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
   let clearTransaction: readonly string[] = []; // once the callback has named its login
   let returnTo: string | undefined; // once its login has opened: where it was going
   const again = () => [signInAgain(context, alias, 'Sign in again', returnTo)];
-  const refuse = (status: number, reason: string, message: string, headers?: Readonly<Record<string, string>>): Decision => {
+  const refuse = (status: number, reason: string, message: string, headers?: Readonly<Record<string, string>>, links = again()): Decision => {
     context.logger.warn({ provider: alias, reason, path: request.view.path }, 'sign-in callback refused');
-    return errorDecision(status, 'Sign-in failed', message, request.json, { cookies: clearTransaction, ...(headers ? { headers } : {}) }, again());
+    return errorDecision(status, 'Sign-in failed', message, request.json, { cookies: clearTransaction, ...(headers ? { headers } : {}) }, links);
   };
   // The callback's `error` is whatever the link said: logged bounded, named on the page only when registered.
   const refuseProviderError = (code: string, note: string): Decision => {
@@ -253,7 +267,10 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
     });
   } catch (error) {
     if (error instanceof ProviderUnavailableError) return unavailable(context, request, alias, error, returnTo);
-    if (error instanceof TokenForbiddenError) return refuse(403, error.message, 'Your account is not allowed to sign in to this application.');
+    if (error instanceof TokenForbiddenError) {
+      // Signing in again plainly would bring the same account back from the provider's own session.
+      return refuse(403, error.message, 'Your account is not allowed to sign in to this application.', undefined, [signInAgain(context, alias, 'Sign in with another account', returnTo, 'select_account')]);
+    }
     if (error instanceof ProviderRefusedError) {
       if (error.oauthError === 'invalid_state') return refuse(400, error.message, 'The sign-in state does not match. Please start again.');
       if (error.oauthError === 'invalid_request') return refuse(400, error.message, 'The identity provider returned an incomplete answer. Please start again.');
