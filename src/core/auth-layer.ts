@@ -7,7 +7,7 @@ import { deriveKey } from './crypto/keys.js';
 import { matchExcludedPath } from './excluded-paths.js';
 import { requestOrigin } from './http/origin.js';
 import { requestCookie, type Decision, type RequestView } from './http/request-view.js';
-import { errorDecision, escapeHtml, fragmentPreservingRedirect, jsonDecision, pageDecision, redirectDecision } from './http/responses.js';
+import { errorDecision, escapeHtml, fragmentPreservingRedirect, jsonDecision, pageDecision, redirectDecision, type PageLink } from './http/responses.js';
 import { createProviders } from './providers/registry.js';
 import type { Identity } from './identity.js';
 import type { Provider } from './providers/provider.js';
@@ -159,8 +159,7 @@ export class AuthLayer {
       // The alias matched LOGIN_PATH: letters, digits, '-' and '_' only, safe to log.
       context.logger.info({ reason: 'unknown provider', provider: alias, path: request.view.path }, 'request rejected');
       // A mistyped or outdated sign-in link: the page offers the providers there are.
-      const links = [...context.providers.keys()].map((known) => ({ href: loginPath(context.config.apiPrefix, known), text: `Sign in with ${known}` }));
-      return errorDecision(404, 'Unknown provider', `No identity provider "${alias}" is configured.`, request.json, {}, links);
+      return errorDecision(404, 'Unknown provider', `No identity provider "${alias}" is configured.`, request.json, {}, this.#signInLinks());
     }
     if (provider.alias !== alias && (method === 'GET' || method === 'HEAD')) {
       // One address per sign-in start: its login cookie's path is the alias as configured.
@@ -295,10 +294,14 @@ export class AuthLayer {
       if (config.preserveUrlFragmentsForLogins) return fragmentPreservingRedirect(`${loginPath(config.apiPrefix, config.defaultProvider)}?post_login_redirect_uri=`, returnTo, cookies);
       return redirectDecision(loginPath(config.apiPrefix, config.defaultProvider, returnTo), { cookies });
     }
-    const links = [...this.#context.providers.keys()]
-      .map((alias) => `<li><a href="${escapeHtml(loginPath(config.apiPrefix, alias, returnTo))}">${escapeHtml(alias)}</a></li>`)
-      .join('');
-    return pageDecision(401, 'Sign in', 'Choose how to sign in:', { cookies }, `<ul>${links}</ul>`);
+    const links = this.#signInLinks(returnTo).map((link) => `<li><a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a></li>`);
+    return pageDecision(401, 'Sign in', 'Choose how to sign in:', { cookies }, `<ul>${links.join('')}</ul>`);
+  }
+
+  /** A sign-in link per configured provider, coming back to `returnTo` when given. */
+  #signInLinks(returnTo?: string): PageLink[] {
+    const { config, providers } = this.#context;
+    return [...providers.values()].map((provider) => ({ href: loginPath(config.apiPrefix, provider.alias, returnTo), text: `Sign in with ${provider.displayName}` }));
   }
 
   /**
@@ -310,10 +313,9 @@ export class AuthLayer {
   #unauthorized(request: RouteRequest, cookies: string[]): Decision {
     const extra = { cookies, headers: { 'WWW-Authenticate': 'Bearer' } };
     if (request.json) return errorDecision(401, 'Sign-in required', 'Authentication required.', true, extra);
-    const { config, providers } = this.#context;
+    const { config } = this.#context;
     const returnTo = challengeReturnUrl(request.view.path, request.view.query, config.apiPrefix);
-    const aliases = config.defaultProvider !== undefined ? [config.defaultProvider] : [...providers.keys()];
-    const links = aliases.map((alias) => ({ href: loginPath(config.apiPrefix, alias, returnTo), text: aliases.length === 1 ? 'Sign in' : `Sign in with ${alias}` }));
+    const links = config.defaultProvider !== undefined ? [{ href: loginPath(config.apiPrefix, config.defaultProvider, returnTo), text: 'Sign in' }] : this.#signInLinks(returnTo);
     return errorDecision(401, 'Sign-in required', 'Authentication required.', false, extra, links);
   }
 }

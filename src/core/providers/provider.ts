@@ -84,6 +84,8 @@ export interface BearerValidation {
 
 export interface Provider {
   readonly alias: string;
+  /** What sign-in pages call it ("Sign in with GitHub"). */
+  readonly displayName: string;
   readonly kind: ProviderConfig['kind'];
   readonly fingerprint: string;
   /** `form_post`: the callback arrives as a cross-site POST. */
