@@ -14,7 +14,7 @@ function decodePrincipal(value: string | undefined): string {
   }
 }
 
-function render(req: http.IncomingMessage, prefix: string): string {
+function render(req: http.IncomingMessage, prefix: string, switchAccount: string | undefined): string {
   const identity = Object.entries(req.headers).filter(([name]) => name.startsWith(prefix.toLowerCase()));
   const rows = identity
     .map(([name, value]) => {
@@ -28,15 +28,16 @@ function render(req: http.IncomingMessage, prefix: string): string {
 <style>body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}th{text-align:left;padding-right:1rem;font-weight:600}td code{word-break:break-all}pre{background:#f4f4f4;padding:1rem;overflow:auto}</style></head>
 <body><h1>gatehouse demo app</h1>
 <p id="status">${signedIn ? `Signed in as <strong id="user">${escapeHtml(Buffer.from(String(req.headers[`${prefix.toLowerCase()}client-principal-name`] ?? ''), 'latin1').toString('utf8'))}</strong>.` : 'Not signed in (this page is excluded from authentication).'}</p>
-<nav><a href="/.auth/me">/.auth/me</a> · <a href="/.auth/refresh">/.auth/refresh</a> · <a href="/.auth/logout">/.auth/logout</a> · <a href="/">protected page</a> · <a href="/public/">public page</a></nav>
+<nav><a href="/.auth/me">/.auth/me</a> · <a href="/.auth/refresh">/.auth/refresh</a> · <a href="/.auth/logout">/.auth/logout</a>${switchAccount ? ` · <a id="switch-account" href="${escapeHtml(switchAccount)}">switch account</a>` : ''} · <a href="/">protected page</a> · <a href="/public/">public page</a></nav>
 <h2>Identity headers received</h2>${rows ? `<table>${rows}</table>` : '<p>(none)</p>'}
 <h2>Decoded ${escapeHtml(prefix)}CLIENT-PRINCIPAL</h2><pre id="principal">${escapeHtml(decodePrincipal(req.headers[`${prefix.toLowerCase()}client-principal`] as string | undefined))}</pre>
 </body></html>`;
 }
 
-export async function startDemoApp(prefix = 'X-PLATFORM-'): Promise<{ url: string; close(): Promise<void> }> {
+/** `switchAccount`: where a sign-in with another account starts (a link on the page), if anywhere. */
+export async function startDemoApp(prefix = 'X-PLATFORM-', switchAccount?: string): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
-    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(render(req, prefix));
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(render(req, prefix, switchAccount));
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -7,6 +7,7 @@ import path from 'node:path';
 
 import { resolveAuthConfig } from '../core/config/auth-config.js';
 import { isLoopbackHost } from '../core/http/origin.js';
+import { loginPath } from '../core/routes/login-flow.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import { attach, createGateway } from '../sidecar/gateway.js';
@@ -55,7 +56,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
       },
     ],
   });
-  const app = await startDemoApp();
+  const app = await startDemoApp(undefined, loginPath('/.auth', 'dev', '/', 'select_account'));
   const { config } = resolveAuthConfig(
     {
       identityProviders: {

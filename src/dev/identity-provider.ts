@@ -73,6 +73,11 @@ export const DEMO_USERS: Readonly<Record<string, DevUser>> = {
     password: 'demo',
     claims: { name: 'Dev User', preferred_username: 'demo', email: 'demo@example.com', email_verified: true, roles: ['admin', 'reader'] },
   },
+  // A second person, to try switching accounts and roles.
+  reader: {
+    password: 'reader',
+    claims: { name: 'Read Only', preferred_username: 'reader', email: 'reader@example.com', email_verified: true, roles: ['reader'] },
+  },
 };
 
 function page(title: string, body: string): string {
@@ -183,7 +188,7 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
 <label>Password <input name="password" type="password" autocomplete="current-password"></label>
 <button type="submit">Sign in</button></form>
 <form method="post" action="/interaction/${escapeHtml(details.uid)}/abort"><button type="submit">Cancel</button></form>
-<p><small>Development provider: user <code>demo</code>, password <code>demo</code>.</small></p>`;
+<p><small>Development provider: user <code>demo</code>, password <code>demo</code>; or <code>reader</code>, <code>reader</code>.</small></p>`;
       return send(res, 200, page('Sign in', form));
     }
     if (req.method === 'POST' && action === 'login') {

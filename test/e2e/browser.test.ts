@@ -55,6 +55,19 @@ describe('end to end in Chromium', function () {
     expect(entry!.user_id).to.equal('demo');
   });
 
+  it("switches account: the demo app's link asks for the provider's account picker, where another person signs in", async () => {
+    await page.goto(`${dev.url}/`);
+    // Without the prompt the provider's session would sign the same person in again at once; with it, its form.
+    await Promise.all([page.waitForURL((url) => url.href.startsWith(`${dev.issuer}/interaction/`)), page.click('#switch-account')]);
+    await page.fill('input[name=username]', 'reader');
+    await page.fill('input[name=password]', 'reader');
+    // The provider ends the first person's session with a page that submits itself, then finishes the sign-in.
+    await Promise.all([page.waitForURL(`${dev.url}/`), page.click('button[type=submit]:has-text("Sign in")')]);
+    expect(await page.textContent('#user')).to.equal('Read Only');
+    const [entry] = (await (await page.request.get(`${dev.url}/.auth/me`)).json()) as Array<{ user_id: string }>;
+    expect(entry!.user_id).to.equal('reader');
+  });
+
   it('signs out; the back button does not restore access', async () => {
     await page.goto(`${dev.url}/`);
     await page.click('a[href="/.auth/logout"]');
