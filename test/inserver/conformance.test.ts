@@ -44,6 +44,7 @@ const VECTORS: Vector[] = [
   { name: 'excluded path, signed in: identified', path: '/public/app.js', signedIn: true },
   { name: '/.auth/me anonymous: 401', path: '/.auth/me', signedIn: false, accept: 'application/json' },
   { name: 'unknown provider: 404', path: '/.auth/login/nope', signedIn: false },
+  { name: 'provider named in another case: 302 to its own path, query kept', path: '/.auth/login/DEV', query: 'post_login_redirect_uri=%2Forders', signedIn: false },
   { name: 'token exchange with a forged id_token (the body reaches the core): 401', method: 'POST', path: '/.auth/login/dev', body: '{"id_token":"eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0."}', signedIn: false, accept: 'application/json', extra: [['Content-Type', 'application/json']] },
   { name: 'token exchange with a malformed body: 400', method: 'POST', path: '/.auth/login/dev', body: '{"id_token":', signedIn: false, accept: 'application/json', extra: [['Content-Type', 'application/json']] },
 ];
