@@ -243,7 +243,8 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
   const transaction = opened.value;
   returnTo = transaction.r;
   if (context.now() - transaction.t > context.config.nonce.lifetimeMs) {
-    // Took too long: start over cleanly, keeping where the user wanted to go.
+    // Took too long: start over cleanly, keeping where the user wanted to go. Not an account prompt it asked for:
+    // the person has just chosen the account at the provider, whose session now answers the restart with it.
     context.logger.info({ provider: alias, path: request.view.path }, 'login transaction expired; restarting sign-in');
     return redirectDecision(`${context.config.apiPrefix}/login/${alias}?post_login_redirect_uri=${encodeURIComponent(transaction.r)}`, { cookies: clearTransaction });
   }
