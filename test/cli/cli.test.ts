@@ -24,6 +24,16 @@ function run(args: string[], options: { input?: string | Buffer; env?: NodeJS.Pr
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/**
+ * The child's output once it shows `expected`, else as it is after 5 s. What it logs travels through
+ * its stdout pipe, apart from the answers it sends: a line may arrive just after the answer it is about.
+ */
+async function outputShowing(server: { output: () => string }, expected: RegExp | string): Promise<string> {
+  const shows = () => (typeof expected === 'string' ? server.output().includes(expected) : expected.test(server.output()));
+  for (let waited = 0; !shows() && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+  return server.output();
+}
+
 /** Starts `gatehouse serve` (or another command) and resolves once it prints its URL. */
 function serve(
   env: NodeJS.ProcessEnv,
@@ -97,7 +107,7 @@ describe('gatehouse CLI', () => {
       const reply = await deliver(server.url, 'push', '{"commits":[]}');
       expect(reply.status).to.equal(200);
       expect(server.output()).to.contain('"core":"native"');
-      expect(server.output()).to.contain(`webhook receiver: POST ${server.url}/api/forge/webhook\n`);
+      expect(await outputShowing(server, 'webhook receiver: POST')).to.contain(`webhook receiver: POST ${server.url}/api/forge/webhook\n`);
       expect(server.output()).not.to.contain(SECRET);
     } finally {
       expect(await server.stop()).to.equal(0);
@@ -108,7 +118,8 @@ describe('gatehouse CLI', () => {
     const server = await serve({ FORGE_WEBHOOK_SECRET: '' });
     try {
       expect((await deliver(server.url, 'push', '{}')).status).to.equal(500);
-      expect(server.output()).to.contain(`webhook receiver: POST ${server.url}/api/forge/webhook (not configured: answers 500 until FORGE_WEBHOOK_SECRET is set)`);
+      const note = `webhook receiver: POST ${server.url}/api/forge/webhook (not configured: answers 500 until FORGE_WEBHOOK_SECRET is set)`;
+      expect(await outputShowing(server, note)).to.contain(note);
     } finally {
       await server.stop();
     }
@@ -118,7 +129,7 @@ describe('gatehouse CLI', () => {
     const server = await serve({ FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_NATIVE: 'off' });
     try {
       expect((await deliver(server.url, 'push', '{}')).status).to.equal(200);
-      expect(server.output()).to.match(/"core":"fallback".*TypeScript fallback active/);
+      expect(await outputShowing(server, /TypeScript fallback active/)).to.match(/"core":"fallback".*TypeScript fallback active/);
     } finally {
       await server.stop();
     }
@@ -230,7 +241,8 @@ describe('gatehouse serve --upstream / dev', function () {
       const impatient = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config, GATEHOUSE_UPSTREAM_TIMEOUT_MS: '300' }, args);
       try {
         expect(await get(impatient.url)).to.match(/^HTTP\/1\.1 504 /);
-        expect(impatient.output()).to.match(/"path":"\/slow","reason":"upstream timeout","msg":"upstream request failed"/);
+        const failed = /"path":"\/slow","reason":"upstream timeout","msg":"upstream request failed"/;
+        expect(await outputShowing(impatient, failed)).to.match(failed);
       } finally {
         await impatient.stop();
       }
@@ -280,7 +292,8 @@ describe('gatehouse serve --upstream / dev', function () {
       try {
         const answer = await get(untrusting.url);
         expect(answer).to.match(/^HTTP\/1\.1 502 /).and.to.contain('"error":"The application is not reachable right now."');
-        expect(untrusting.output()).to.match(/"reason":"(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)","msg":"upstream request failed"/);
+        const untrusted = /"reason":"(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)","msg":"upstream request failed"/;
+        expect(await outputShowing(untrusting, untrusted)).to.match(untrusted);
         expect(seen).to.have.length(1);
       } finally {
         await untrusting.stop();
@@ -336,8 +349,7 @@ describe('gatehouse serve --upstream / dev', function () {
       expect(server.url).to.equal(`http://127.0.0.1:${port}`);
       // Printed right after the line serve() waited for: it may still be on its way.
       const note = `listening on http://0.0.0.0:${port}, but sign-in works only in a browser on this machine`;
-      for (let waited = 0; !server.output().includes(note) && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(server.output()).to.contain(note);
+      expect(await outputShowing(server, note)).to.contain(note);
       const location = (url: string) =>
         new Promise<string>((resolve, reject) => {
           http.get(url, (res) => {
