@@ -176,9 +176,9 @@ export class AuthLayer {
   }
 
   /**
-   * The provider a sign-in path names. Its alias is matched without regard to case, as the
-   * platforms gatehouse stands in for do (/.auth/login/AAD and /.auth/login/aad are one provider;
-   * the configuration refuses aliases that differ only in case). A callback only at the exact
+   * The provider a sign-in path names. Its alias is matched without regard to case: links are
+   * written by hand, and /.auth/login/AAD should not be a 404 beside /.auth/login/aad (the
+   * configuration refuses aliases that differ only in case). A callback only at the exact
    * path: that is the redirect URI the provider was given.
    */
   #provider(alias: string, callback: boolean): Provider | undefined {
