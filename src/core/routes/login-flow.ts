@@ -57,7 +57,7 @@ function transactionLabel(alias: string, cookieName: string): string {
 }
 
 function callbackPath(context: LayerContext, alias: string): string {
-  return `${context.config.apiPrefix}/login/${alias}/callback`;
+  return `${loginPath(context.config.apiPrefix, alias)}/callback`;
 }
 
 /**
@@ -67,7 +67,7 @@ function callbackPath(context: LayerContext, alias: string): string {
  */
 function transactionCookie(context: LayerContext, provider: Provider, name: string, value: string, maxAgeSeconds: number, secure: boolean): string {
   const sameSite = provider.responseMode === 'form_post' ? (secure || nameRequiresSecure(name) ? 'None' : 'Unset') : 'Lax';
-  return setCookie({ name, value, path: `${context.config.apiPrefix}/login/${provider.alias}`, secure, maxAgeSeconds, sameSite });
+  return setCookie({ name, value, path: loginPath(context.config.apiPrefix, provider.alias), secure, maxAgeSeconds, sameSite });
 }
 
 /**
@@ -237,7 +237,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
   }
   const opened = unseal<LoginTransaction>(context.transactionKey, transactionLabel(alias, name), sealed, context.now());
   if (!opened.ok) {
-    if (opened.reason === 'expired') return redirectDecision(`${context.config.apiPrefix}/login/${alias}`, { cookies: clearTransaction });
+    if (opened.reason === 'expired') return redirectDecision(loginPath(context.config.apiPrefix, alias), { cookies: clearTransaction });
     return refuse(400, `login transaction ${opened.reason}`, 'The sign-in state is invalid. Please start again.');
   }
   const transaction = opened.value;
@@ -246,7 +246,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
     // Took too long: start over cleanly, keeping where the user wanted to go. Not an account prompt it asked for:
     // the person has just chosen the account at the provider, whose session now answers the restart with it.
     context.logger.info({ provider: alias, path: request.view.path }, 'login transaction expired; restarting sign-in');
-    return redirectDecision(`${context.config.apiPrefix}/login/${alias}?post_login_redirect_uri=${encodeURIComponent(transaction.r)}`, { cookies: clearTransaction });
+    return redirectDecision(loginPath(context.config.apiPrefix, alias, transaction.r), { cookies: clearTransaction });
   }
   if (transaction.p !== alias) return refuse(400, 'transaction for another provider', 'The sign-in state does not match this provider.');
   if (transaction.h !== request.origin.host) return refuse(400, 'callback host mismatch', 'The sign-in finished on another host than it started on.');
