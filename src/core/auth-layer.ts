@@ -3,6 +3,7 @@
 // and apply what it decides.
 import { createLogger, type Logger } from '../logging.js';
 import type { AuthConfig } from './config/auth-config.js';
+import { aliasIgnoringCase } from './config/provider-settings.js';
 import { deriveKey } from './crypto/keys.js';
 import { matchExcludedPath } from './excluded-paths.js';
 import { requestOrigin } from './http/origin.js';
@@ -61,7 +62,6 @@ const OWN_ROUTE_METHODS: ReadonlyMap<string, readonly string[]> = new Map([
 export class AuthLayer {
   readonly #context: LayerContext;
   readonly #identities = new WeakMap<SessionRecord, Identity>();
-  readonly #providersByFoldedAlias: ReadonlyMap<string, Provider>;
 
   constructor(options: AuthLayerOptions) {
     const logger = options.logger ?? createLogger();
@@ -79,7 +79,6 @@ export class AuthLayer {
       now,
       version: options.version ?? '0.0.0',
     };
-    this.#providersByFoldedAlias = new Map([...providers].map(([alias, provider]) => [alias.toLowerCase(), provider]));
   }
 
   get config(): AuthConfig {
@@ -182,9 +181,11 @@ export class AuthLayer {
    * path: that is the redirect URI the provider was given.
    */
   #provider(alias: string, callback: boolean): Provider | undefined {
-    const exact = this.#context.providers.get(alias);
+    const { providers } = this.#context;
+    const exact = providers.get(alias);
     if (exact !== undefined || callback) return exact;
-    return this.#providersByFoldedAlias.get(alias.toLowerCase());
+    const folded = aliasIgnoringCase(alias, providers);
+    return folded === undefined ? undefined : providers.get(folded);
   }
 
   #methodNotAllowed(request: RouteRequest, allow: string): Decision {

@@ -98,17 +98,23 @@ export const BUILT_IN_ALIASES: readonly string[] = Object.values(BUILT_IN_PROVID
  */
 const BUILT_IN_NAMES: ReadonlyMap<string, string> = new Map(Object.entries(BUILT_IN_PROVIDERS).flatMap(([key, alias]) => [[key.toLowerCase(), alias], [alias, alias]]));
 
+type Aliases = ReadonlySet<string> | ReadonlyMap<string, unknown>;
+
 /**
  * The alias of the enabled provider `name` names: an alias as written, else a built-in kind's key or
- * alias in any case, else the one alias equal to it but for case. Undefined when none (or several) fit.
+ * alias in any case, else the alias equal to it but for case. Undefined when none fits.
  */
-export function providerAliasNamed(name: string, aliases: ReadonlySet<string> | ReadonlyMap<string, unknown>): string | undefined {
+export function providerAliasNamed(name: string, aliases: Aliases): string | undefined {
   if (aliases.has(name)) return name;
-  const lower = name.toLowerCase();
-  const builtIn = BUILT_IN_NAMES.get(lower);
+  const builtIn = BUILT_IN_NAMES.get(name.toLowerCase());
   if (builtIn !== undefined) return aliases.has(builtIn) ? builtIn : undefined;
-  const matches = [...aliases.keys()].filter((alias) => alias.toLowerCase() === lower);
-  return matches.length === 1 ? matches[0] : undefined;
+  return aliasIgnoringCase(name, aliases);
+}
+
+/** The alias equal to `name` but for case; there is at most one (customProviders refuses aliases that differ only in case). */
+export function aliasIgnoringCase(name: string, aliases: Aliases): string | undefined {
+  const lower = name.toLowerCase();
+  return [...aliases.keys()].find((alias) => alias.toLowerCase() === lower);
 }
 
 /** Names under /.auth/login/ that are gatehouse's own pages, so no provider may take them. */
