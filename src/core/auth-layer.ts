@@ -16,11 +16,14 @@ import { identityFromRecord } from './principal.js';
 import { challengeReturnUrl } from './return-url.js';
 import { currentSession, sessionIdOf, loginDone, logout, logoutComplete, logoutDone, me, refresh, version } from './routes/account-routes.js';
 import { callerWantsJson, LayerRequest, type LayerContext, type RouteRequest } from './routes/context.js';
+import { backChannelLogout } from './routes/back-channel-logout.js';
 import { bearerIdentity, bearerToken, exchangeToken, invalidTokenDecision } from './routes/client-directed.js';
 import { finishLogin, loginPath, returnUrlParameter, startLogin } from './routes/login-flow.js';
 import { transition, type LifecycleTrigger, type SessionState } from './session/lifecycle.js';
 import type { SessionRecord } from './session/record.js';
-import { Sessions } from './session/sessions.js';
+import type { ProviderSignOut } from './session/provider-sign-outs.js';
+import { SESSION_CACHE_TTL_MS, Sessions } from './session/sessions.js';
+import { MemoryTokenStore } from './token-store/memory.js';
 import type { TokenStore } from './token-store/token-store.js';
 import { AuthenticationTokens } from './tokens/authentication-token.js';
 import { InvalidTokenError } from './tokens/errors.js';
@@ -29,6 +32,8 @@ import { ValidatedTokenCache } from './tokens/validated-token-cache.js';
 export interface AuthLayerOptions {
   readonly config: AuthConfig;
   readonly store: TokenStore<SessionRecord>;
+  /** Where providers' back-channel sign-outs are kept (default: in memory, this process only); shared like `store`. */
+  readonly signOutStore?: TokenStore<ProviderSignOut>;
   /** 32-byte master key: cookies, login transactions. */
   readonly masterKey: Buffer;
   readonly logger?: Logger;
@@ -41,6 +46,8 @@ export interface AuthLayerOptions {
 }
 
 const LOGIN_PATH = /^\/login\/([A-Za-z0-9][A-Za-z0-9_-]*)(\/callback)?$/;
+/** Where a provider posts its back-channel logout tokens (the URL registered with it, so the alias exactly). */
+const BACK_CHANNEL_LOGOUT_PATH = /^\/logout\/backchannel\/([A-Za-z0-9][A-Za-z0-9_-]*)$/;
 
 /**
  * The methods each of gatehouse's own fixed routes answers; any other is a 405 naming these.
@@ -70,7 +77,16 @@ export class AuthLayer {
     this.#context = {
       config: options.config,
       providers,
-      sessions: new Sessions(options.config, options.store, deriveKey(options.masterKey, 'session-cookie', options.config.app), providers, logger, now, options.sessionCacheTtlMs),
+      sessions: new Sessions(
+        options.config,
+        options.store,
+        deriveKey(options.masterKey, 'session-cookie', options.config.app),
+        providers,
+        logger,
+        now,
+        options.sessionCacheTtlMs ?? SESSION_CACHE_TTL_MS,
+        options.signOutStore ?? new MemoryTokenStore(now),
+      ),
       transactionKey: deriveKey(options.masterKey, 'login-transaction', options.config.app),
       authTokens: new AuthenticationTokens(deriveKey(options.masterKey, 'authentication-token', options.config.app), options.config.app, now),
       bearerCache: new ValidatedTokenCache<Identity>(now, options.bearerCacheMax),
@@ -145,6 +161,11 @@ export class AuthLayer {
         return loginDone();
       case '/version':
         return version(context);
+    }
+    const backChannel = BACK_CHANNEL_LOGOUT_PATH.exec(route);
+    if (backChannel !== null) {
+      if (request.view.method !== 'POST') return this.#methodNotAllowed(request, 'POST');
+      return backChannelLogout(context, request, backChannel[1]!);
     }
     const login = LOGIN_PATH.exec(route);
     if (login === null) {

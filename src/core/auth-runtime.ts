@@ -8,6 +8,7 @@ import type { Logger } from '../logging.js';
 import { AuthLayer } from './auth-layer.js';
 import type { AuthConfig } from './config/auth-config.js';
 import { encryptionKeyFromEnv } from './crypto/keys.js';
+import type { ProviderSignOut } from './session/provider-sign-outs.js';
 import type { SessionRecord } from './session/record.js';
 import { FileSystemTokenStore, loadOrCreateKeyFile } from './token-store/filesystem.js';
 
@@ -28,6 +29,9 @@ export interface AuthRuntime {
 }
 
 const SWEEP_INTERVAL_MS = 10 * 60_000;
+
+/** Where providers' back-channel sign-outs are kept, beside the sessions (same key, same app scope). */
+const SIGN_OUTS_DIRECTORY = 'provider-sign-outs';
 
 export function defaultStoreDirectory(config: AuthConfig): string {
   return config.tokenStore.directory ?? path.resolve('.gatehouse', 'tokens');
@@ -55,11 +59,26 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
   const masterKey = givenKey ?? (await inStoreDirectory(directory, () => loadOrCreateKeyFile(directory)));
   const store = new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey, masterKeyFromKeyFile: givenKey === undefined, logger });
   await inStoreDirectory(directory, () => store.prepare());
-  const layer = new AuthLayer({ config, store, masterKey, logger, ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
+  // The key file, if any, lives in the sessions' directory: this store never writes one.
+  const signOutStore = new FileSystemTokenStore<ProviderSignOut>({ directory: path.join(directory, SIGN_OUTS_DIRECTORY), app: config.app, masterKey, logger });
+  await inStoreDirectory(directory, () => signOutStore.prepare());
+  const layer = new AuthLayer({
+    config,
+    store,
+    signOutStore,
+    masterKey,
+    logger,
+    ...(options.version ? { version: options.version } : {}),
+    ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
+  });
   const sweep = setInterval(() => {
     store.sweep().then(
       (removed) => removed > 0 && logger.info({ removed }, 'expired sessions swept'),
       (error: unknown) => logger.warn({ reason: (error as Error).message }, 'session sweep failed'),
+    );
+    signOutStore.sweep().then(
+      (removed) => removed > 0 && logger.info({ removed }, 'expired provider sign-outs swept'),
+      (error: unknown) => logger.warn({ reason: (error as Error).message }, 'provider sign-out sweep failed'),
     );
   }, SWEEP_INTERVAL_MS);
   sweep.unref();

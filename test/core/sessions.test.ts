@@ -1,9 +1,11 @@
 // The session cache in front of the token store: one store read per session
-// at a time, and no read that raced a logout can put the record back.
+// at a time, and no read that raced a logout, or a provider's report of a
+// sign-out, can put the record back.
 import { expect } from 'chai';
 
 import { createLogger } from '../../src/logging.js';
 import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
+import { signOutRetentionMs, type ProviderSignOut } from '../../src/core/session/provider-sign-outs.js';
 import type { SessionRecord } from '../../src/core/session/record.js';
 import { Sessions } from '../../src/core/session/sessions.js';
 import { MemoryTokenStore } from '../../src/core/token-store/memory.js';
@@ -25,34 +27,32 @@ class GatedStore extends MemoryTokenStore<SessionRecord> {
   }
 }
 
+const document = { identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: 'c', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration' } } } } } };
+const { config } = resolveAuthConfig(document, {});
+const now = Date.now();
+const record: SessionRecord = {
+  app: config.app,
+  provider: 'corp',
+  userId: 'u',
+  userName: 'n',
+  nameType: 'name',
+  roleType: 'roles',
+  claims: [],
+  tokens: {},
+  createdAt: now,
+  expiresAt: now + 3_600_000,
+  configFingerprint: 'fp',
+  host: 'app.example',
+};
+const settled = () => new Promise((resolve) => setImmediate(resolve));
+
 describe('session cache', () => {
-  const { config } = resolveAuthConfig(
-    { identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: 'c', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration' } } } } } },
-    {},
-  );
-  const now = Date.now();
-  const record: SessionRecord = {
-    app: config.app,
-    provider: 'corp',
-    userId: 'u',
-    userName: 'n',
-    nameType: 'name',
-    roleType: 'roles',
-    claims: [],
-    tokens: {},
-    createdAt: now,
-    expiresAt: now + 3_600_000,
-    configFingerprint: 'fp',
-    host: 'app.example',
-  };
   const setUp = async () => {
     const store = new GatedStore();
     const sessions = new Sessions(config, store, Buffer.alloc(32, 7), new Map(), createLogger('silent'));
     await store.put('s-1', record, record.expiresAt);
     return { store, sessions };
   };
-  const settled = () => new Promise((resolve) => setImmediate(resolve));
-
   it('reads a session once for many concurrent requests, then serves it from memory', async () => {
     const { store, sessions } = await setUp();
     const loads = Array.from({ length: 20 }, () => sessions.load('s-1'));
@@ -112,3 +112,48 @@ describe('session cache', () => {
     expect(await next).to.deep.equal(record);
   });
 });
+
+describe("providers' sign-outs (back-channel logout) and the session cache", () => {
+  const signedInAtProvider: SessionRecord = { ...record, providerSession: { sub: 'u', sid: 'p-1', issuedAt: now } };
+
+  it('a read that was checking for sign-outs while a provider reported one is answered, but not cached: the next request finds the sign-out', async () => {
+    const signOuts = new GatedSignOuts();
+    const store = new MemoryTokenStore<SessionRecord>();
+    await store.put('s-1', signedInAtProvider, record.expiresAt);
+    const sessions = new Sessions(config, store, Buffer.alloc(32, 7), new Map(), createLogger('silent'), Date.now, 30_000, signOuts);
+    const before = sessions.load('s-1'); // has read the record, and found no sign-out yet
+    await settled();
+    const reported = sessions.signedOutAtProvider('corp', { sid: 'p-1', issuedAt: now + 1000 });
+    await settled();
+    signOuts.release();
+    expect(await before).to.deep.equal(signedInAtProvider); // that request was already under way
+    expect(await reported).to.equal(0); // the session was not cached yet
+    const next = sessions.load('s-1');
+    await settled();
+    signOuts.release();
+    expect(await next).to.equal(undefined);
+    expect(await store.get('s-1')).to.equal(undefined); // and its record is removed
+  });
+
+  it('sign-outs are kept as long as a session made before one can last: its lifetime, the refresh extension, and the cache', () => {
+    const hour = 3_600_000;
+    expect(signOutRetentionMs(config, 30_000)).to.equal(8 * hour + 72 * hour + 30_000);
+    const derived = resolveAuthConfig({ ...document, login: { cookieExpiration: { convention: 'IdentityProviderDerived' }, tokenStore: { tokenRefreshExtensionHours: 0 } } }, {}).config;
+    expect(signOutRetentionMs(derived, 0)).to.equal(30 * 24 * hour);
+  });
+});
+
+/** A memory store of sign-outs whose reads wait until the test lets them finish. */
+class GatedSignOuts extends MemoryTokenStore<ProviderSignOut> {
+  #gates: Array<() => void> = [];
+
+  override async get(id: string): Promise<ProviderSignOut | undefined> {
+    const found = await super.get(id);
+    await new Promise<void>((resolve) => this.#gates.push(resolve));
+    return found;
+  }
+
+  release(): void {
+    for (const open of this.#gates.splice(0)) open();
+  }
+}

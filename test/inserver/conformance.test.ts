@@ -47,6 +47,7 @@ const VECTORS: Vector[] = [
   { name: 'provider named in another case: 302 to its own path, query kept', path: '/.auth/login/DEV', query: 'post_login_redirect_uri=%2Forders', signedIn: false },
   { name: 'token exchange with a forged id_token (the body reaches the core): 401', method: 'POST', path: '/.auth/login/dev', body: '{"id_token":"eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0."}', signedIn: false, accept: 'application/json', extra: [['Content-Type', 'application/json']] },
   { name: 'token exchange with a malformed body: 400', method: 'POST', path: '/.auth/login/dev', body: '{"id_token":', signedIn: false, accept: 'application/json', extra: [['Content-Type', 'application/json']] },
+  { name: 'back-channel logout with a forged logout token (the form reaches the core): 400', method: 'POST', path: '/.auth/logout/backchannel/dev', body: 'logout_token=eyJhbGciOiJub25lIn0.eyJzaWQiOiJ4In0.', signedIn: false, extra: [['Content-Type', 'application/x-www-form-urlencoded']] },
 ];
 
 type Outcome = { kind: 'forward'; identity: Array<[string, string]> } | { kind: 'respond'; status: number; location: string | undefined };

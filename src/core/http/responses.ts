@@ -53,6 +53,11 @@ export function jsonDecision(status: number, value: unknown, extra: Extra = {}):
   return { kind: 'respond', status, headers: withCookies({ 'Content-Type': JSON_TYPE, ...SECURITY_HEADERS }, extra), body };
 }
 
+/** An answer without a body (for callers that are servers, not people). */
+export function emptyDecision(status: number): RespondDecision {
+  return { kind: 'respond', status, headers: { ...SECURITY_HEADERS }, body: Buffer.alloc(0) };
+}
+
 export function redirectDecision(location: string, extra: Extra = {}): RespondDecision {
   return { kind: 'respond', status: 302, headers: withCookies({ Location: location, ...SECURITY_HEADERS }, extra), body: Buffer.alloc(0) };
 }

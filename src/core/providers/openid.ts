@@ -7,7 +7,8 @@ import type { JWTPayload } from 'jose';
 import type { OidcProviderConfig } from '../config/provider-settings.js';
 import { OidcProviderClient } from '../oidc/provider-client.js';
 import { claimList, userNameFrom } from '../principal.js';
-import type { SessionTokens } from '../session/record.js';
+import { logoutNotice, type LogoutNotice } from '../oidc/logout-token.js';
+import type { ProviderSession, SessionTokens } from '../session/record.js';
 import { TokenForbiddenError, InvalidTokenError } from '../tokens/errors.js';
 import type { PeekedToken } from '../tokens/jwt-validator.js';
 import { authorizationCode } from './authorization-callback.js';
@@ -28,12 +29,27 @@ function storedTokens(tokens: RefreshedTokens): SessionTokens {
   };
 }
 
+/** `signIn` with the provider's names for it (ID-token `sub`, `sid`, `iat`), which a back-channel logout names again. */
+function withProviderSession<S extends SignIn>(signIn: S, claims: Readonly<Record<string, unknown>>): S {
+  const { sub, sid, iat } = claims;
+  if (typeof sub !== 'string' || sub === '') return signIn;
+  const providerSession: ProviderSession = {
+    sub,
+    ...(typeof sid === 'string' && sid !== '' ? { sid } : {}),
+    ...(typeof iat === 'number' && Number.isFinite(iat) ? { issuedAt: iat * 1000 } : {}),
+  };
+  return Object.assign(signIn, { providerSession });
+}
+
 export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> implements Provider {
   readonly client: OidcProviderClient;
   readonly bearer: BearerValidation;
   readonly #bearerRules: { readonly audiences: readonly string[] };
 
-  constructor(config: OidcProviderConfig, now: () => number = Date.now) {
+  constructor(
+    config: OidcProviderConfig,
+    private readonly now: () => number = Date.now,
+  ) {
     super(config);
     this.client = new OidcProviderClient(config, now);
     // An access token's audience: the allowed audiences, else this client.
@@ -64,7 +80,7 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     });
     const claims = { ...(tokens.claims ?? {}), ...this.#appleUser(callback.params) };
     this.#checkPolicy(claims, false);
-    return this.#signIn(claims, storedTokens(tokens));
+    return withProviderSession(this.#signIn(claims, storedTokens(tokens)), claims);
   }
 
   async refresh(refreshToken: string): Promise<RefreshedTokens> {
@@ -82,15 +98,16 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
         const claims = await this.client.validateJwt(request.idToken, { audiences: [...new Set([this.config.clientId, ...this.config.allowedAudiences])] });
         // An ID token's audience is the signing-in app itself: the allowed-applications rule is for access tokens.
         this.#checkPolicy(claims, false);
-        return this.#signIn(claims, {
+        const signIn = this.#signIn(claims, {
           idToken: request.idToken,
           ...(request.accessToken !== undefined ? { accessToken: request.accessToken } : {}),
         });
+        return withProviderSession(signIn, claims);
       }
       if (request.accessToken !== undefined) {
         // Many providers' access tokens are opaque (Google's, oidc-provider's by default): only a JWT can be checked here.
         if (request.accessToken.split('.', 4).length !== 3) throw new ProviderRefusedError('token exchange: the access token is not a JWT', 'unsupported_token_type');
-        return await this.#accessToken(request.accessToken);
+        return await this.#accessToken(request.accessToken, undefined, true);
       }
     } catch (error) {
       if (error instanceof InvalidTokenError) throw new ProviderRefusedError(`token exchange: ${error.reason}`, 'invalid_token');
@@ -100,18 +117,28 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
       const tokens = await this.client.redeemClientCode(request.authorizationCode, request.redirectUri, request.codeVerifier);
       const claims = tokens.claims ?? {};
       this.#checkPolicy(claims, false);
-      return this.#signIn(claims, storedTokens(tokens));
+      return withProviderSession(this.#signIn(claims, storedTokens(tokens)), claims);
     }
     throw new ProviderRefusedError('token exchange: expected id_token, access_token or authorization_code', 'invalid_request');
   }
 
-  /** A JWT access token of this provider, its policy applied; valid until its `exp` (validateJwt requires one). */
-  async #accessToken(token: string, peeked?: PeekedToken): Promise<SignIn & { readonly expiresAt: number }> {
+  /**
+   * A JWT access token of this provider, its policy applied; valid until its `exp` (validateJwt
+   * requires one). `forSession`: a token exchange, whose session a back-channel logout may end.
+   */
+  async #accessToken(token: string, peeked?: PeekedToken, forSession = false): Promise<SignIn & { readonly expiresAt: number }> {
     const claims = await this.client.validateJwt(token, this.#bearerRules, peeked);
     this.#checkPolicy(claims, true);
     const expiresAt = claims.exp! * 1000;
     // Added in place, not spread into a copy: this runs for every bearer token checked.
-    return Object.assign(this.#signIn(claims, { accessToken: token, accessTokenExpiresAt: expiresAt }), { expiresAt });
+    const signIn = Object.assign(this.#signIn(claims, { accessToken: token, accessTokenExpiresAt: expiresAt }), { expiresAt });
+    return forSession ? withProviderSession(signIn, claims) : signIn;
+  }
+
+  /** A back-channel logout token: a JWT of this provider for this client, carrying the logout event. */
+  async verifyLogoutToken(token: string): Promise<LogoutNotice> {
+    const claims = await this.client.validateJwt(token, { audiences: [this.config.clientId] });
+    return logoutNotice(claims, this.now());
   }
 
   /** The directory's default authorization policy: allowed client applications (bearer tokens only) and principals. */

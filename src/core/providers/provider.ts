@@ -4,7 +4,8 @@
 
 import type { ProviderConfig } from '../config/provider-settings.js';
 import type { Claim } from '../identity.js';
-import type { SessionTokens } from '../session/record.js';
+import type { LogoutNotice } from '../oidc/logout-token.js';
+import type { ProviderSession, SessionTokens } from '../session/record.js';
 import type { PeekedToken } from '../tokens/jwt-validator.js';
 
 /** What a provider established about the user. */
@@ -21,6 +22,8 @@ export interface SignIn {
   readonly tokens: SessionTokens;
   /** End of the provider's assertion (ID token `exp`), ms; for IdentityProviderDerived cookies. */
   readonly assertionExpiresAt?: number;
+  /** OpenID providers: the sign-in as the provider's back-channel logout will name it. */
+  readonly providerSession?: ProviderSession;
 }
 
 /**
@@ -102,6 +105,11 @@ export interface Provider {
   refresh?(refreshToken: string): Promise<RefreshedTokens>;
   /** The provider's end-session URL (RP-initiated logout), when it has one. */
   endSessionUrl?(parameters: { idTokenHint?: string; postLogoutRedirectUri: string; state: string }): Promise<URL | undefined>;
+  /**
+   * OpenID providers: checks a back-channel logout token (signature, iss, aud, exp, and the
+   * logout event); says whose sign-ins ended at the provider. Throws InvalidTokenError.
+   */
+  verifyLogoutToken?(token: string): Promise<LogoutNotice>;
   /** Client-directed sign-in with a token the client obtained itself. Throws ProviderRefusedError when it is not good. */
   exchange(request: TokenExchange): Promise<SignIn>;
   readonly bearer?: BearerValidation;

@@ -309,5 +309,6 @@ export function sessionRecord(context: LayerContext, provider: Provider, signIn:
     expiresAt,
     configFingerprint: provider.fingerprint,
     host,
+    ...(signIn.providerSession !== undefined ? { providerSession: signIn.providerSession } : {}),
   };
 }

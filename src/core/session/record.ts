@@ -20,6 +20,15 @@ export interface SessionRecord {
   readonly configFingerprint: string;
   /** Host the sign-in completed on. */
   readonly host: string;
+  /** OpenID providers: how the provider names this sign-in, which its back-channel logout names again. */
+  readonly providerSession?: ProviderSession;
+}
+
+/** The ID token's `sub`, `sid` (when the provider issues one) and `iat` (ms), from the sign-in. */
+export interface ProviderSession {
+  readonly sub: string;
+  readonly sid?: string;
+  readonly issuedAt?: number;
 }
 
 export interface SessionTokens {

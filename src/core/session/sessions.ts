@@ -5,15 +5,19 @@ import type { AuthConfig } from '../config/auth-config.js';
 import { newSessionId, signSessionId, verifySessionCookie } from '../crypto/session-id.js';
 import { requestCookie, type RequestView } from '../http/request-view.js';
 import { setCookie } from '../http/responses.js';
+import type { LogoutNotice } from '../oidc/logout-token.js';
 import type { Provider, RefreshedTokens } from '../providers/provider.js';
+import { MemoryTokenStore } from '../token-store/memory.js';
 import type { TokenStore } from '../token-store/token-store.js';
 import { assessSession, type Assessment } from './assess.js';
+import { endedBy, ProviderSignOuts, signOutRetentionMs, type ProviderSignOut } from './provider-sign-outs.js';
 import type { SessionRecord } from './record.js';
 
 /**
  * How long a record read from the store is trusted without reading it again.
- * Within one process, logout and refresh update the cache at once; another
- * instance sharing the store sees a logout within this time.
+ * Within one process, logout, refresh and a provider's back-channel logout
+ * update the cache at once; another instance sharing the store sees them
+ * within this time.
  */
 export const SESSION_CACHE_TTL_MS = 30_000;
 export const SESSION_CACHE_MAX = 10_000;
@@ -30,6 +34,9 @@ export class Sessions {
   readonly #reading = new Map<string, Promise<SessionRecord | undefined>>();
   readonly #verified = new Map<string, string>();
   readonly #fingerprints: ReadonlyMap<string, string>;
+  readonly #signOuts: ProviderSignOuts;
+  /** Moves when a provider reports a sign-out here: a store read that overlapped one is not cached. */
+  #signOutsReported = 0;
 
   constructor(
     private readonly config: AuthConfig,
@@ -39,8 +46,11 @@ export class Sessions {
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
     private readonly cacheTtlMs: number = SESSION_CACHE_TTL_MS,
+    /** Where providers' back-channel sign-outs are kept; shared by the instances that share `store`. */
+    signOutStore: TokenStore<ProviderSignOut> = new MemoryTokenStore(now),
   ) {
     this.#fingerprints = new Map([...providers].map(([alias, provider]) => [alias, provider.fingerprint]));
+    this.#signOuts = new ProviderSignOuts(signOutStore, signOutRetentionMs(config, cacheTtlMs), now);
   }
 
   /** The session id the request's cookie carries, if its MAC is right (forgeries stop here, before any lookup). */
@@ -70,12 +80,14 @@ export class Sessions {
   }
 
   #read(id: string): Promise<SessionRecord | undefined> {
-    const read: Promise<SessionRecord | undefined> = this.store.get(id).then(
+    const signOutsBefore = this.#signOutsReported;
+    const read: Promise<SessionRecord | undefined> = this.#stored(id).then(
       (record) => {
         // Cached only if nothing wrote or removed the session meanwhile: a logout must not be
         // undone by a read that started before it (that read's callers still get what it read).
+        // Nor if a provider reported a sign-out meanwhile, which the read may have missed.
         if (this.#reading.get(id) === read) {
-          if (record !== undefined) this.#remember(id, record);
+          if (record !== undefined && this.#signOutsReported === signOutsBefore) this.#remember(id, record);
           else this.#forget(id);
         }
         return record;
@@ -87,6 +99,30 @@ export class Sessions {
     );
     this.#reading.set(id, read);
     return read;
+  }
+
+  /** The record as stored, unless its provider has since reported that it signed the user out (the record is then removed). */
+  async #stored(id: string): Promise<SessionRecord | undefined> {
+    const record = await this.store.get(id);
+    if (record === undefined || !(await this.#signOuts.ended(record))) return record;
+    this.logger.info({ provider: record.provider }, 'session ended: signed out at the provider');
+    await this.store.delete(id);
+    return undefined;
+  }
+
+  /**
+   * A provider's back-channel logout: kept for every instance sharing the store (each finds the
+   * sessions it ends when it next reads them), and the sessions it ends that this instance has
+   * cached are removed now. Returns how many of those there were.
+   */
+  async signedOutAtProvider(provider: string, notice: LogoutNotice): Promise<number> {
+    // Before and after: a read that started before the sign-out was stored may have missed it.
+    this.#signOutsReported++;
+    await this.#signOuts.record(provider, notice);
+    this.#signOutsReported++;
+    const ended = [...this.#cache].filter(([, entry]) => endedBy(entry.record, provider, notice)).map(([id]) => id);
+    await Promise.all(ended.map((id) => this.destroy(id)));
+    return ended.length;
   }
 
   #remember(id: string, record: SessionRecord): void {
@@ -162,7 +198,7 @@ export class Sessions {
     if (provider.refresh === undefined) return { ok: false, reason: 'no-refresh-token' };
     const redeem = provider.refresh.bind(provider);
     const inTurn = async (): Promise<RefreshOutcome> => {
-      const record = await this.store.get(id);
+      const record = await this.#stored(id);
       if (record === undefined) {
         this.#forget(id);
         return { ok: false, reason: 'ended' };

@@ -1,0 +1,93 @@
+// Sign-outs that providers reported through their back-channel logout. The
+// session store is keyed by session id alone, so the sessions a sign-out ends
+// are not looked up when it arrives: it is kept in a store of its own (shared
+// by every instance, as the sessions are), and a session read from the store
+// is checked against it. Each sign-out is kept for as long as a session made
+// before it can still be in the store.
+import type { AuthConfig } from '../config/auth-config.js';
+import type { LogoutNotice } from '../oidc/logout-token.js';
+import type { TokenStore } from '../token-store/token-store.js';
+import { CLOCK_TOLERANCE_SECONDS } from '../tokens/jwt-validator.js';
+import type { SessionRecord } from './record.js';
+
+/** One reported sign-out: the logout token's `iat` (ms, on the provider's clock). */
+export interface ProviderSignOut {
+  readonly at: number;
+}
+
+/**
+ * How long an IdentityProviderDerived session can last: its ID token's lifetime, which the
+ * provider sets (an hour at most providers; Auth0 allows up to 30 days).
+ */
+const LONGEST_DERIVED_SESSION_MS = 30 * 24 * 3600_000;
+
+/**
+ * How long a sign-out must be kept: any session made before it may be renewed up to then
+ * (its lifetime, then the refresh extension), and a renewal by an instance that still had it
+ * cached (for up to `sessionCacheTtlMs`) is not checked against sign-outs.
+ */
+export function signOutRetentionMs(config: AuthConfig, sessionCacheTtlMs: number): number {
+  const { convention, lifetimeMs } = config.cookieExpiration;
+  const lifetime = convention === 'IdentityProviderDerived' ? Math.max(lifetimeMs, LONGEST_DERIVED_SESSION_MS) : lifetimeMs;
+  return lifetime + config.tokenStore.refreshExtensionMs + Math.max(0, sessionCacheTtlMs);
+}
+
+function sessionKey(provider: string, sid: string): string {
+  return JSON.stringify(['signed-out-session', provider, sid]);
+}
+
+function userKey(provider: string, sub: string): string {
+  return JSON.stringify(['signed-out-user', provider, sub]);
+}
+
+/**
+ * Whether the session was made before `at`. The ID token's `iat` is on the provider's clock, as
+ * a logout token's is; a session without one is judged by this instance's clock, with the
+ * clock skew tokens are allowed (a sign-in just after the sign-out may then have to be repeated).
+ */
+function signedInBefore(record: SessionRecord, at: number): boolean {
+  const issuedAt = record.providerSession?.issuedAt;
+  return issuedAt !== undefined ? issuedAt <= at : record.createdAt <= at + CLOCK_TOLERANCE_SECONDS * 1000;
+}
+
+/** Whether `notice`, from `provider`, ends the session `record` is of. */
+export function endedBy(record: SessionRecord, provider: string, notice: LogoutNotice): boolean {
+  const session = record.providerSession;
+  if (record.provider !== provider || session === undefined) return false;
+  if (notice.sid !== undefined) return session.sid === notice.sid;
+  return session.sub === notice.sub && signedInBefore(record, notice.issuedAt);
+}
+
+export class ProviderSignOuts {
+  constructor(
+    private readonly store: TokenStore<ProviderSignOut>,
+    private readonly retentionMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  /**
+   * Keeps the notice: with a `sid`, that provider session's sign-ins ended; without, every
+   * sign-in of the user made before it. A notice replayed, or older than one kept, changes
+   * nothing: a user's sign-out never moves later, so it cannot end sign-ins made after it.
+   */
+  async record(provider: string, notice: LogoutNotice): Promise<void> {
+    const id = notice.sid !== undefined ? sessionKey(provider, notice.sid) : userKey(provider, notice.sub!);
+    const keep = async () => {
+      const known = await this.store.get(id);
+      if (known !== undefined && known.at >= notice.issuedAt) return;
+      await this.store.put(id, { at: notice.issuedAt }, this.now() + this.retentionMs);
+    };
+    await (this.store.exclusive ? this.store.exclusive(id, keep) : keep());
+  }
+
+  /** Whether a sign-out the provider reported ended this session. */
+  async ended(record: SessionRecord): Promise<boolean> {
+    const session = record.providerSession;
+    if (session === undefined) return false;
+    const [ofSession, ofUser] = await Promise.all([
+      session.sid !== undefined ? this.store.get(sessionKey(record.provider, session.sid)) : undefined,
+      this.store.get(userKey(record.provider, session.sub)),
+    ]);
+    return ofSession !== undefined || (ofUser !== undefined && signedInBefore(record, ofUser.at));
+  }
+}
