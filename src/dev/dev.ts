@@ -53,6 +53,8 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
         clientSecret,
         redirectUris: origins.map((o) => `${o}/.auth/login/dev/callback`),
         postLogoutRedirectUris: origins.map((o) => `${o}/.auth/logout/complete`),
+        // Where gatehouse listens: a sign-out at the provider (or a switch of account there) ends the session here too.
+        backchannelLogoutUri: `http://${browserHost}:${port}/.auth/logout/backchannel/dev`,
       },
     ],
   });

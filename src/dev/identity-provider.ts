@@ -23,6 +23,13 @@ export interface DevClient {
   readonly postLogoutRedirectUris: readonly string[];
   /** Default client_secret_basic. */
   readonly tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post';
+  /** Where the provider posts a logout token when a user's session here ends (OpenID Connect Back-Channel Logout). */
+  readonly backchannelLogoutUri?: string;
+  /**
+   * Default true: ID tokens and logout tokens carry the provider session's `sid`, so a logout ends
+   * the sign-ins made in that session only; false: logout tokens name the user (`sub`) alone.
+   */
+  readonly backchannelLogoutSessionRequired?: boolean;
 }
 
 export interface DevIdentityProviderOptions {
@@ -54,6 +61,8 @@ export interface RunningIdentityProvider {
   readonly logins: Map<string, number>;
   /** Successful token-endpoint grants by grant type, for tests. */
   readonly grants: Map<string, number>;
+  /** Back-channel logout deliveries, in order: the client, and the error if the client did not answer 200. */
+  readonly backchannelLogouts: Array<{ readonly clientId: string; readonly error?: string }>;
   close(): Promise<void>;
 }
 
@@ -123,6 +132,9 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: c.tokenEndpointAuthMethod ?? 'client_secret_basic',
+      ...(c.backchannelLogoutUri !== undefined
+        ? { backchannel_logout_uri: c.backchannelLogoutUri, backchannel_logout_session_required: c.backchannelLogoutSessionRequired ?? true }
+        : {}),
     })),
     jwks: { keys: [jwk as never] },
     cookies: { keys: [randomBytes(32).toString('hex')] },
@@ -144,6 +156,7 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
     features: {
       devInteractions: { enabled: false },
       revocation: { enabled: true },
+      backchannelLogout: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: async (ctx: KoaContextWithOIDC, form: string) => {
@@ -153,6 +166,13 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
           ctx.body = page('Signed out', '<p>You are signed out.</p>');
         },
       },
+    },
+    // oidc-provider refuses to call special-use addresses (SSRF protection: loopback, private networks).
+    // The one thing this provider calls is the back-channel logout URL its clients were configured
+    // with, by gatehouse dev or a test: the gatehouse beside it, on this machine.
+    fetch: (input, init) => {
+      const { dispatcher: _protection, ...rest } = (init ?? {}) as RequestInit & { dispatcher?: unknown };
+      return globalThis.fetch(input, rest);
     },
     renderError: async (ctx: KoaContextWithOIDC, out: object) => {
       ctx.type = 'html';
@@ -166,6 +186,9 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
     const type = String((ctx.oidc.params as Record<string, unknown> | undefined)?.grant_type ?? 'unknown');
     grants.set(type, (grants.get(type) ?? 0) + 1);
   });
+  const backchannelLogouts: Array<{ clientId: string; error?: string }> = [];
+  provider.on('backchannel.success', (_ctx: KoaContextWithOIDC, client: { clientId: string }) => backchannelLogouts.push({ clientId: client.clientId }));
+  provider.on('backchannel.error', (_ctx: KoaContextWithOIDC, error: Error, client: { clientId: string }) => backchannelLogouts.push({ clientId: client.clientId, error: error.message }));
   const oidcCallback = provider.callback();
 
   async function interaction(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -229,6 +252,7 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
     provider,
     logins,
     grants,
+    backchannelLogouts,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

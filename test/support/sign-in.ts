@@ -35,6 +35,11 @@ export interface DeploymentOptions {
   readonly logger?: Logger;
   /** Set up on the upstream server (e.g. a WebSocket handshake). */
   readonly upstreamSetup?: (server: http.Server) => void;
+  /**
+   * Register gatehouse's back-channel logout URL with the test provider (or `via(url)`, a URL that
+   * passes the provider's posts on to it); `sessionRequired: false` has logout tokens name the user only.
+   */
+  readonly backchannelLogout?: { readonly sessionRequired?: boolean; readonly via?: (gatehouseUrl: string) => Promise<string> };
 }
 
 export const CLIENT_ID = 'gatehouse-test';
@@ -127,8 +132,12 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
   const deployment = await startGatewayDeployment({
     ...options,
     prepare: async (frontUrl) => {
+      const back = options.backchannelLogout;
+      const backchannelUrl = `${frontUrl}/.auth/logout/backchannel/dev`;
+      const backchannel =
+        back === undefined ? {} : { backchannelLogoutUri: back.via ? await back.via(backchannelUrl) : backchannelUrl, backchannelLogoutSessionRequired: back.sessionRequired ?? true };
       idp = await startDevIdentityProvider({
-        clients: [{ clientId: CLIENT_ID, clientSecret: secret, redirectUris: [`${frontUrl}/.auth/login/dev/callback`], postLogoutRedirectUris: [`${frontUrl}/.auth/logout/complete`] }],
+        clients: [{ clientId: CLIENT_ID, clientSecret: secret, redirectUris: [`${frontUrl}/.auth/login/dev/callback`], postLogoutRedirectUris: [`${frontUrl}/.auth/logout/complete`], ...backchannel }],
         ...(options.interceptProvider ? { intercept: options.interceptProvider } : {}),
         ...(options.accessTokenTtl ? { accessTokenTtl: options.accessTokenTtl } : {}),
       });
