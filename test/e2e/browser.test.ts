@@ -83,6 +83,21 @@ describe('end to end in Chromium', function () {
     const me = await page.request.get(`${dev.url}/.auth/me`);
     expect(me.status()).to.equal(401);
   });
+
+  it("signing out on the provider's own page signs the demo app out too (back-channel logout)", async () => {
+    await page.goto(`${dev.url}/`);
+    await page.fill('input[name=username]', 'demo');
+    await page.fill('input[name=password]', 'demo');
+    await Promise.all([page.waitForURL(`${dev.url}/`), page.click('button[type=submit]:has-text("Sign in")')]);
+    expect(await page.textContent('#user')).to.equal('Dev User');
+    // As if the person signed out of another app that uses the same provider.
+    await page.goto(`${dev.issuer}/session/end`);
+    await page.click('button[name=logout]');
+    await page.waitForSelector('text=You are signed out.');
+    await page.goto(`${dev.url}/`);
+    expect(page.url().startsWith(`${dev.issuer}/interaction/`), page.url()).to.equal(true);
+    expect((await page.request.get(`${dev.url}/.auth/me`)).status()).to.equal(401);
+  });
 });
 
 describe('preserveUrlFragmentsForLogins in Chromium', function () {
