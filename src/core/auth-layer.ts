@@ -22,8 +22,7 @@ import { finishLogin, loginPath, returnUrlParameter, startLogin } from './routes
 import { transition, type LifecycleTrigger, type SessionState } from './session/lifecycle.js';
 import type { SessionRecord } from './session/record.js';
 import type { ProviderSignOut } from './session/provider-sign-outs.js';
-import { SESSION_CACHE_TTL_MS, Sessions } from './session/sessions.js';
-import { MemoryTokenStore } from './token-store/memory.js';
+import { Sessions } from './session/sessions.js';
 import type { TokenStore } from './token-store/token-store.js';
 import { AuthenticationTokens } from './tokens/authentication-token.js';
 import { InvalidTokenError } from './tokens/errors.js';
@@ -84,8 +83,8 @@ export class AuthLayer {
         providers,
         logger,
         now,
-        options.sessionCacheTtlMs ?? SESSION_CACHE_TTL_MS,
-        options.signOutStore ?? new MemoryTokenStore(now),
+        options.sessionCacheTtlMs,
+        options.signOutStore,
       ),
       transactionKey: deriveKey(options.masterKey, 'login-transaction', options.config.app),
       authTokens: new AuthenticationTokens(deriveKey(options.masterKey, 'authentication-token', options.config.app), options.config.app, now),

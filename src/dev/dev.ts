@@ -42,6 +42,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   const listening = new URL(front.url);
   const port = listening.port;
   const browserHost = WILDCARD_TO_LOOPBACK[listening.hostname] ?? listening.hostname;
+  const browserOrigin = `http://${browserHost}:${port}`;
   // The provider accepts a callback only to an origin registered here: every name of this machine a
   // browser may use, and the address given with --host.
   const origins = [...new Set(['127.0.0.1', 'localhost', '[::1]', browserHost])].map((host) => `http://${host}:${port}`);
@@ -54,7 +55,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
         redirectUris: origins.map((o) => `${o}/.auth/login/dev/callback`),
         postLogoutRedirectUris: origins.map((o) => `${o}/.auth/logout/complete`),
         // Where gatehouse listens: a sign-out at the provider (or a switch of account there) ends the session here too.
-        backchannelLogoutUri: `http://${browserHost}:${port}/.auth/logout/backchannel/dev`,
+        backchannelLogoutUri: `${browserOrigin}/.auth/logout/backchannel/dev`,
       },
     ],
   });
@@ -89,7 +90,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   });
   attach(front, gateway);
   return {
-    url: `http://${browserHost}:${port}`,
+    url: browserOrigin,
     ...(isLoopbackHost(listening.hostname) ? {} : { listeningBeyondLoopback: front.url }),
     issuer: idp.issuer,
     receiver: gateway.receiver,

@@ -5,6 +5,7 @@
 // a nonce is refused for the same reason.
 import type { JWTPayload } from 'jose';
 
+import { isJsonObject } from '../config/json-object.js';
 import { InvalidTokenError } from '../tokens/errors.js';
 import { CLOCK_TOLERANCE_SECONDS } from '../tokens/jwt-validator.js';
 
@@ -20,10 +21,6 @@ export interface LogoutNotice {
   readonly issuedAt: number;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function identifier(claims: JWTPayload, claim: 'sub' | 'sid'): string | undefined {
   const value = claims[claim];
   if (value === undefined) return undefined;
@@ -34,7 +31,7 @@ function identifier(claims: JWTPayload, claim: 'sub' | 'sid'): string | undefine
 /** The notice a verified logout token's claims give; throws InvalidTokenError when they are not a logout. */
 export function logoutNotice(claims: JWTPayload, nowMs: number): LogoutNotice {
   const { events } = claims;
-  if (!isObject(events) || !isObject(events[BACK_CHANNEL_LOGOUT_EVENT])) throw new InvalidTokenError('not a logout token (no back-channel logout event)');
+  if (!isJsonObject(events) || !isJsonObject(events[BACK_CHANNEL_LOGOUT_EVENT])) throw new InvalidTokenError('not a logout token (no back-channel logout event)');
   if (claims.nonce !== undefined) throw new InvalidTokenError('claim nonce present');
   const { iat } = claims;
   if (typeof iat !== 'number' || !Number.isFinite(iat)) throw new InvalidTokenError(iat === undefined ? 'claim iat missing' : 'claim iat invalid');
