@@ -11,11 +11,11 @@ import { Sessions } from '../../src/core/session/sessions.js';
 import { MemoryTokenStore } from '../../src/core/token-store/memory.js';
 
 /** A memory store whose reads wait until the test lets them finish, counting them. */
-class GatedStore extends MemoryTokenStore<SessionRecord> {
+class GatedStore<T> extends MemoryTokenStore<T> {
   reads = 0;
   #gates: Array<() => void> = [];
 
-  override async get(id: string): Promise<SessionRecord | undefined> {
+  override async get(id: string): Promise<T | undefined> {
     this.reads++;
     const record = await super.get(id); // read now, answered later: the race a slow disk opens
     await new Promise<void>((resolve) => this.#gates.push(resolve));
@@ -48,7 +48,7 @@ const settled = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('session cache', () => {
   const setUp = async () => {
-    const store = new GatedStore();
+    const store = new GatedStore<SessionRecord>();
     const sessions = new Sessions(config, store, Buffer.alloc(32, 7), new Map(), createLogger('silent'));
     await store.put('s-1', record, record.expiresAt);
     return { store, sessions };
@@ -117,7 +117,7 @@ describe("providers' sign-outs (back-channel logout) and the session cache", () 
   const signedInAtProvider: SessionRecord = { ...record, providerSession: { sub: 'u', sid: 'p-1', issuedAt: now } };
 
   it('a read that was checking for sign-outs while a provider reported one is answered, but not cached: the next request finds the sign-out', async () => {
-    const signOuts = new GatedSignOuts();
+    const signOuts = new GatedStore<ProviderSignOut>();
     const store = new MemoryTokenStore<SessionRecord>();
     await store.put('s-1', signedInAtProvider, record.expiresAt);
     const sessions = new Sessions(config, store, Buffer.alloc(32, 7), new Map(), createLogger('silent'), Date.now, 30_000, signOuts);
@@ -143,17 +143,3 @@ describe("providers' sign-outs (back-channel logout) and the session cache", () 
   });
 });
 
-/** A memory store of sign-outs whose reads wait until the test lets them finish. */
-class GatedSignOuts extends MemoryTokenStore<ProviderSignOut> {
-  #gates: Array<() => void> = [];
-
-  override async get(id: string): Promise<ProviderSignOut | undefined> {
-    const found = await super.get(id);
-    await new Promise<void>((resolve) => this.#gates.push(resolve));
-    return found;
-  }
-
-  release(): void {
-    for (const open of this.#gates.splice(0)) open();
-  }
-}

@@ -2,15 +2,14 @@
 // OpenID provider (oidc-provider) with gatehouse's back-channel logout URL
 // registered. Signing out there, the provider posts a logout token to
 // gatehouse, and the sessions it names end here too.
-import http from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 
 import { expect } from 'chai';
 
 import { Browser } from '../support/browser.js';
-import { listen } from '../support/http.js';
 import { capturingLogger, type CapturedLogs } from '../support/logs.js';
 import { CLIENT_ID, sessionRecordFiles, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
+import { startStandIn } from '../stand-ins/http-kit.js';
 
 /** Signs `browser` out at the provider itself (its end-session page, confirmed), as a person signing out of another app would. */
 async function signOutAtProvider(browser: Browser, deployment: Deployment): Promise<void> {
@@ -86,23 +85,13 @@ describe('signing out at the provider (back-channel logout, real provider)', fun
   });
 
   it('logout tokens that name only the user (no sid) end every session of theirs made before; a replay of one, after the user signed in again, ends nothing', async () => {
-    // Between the provider and gatehouse: keeps each logout token it passes on, to replay one later.
-    const posted: string[] = [];
+    // Between the provider and gatehouse: passes each logout token on, and keeps it (`seen`) to replay one later.
     let gatehouse = '';
-    const relay = await listen(
-      http.createServer((req, res) => {
-        const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
-        req.on('end', () => {
-          const body = Buffer.concat(chunks).toString('utf8');
-          posted.push(body);
-          fetch(gatehouse, { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? '' }, body }).then(
-            async (answer) => res.writeHead(answer.status).end(await answer.text()),
-            () => res.writeHead(502).end(),
-          );
-        });
-      }),
-    );
+    const relay = await startStandIn(async (req, res, _url, body) => {
+      const answer = await fetch(gatehouse, { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? '' }, body });
+      res.writeHead(answer.status).end(await answer.text());
+    });
+    const posted = () => relay.seen.map((request) => request.body);
     const deployment = await startDeployment({
       backchannelLogout: {
         sessionRequired: false,
@@ -118,7 +107,7 @@ describe('signing out at the provider (back-channel logout, real provider)', fun
       const second = new Browser();
       await signIn(second, deployment);
       await signOutAtProvider(first, deployment);
-      expect(posted).to.have.length(1);
+      expect(posted()).to.have.length(1);
       expect(await status(first, deployment, '/.auth/me')).to.equal(401);
       expect(await status(second, deployment, '/.auth/me')).to.equal(401);
       // Issued-at times are whole seconds: a sign-in in the sign-out's own second counts as before it.
@@ -126,7 +115,7 @@ describe('signing out at the provider (back-channel logout, real provider)', fun
       const again = new Browser();
       await signIn(again, deployment);
       expect(await status(again, deployment, '/.auth/me')).to.equal(200);
-      const replayed = await fetch(gatehouse, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: posted[0]! });
+      const replayed = await fetch(gatehouse, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: posted()[0]! });
       expect(replayed.status).to.equal(200);
       expect(await status(again, deployment, '/.auth/me')).to.equal(200);
     } finally {
