@@ -12,6 +12,7 @@ import { loggableErrorCode, shownErrorCode } from '../providers/oauth-error-code
 import { ACCOUNT_PROMPTS, type AccountPrompt, type Provider, type SignIn } from '../providers/provider.js';
 import { TokenForbiddenError } from '../tokens/errors.js';
 import { validateReturnUrl } from '../return-url.js';
+import { sessionExpiresAt } from '../session/lifetime.js';
 import type { SessionRecord } from '../session/record.js';
 import type { LayerContext, RouteRequest } from './context.js';
 
@@ -292,10 +293,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
 /** The session a sign-in establishes; its lifetime per the cookieExpiration convention. */
 export function sessionRecord(context: LayerContext, provider: Provider, signIn: SignIn, host: string): SessionRecord {
   const now = context.now();
-  const expiresAt =
-    context.config.cookieExpiration.convention === 'IdentityProviderDerived' && signIn.assertionExpiresAt !== undefined
-      ? signIn.assertionExpiresAt
-      : now + context.config.cookieExpiration.lifetimeMs;
+  const expiresAt = sessionExpiresAt(context.config.cookieExpiration, now, signIn.assertionExpiresAt);
   return {
     app: context.config.app,
     provider: provider.alias,

@@ -8,6 +8,7 @@ import type { AuthConfig } from '../config/auth-config.js';
 import type { LogoutNotice } from '../oidc/logout-token.js';
 import type { TokenStore } from '../token-store/token-store.js';
 import { CLOCK_TOLERANCE_SECONDS } from '../tokens/jwt-validator.js';
+import { longestSessionMs } from './lifetime.js';
 import type { SessionRecord } from './record.js';
 
 /** One reported sign-out: the logout token's `iat` (ms, on the provider's clock). */
@@ -16,20 +17,12 @@ export interface ProviderSignOut {
 }
 
 /**
- * How long an IdentityProviderDerived session can last: its ID token's lifetime, which the
- * provider sets (an hour at most providers; Auth0 allows up to 30 days).
- */
-const LONGEST_DERIVED_SESSION_MS = 30 * 24 * 3600_000;
-
-/**
  * How long a sign-out must be kept: any session made before it may be renewed up to then
  * (its lifetime, then the refresh extension), and a renewal by an instance that still had it
  * cached (for up to `sessionCacheTtlMs`) is not checked against sign-outs.
  */
 export function signOutRetentionMs(config: AuthConfig, sessionCacheTtlMs: number): number {
-  const { convention, lifetimeMs } = config.cookieExpiration;
-  const lifetime = convention === 'IdentityProviderDerived' ? Math.max(lifetimeMs, LONGEST_DERIVED_SESSION_MS) : lifetimeMs;
-  return lifetime + config.tokenStore.refreshExtensionMs + Math.max(0, sessionCacheTtlMs);
+  return longestSessionMs(config.cookieExpiration) + config.tokenStore.refreshExtensionMs + Math.max(0, sessionCacheTtlMs);
 }
 
 function sessionKey(provider: string, sid: string): string {
