@@ -4,7 +4,9 @@
 // matches a rule. Anything a server or proxy might interpret differently
 // (dot segments, empty segments, encoded slashes or dots, backslashes,
 // `;` parameters, control characters, Unicode look-alikes of those) is never excluded, so no spelling of
-// a protected path can slip through an excluded prefix: it stays protected.
+// a protected path can slip through an excluded prefix: it stays protected. The part of the path
+// a rule names must also arrive spelled as the rule is: some apps route on the path as sent (Express
+// does), and would not take `/%70ublic/x` for `/public/x`.
 
 export interface ExcludedPathRule {
   /** The configured text, for logs. */
@@ -12,6 +14,8 @@ export interface ExcludedPathRule {
   readonly path: string;
   /** Trailing `/*`: the path itself and everything below it. */
   readonly prefix: boolean;
+  /** `path` as browsers send it (percent-encoded where they must), lower case: escapes' hex digits may be either. */
+  readonly sentAs: string;
 }
 
 export class ExcludedPathError extends Error {}
@@ -44,7 +48,10 @@ export function parseExcludedPaths(rules: readonly string[]): ExcludedPathRule[]
   return rules.map((source) => {
     const problem = excludedPathProblem(source);
     if (problem !== undefined) throw new ExcludedPathError(`excluded path ${problem}`);
-    return { source, ...ruleParts(source) };
+    const parts = ruleParts(source);
+    // As a browser writes it (the WHATWG URL parser's path encoding).
+    const sentAs = new URL(parts.path, 'http://rule.invalid').pathname.toLowerCase();
+    return { source, ...parts, sentAs };
   });
 }
 
@@ -92,8 +99,10 @@ export function matchExcludedPath(rules: readonly ExcludedPathRule[], rawPath: s
   const path = canonicalPath(rawPath);
   if (path === null) return undefined;
   return rules.find((rule) => {
-    if (!rule.prefix) return path === rule.path;
-    if (rule.path === '/') return true;
-    return path === rule.path || path.startsWith(`${rule.path}/`);
+    if (rule.prefix && rule.path === '/') return true;
+    // Canonical, so its rule part is the request's up to the same '/' (or its end).
+    const sent = rawPath.slice(0, rule.sentAs.length + 1).toLowerCase();
+    if (!rule.prefix) return path === rule.path && sent === rule.sentAs;
+    return (path === rule.path && sent === rule.sentAs) || (path.startsWith(`${rule.path}/`) && sent === `${rule.sentAs}/`);
   });
 }

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { canonicalPath, ExcludedPathError, matchExcludedPath, parseExcludedPaths } from '../../src/core/excluded-paths.js';
 
 describe('excluded paths', () => {
-  const rules = parseExcludedPaths(['/health', '/public/*', '/.well-known/acme-challenge/*']);
+  const rules = parseExcludedPaths(['/health', '/public/*', '/.well-known/acme-challenge/*', '/café/*']);
   const match = (path: string) => matchExcludedPath(rules, path)?.source;
 
   const excluded: Array<[string, string]> = [
@@ -12,12 +12,16 @@ describe('excluded paths', () => {
     ['/public/', '/public/*'],
     ['/public/app.js', '/public/*'],
     ['/public/img/logo%20big.png', '/public/*'],
-    ['/p%75blic/app.js', '/public/*'],
+    // Below the rule's own part, escapes of ordinary characters are the app's business.
+    ['/public/%7Euser/p%61ge', '/public/*'],
     ['/.well-known/acme-challenge/token', '/.well-known/acme-challenge/*'],
     // Accented letters, composed (NFC) or not (NFD, as macOS names files), and other scripts fold into letters.
     ['/public/caf%C3%A9.png', '/public/*'],
     ['/public/cafe%CC%81.png', '/public/*'],
     ['/public/%E5%9B%BE%E7%89%87.png', '/public/*'],
+    // A rule's non-ASCII characters arrive percent-encoded, in either case of hex digits.
+    ['/caf%C3%A9/menu', '/café/*'],
+    ['/caf%c3%a9', '/café/*'],
   ];
   for (const [path, rule] of excluded) {
     it(`exempts ${path}`, () => expect(match(path)).to.equal(rule));
@@ -40,6 +44,13 @@ describe('excluded paths', () => {
     '/public;/../admin',
     '/public/..;/admin',
     '/public%3b/admin',
+    // The rule's own part spelled otherwise than browsers send it: an app that routes on the path
+    // as sent (Express) would not take it for the excluded one, and could route it to a protected one.
+    '/p%75blic/app.js',
+    '/%70ublic/',
+    '/h%65alth',
+    '/caf%C3%A9%2fmenu',
+    '/cafe%CC%81/menu',
     '/publicity',
     '/public-data',
     '/PUBLIC/app.js',
