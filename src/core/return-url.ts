@@ -42,6 +42,18 @@ function isRelativePath(layer: string): boolean {
   return layer.startsWith('/') && !layer.startsWith('//');
 }
 
+/** What makes a same-origin path unfit to return to, judged in each of its decoding layers, or undefined. */
+function pathProblem(layers: readonly string[], apiPrefix: string): string | undefined {
+  if (layers.some(hasSmuggling)) return 'control character or backslash';
+  // Every decoding layer must still be a path on this origin.
+  if (!layers.every(isRelativePath)) return 'scheme-relative';
+  const ownRoute = layers.some((layer) => {
+    const path = new URL(layer, LOCAL_BASE).pathname;
+    return (path === apiPrefix || path.startsWith(`${apiPrefix}/`)) && !SAFE_OWN_PAGES.includes(path.slice(apiPrefix.length));
+  });
+  return ownRoute ? 'nested redirect through an authentication route' : undefined;
+}
+
 /**
  * Where a challenged browser is sent back after signing in: the URL it asked for, if sign-in
  * accepts it as a return URL; else its path alone (a query too long, say); else `/` (a path that
@@ -70,20 +82,21 @@ export function validateReturnUrl(raw: string, allowedExternal: readonly string[
   if (raw.length === 0) return { ok: false, reason: 'empty' };
   if (raw.length > MAX_RETURN_URL_LENGTH) return { ok: false, reason: 'too long' };
   const layers = decodeLayers(raw);
-  if (layers.some(hasSmuggling)) return { ok: false, reason: 'control character or backslash' };
 
   if (raw.startsWith('/')) {
-    // Every decoding layer must still be a path on this origin.
-    if (!layers.every(isRelativePath)) return { ok: false, reason: 'scheme-relative' };
+    const asked = pathProblem(layers, apiPrefix);
+    if (asked !== undefined) return { ok: false, reason: asked };
     const resolved = new URL(raw, LOCAL_BASE);
     if (resolved.origin !== LOCAL_BASE) return { ok: false, reason: 'leaves the origin' };
-    const ownRoute = layers.some((layer) => {
-      const path = new URL(layer, LOCAL_BASE).pathname;
-      return (path === apiPrefix || path.startsWith(`${apiPrefix}/`)) && !SAFE_OWN_PAGES.includes(path.slice(apiPrefix.length));
-    });
-    if (ownRoute) return { ok: false, reason: 'nested redirect through an authentication route' };
-    return located(`${resolved.pathname}${resolved.search}${resolved.hash}`);
+    // What is sent passes the same checks as what was asked for: dot segments resolve away
+    // (`/.//evil.example` is sent as `//evil.example`, which a browser reads as another host),
+    // and so does a bare `?` or `#`.
+    const location = `${resolved.pathname}${resolved.search}${resolved.hash}`;
+    const sent = pathProblem(decodeLayers(location), apiPrefix);
+    if (sent !== undefined) return { ok: false, reason: `${sent} once resolved` };
+    return located(location);
   }
+  if (layers.some(hasSmuggling)) return { ok: false, reason: 'control character or backslash' };
   if (layers.some((layer) => REDIRECT_PARAMETERS.test(layer))) return { ok: false, reason: 'nested redirect' };
 
   let url: URL;

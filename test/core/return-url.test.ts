@@ -37,6 +37,12 @@ describe('return URL validation (no open redirects)', () => {
     '/%255Cevil.example',
     '/%2F/evil.example',
     '/%252F%252Fevil.example',
+    // Dot segments that resolve to a scheme-relative path, in the location or a decoding of it.
+    '/.//evil.example',
+    '/%2e//evil.example',
+    '/a/..//evil.example/path',
+    '/x/%2E%2E//evil.example',
+    '/./%2F/evil.example',
     '/%09/evil.example',
     '/\t/evil.example',
     '/\n/evil.example',
@@ -125,6 +131,7 @@ describe('the return URL a challenge hands to sign-in', () => {
   it('a path sign-in would refuse as a return URL comes back to / (or without a query sign-in would refuse)', () => {
     expect(challengeReturnUrl('//evil.example/x', '')).to.equal('/');
     expect(challengeReturnUrl('/files/a%5Cb', 'x=1')).to.equal('/');
+    expect(challengeReturnUrl('/.//evil.example', '')).to.equal('/');
     expect(challengeReturnUrl('/.auth/login/dev', '')).to.equal('/');
     expect(challengeReturnUrl('/app/.auth/refresh', '', '/app/.auth')).to.equal('/');
     expect(challengeReturnUrl('/search', 'q=%0d%0a')).to.equal('/search');

@@ -22,7 +22,7 @@ describe('sidecar attack surface', function () {
   after(() => deployment.close());
 
   describe('open redirects', () => {
-    for (const target of ['//evil.example', '/\\evil.example', '/%5Cevil.example', '/%09/evil.example', 'https:evil.example', 'http://127.0.0.1@evil.example', 'javascript:alert(1)', 'https://evil.example/', '/.auth/login/dev?post_login_redirect_uri=https://evil.example']) {
+    for (const target of ['//evil.example', '/\\evil.example', '/%5Cevil.example', '/%09/evil.example', '/.//evil.example', '/a/%2e%2e//evil.example', 'https:evil.example', 'http://127.0.0.1@evil.example', 'javascript:alert(1)', 'https://evil.example/', '/.auth/login/dev?post_login_redirect_uri=https://evil.example']) {
       it(`login refuses post_login_redirect_uri=${target}`, async () => {
         const reply = await new Browser().request(`${deployment.url}/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent(target)}`);
         expect(reply.status).to.equal(400);
