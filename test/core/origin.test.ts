@@ -1,9 +1,10 @@
 // The origin redirects and callbacks are built from: the Host header, or the
 // forwarded headers only when a proxy is configured to set them.
 import { expect } from 'chai';
+import fc from 'fast-check';
 
 import type { AuthConfig } from '../../src/core/config/auth-config.js';
-import { isLoopbackHost, requestOrigin } from '../../src/core/http/origin.js';
+import { isLoopbackHost, originUrl, requestOrigin } from '../../src/core/http/origin.js';
 import type { RequestView } from '../../src/core/http/request-view.js';
 
 const view = (host: string, headers: Array<[string, string]> = [], scheme: 'http' | 'https' = 'http'): RequestView => ({
@@ -50,6 +51,28 @@ describe('request origin', () => {
     }
     const forwarded = view('internal:8080', [['X-Forwarded-Host', 'public.example:443'], ['X-Forwarded-Proto', 'https']]);
     expect(requestOrigin(forwarded, standard)).to.deep.equal({ scheme: 'https', host: 'public.example' });
+  });
+
+  it('refuses a host no browser could have used (the URL parser refuses it), and writes IP addresses as a URL does', () => {
+    for (const host of ['256.1.1.1', '1.2.3.4.5', '[:::]', '[1::2::3]', '[1.2.3]', 'xn--a.example']) expect(requestOrigin(view(host), noProxy), host).to.equal(null);
+    expect(requestOrigin(view('[0:0::1]:8080'), noProxy)).to.deep.equal({ scheme: 'http', host: '[::1]:8080' });
+    expect(requestOrigin(view('0x7f.1'), noProxy)).to.deep.equal({ scheme: 'http', host: '127.0.0.1' });
+  });
+
+  it('what any Host header yields is an origin a URL keeps as it is, with no credentials, path or other host in it (property)', () => {
+    const piece = fc.constantFrom('a', 'app', 'example', '.', '..', '-', ':', ':443', ':0', ':99999', '@', 'evil', '/', '\\', '?', '#', '%2e', '[', ']', '::1', '1', '255', '256', '0x7f', ' ', '\t', 'é', 'xn--', '_');
+    fc.assert(
+      fc.property(fc.array(piece, { minLength: 1, maxLength: 8 }), fc.constantFrom('http', 'https') as fc.Arbitrary<'http' | 'https'>, (parts, scheme) => {
+        const origin = requestOrigin(view(parts.join(''), [], scheme), noProxy);
+        if (origin === null) return;
+        const url = new URL(`${originUrl(origin)}/.auth/login/x/callback`);
+        expect(url.origin, parts.join('')).to.equal(originUrl(origin));
+        expect(url.host).to.equal(origin.host);
+        expect(url.username + url.password).to.equal('');
+        expect(url.pathname).to.equal('/.auth/login/x/callback');
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('reads X-Forwarded-Host/Proto only when the Standard convention is configured', () => {

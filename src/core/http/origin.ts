@@ -11,7 +11,6 @@ export interface Origin {
 
 const HOST = /^((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\]))(?::(\d{1,5}))?$/;
 const MAX_PORT = 65535;
-const DEFAULT_PORT = { http: 80, https: 443 } as const;
 
 function firstValue(value: string | undefined): string | undefined {
   const first = value?.split(',')[0]?.trim();
@@ -48,10 +47,15 @@ function checkedOrigin(rawScheme: string, host: string): Origin | null {
   const port = match[2] === undefined ? undefined : Number(match[2]);
   if (port !== undefined && (port < 1 || port > MAX_PORT)) return null;
   // Written as a URL writes it (new URL('https://app.example:0443').host is 'app.example'): the scheme's own port
-  // left out, no leading zeros. A proxy that sends `Host: app.example:443` (nginx's `$host:$server_port`) must not
-  // make the callback URL https://app.example:443/…, which providers compare as text with the registered one.
-  const name = match[1]!.toLowerCase();
-  return { scheme, host: port === undefined || port === DEFAULT_PORT[scheme] ? name : `${name}:${port}` };
+  // left out, no leading zeros, IPv6 and numeric IPv4 forms shortened. A proxy that sends `Host: app.example:443`
+  // (nginx's `$host:$server_port`) must not make the callback URL https://app.example:443/…, which providers compare
+  // as text with the registered one. A host the URL parser refuses (`256.1.1.1`, `[1::2::3]`, `1.2.3.4.5`) is none a
+  // browser could have used, and no callback URL is built from it.
+  try {
+    return { scheme, host: new URL(`${scheme}://${host}`).host };
+  } catch {
+    return null;
+  }
 }
 
 export function originUrl(origin: Origin): string {
