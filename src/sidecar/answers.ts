@@ -39,11 +39,15 @@ export function sendGatewayError(res: ServerResponse, status: GatewayErrorStatus
   writeAnswer(res, gatewayError(status, wantsJson));
 }
 
-/** Answers an upgrade request that is not proxied with a plain HTTP response, then closes the socket. */
-export function endUpgrade(socket: Duplex, answer: RespondDecision): void {
+/**
+ * Answers an upgrade request that is not proxied with a plain HTTP response, then closes the socket.
+ * An answer to a HEAD request says how long its body would be, and leaves it out (RFC 9110 §9.3.2).
+ */
+export function endUpgrade(socket: Duplex, answer: RespondDecision, head = false): void {
   const body = answer.body ?? Buffer.alloc(0);
   const lines = [`HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status] ?? ''}`];
   for (const [name, value] of Object.entries(answer.headers)) for (const v of typeof value === 'string' ? [value] : value) lines.push(`${name}: ${v}`);
   lines.push(`Content-Length: ${body.length}`, 'Connection: close');
-  socket.end(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), body]));
+  const headers = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`);
+  socket.end(head ? headers : Buffer.concat([headers, body]));
 }

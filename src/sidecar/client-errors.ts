@@ -31,6 +31,15 @@ function refusalFor(code: string | undefined): Refusal {
   }
 }
 
+/**
+ * Whether the refused request is a HEAD, as far as the bytes node failed on tell (the request
+ * line, unless it arrived in an earlier packet): its answer must have no body, or the client
+ * reads that body as the start of something else.
+ */
+function refusesHead(error: NodeJS.ErrnoException & { readonly rawPacket?: unknown }): boolean {
+  return Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
+}
+
 /** How long a refused client may take to read the answer and hang up before the connection is cut. */
 const LINGER_MS = 2_000;
 
@@ -67,6 +76,7 @@ export function answerClientError(logger: Logger): (error: NodeJS.ErrnoException
       return;
     }
     const refusal = refusalFor(error.code);
+    const head = refusesHead(error);
     logger.info({ reason: refusal.reason, code: error.code }, 'request rejected');
     refused.set(socket, 'waiting');
     afterResponses(socket, () => {
@@ -75,7 +85,7 @@ export function answerClientError(logger: Logger): (error: NodeJS.ErrnoException
         socket.destroy();
         return;
       }
-      endUpgrade(socket, jsonDecision(refusal.status, { error: refusal.message }));
+      endUpgrade(socket, jsonDecision(refusal.status, { error: refusal.message }), head);
       // Ended, not destroyed: a client still sending would otherwise get a reset that can discard
       // the answer before it reads it. But one that never hangs up must not hold the connection.
       const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();

@@ -58,6 +58,14 @@ describe('requests node cannot parse', function () {
     });
   }
 
+  it('a HEAD request refused: the answer says how long the error would be, without a body', async () => {
+    const received = await raw(deployment.url, `HEAD /protected?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    expect(statuses(received)).to.deep.equal([431]);
+    const length = Number(/\r\ncontent-length: (\d+)\r\n/i.exec(received)![1]);
+    expect(length).to.be.greaterThan(0);
+    expect(received.endsWith('\r\n\r\n'), 'nothing after the headers').to.equal(true);
+  });
+
   it('behind pipelined requests: their answers first, in order, then the refusal', async () => {
     const received = await raw(
       deployment.url,
