@@ -7,7 +7,7 @@ import fc from 'fast-check';
 
 import { Browser } from '../support/browser.js';
 import { capturingLogger, type CapturedLogs } from '../support/logs.js';
-import { startDeployment, type Deployment } from '../support/sign-in.js';
+import { signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 /** Sent in every credential-like place; the logs must never contain it. */
 const MARKER = 'zq7secretmarker';
@@ -57,6 +57,18 @@ const request = fc.record({
   body,
 });
 
+// Identity headers a client could send in any spelling a server might merge with the real ones.
+const SPOOFED = 'zq7spoofedidentity';
+const spoofedHeaders = fc
+  .array(
+    fc.tuple(
+      fc.constantFrom('X-PLATFORM-CLIENT-PRINCIPAL', 'x-platform-client-principal-id', 'X_PLATFORM_CLIENT_PRINCIPAL_NAME', 'x.platform.client.principal.idp', 'X-Platform-Token-Dev-Access-Token', 'x_platform_token_dev_id_token', 'X-Forwarded-For', 'X_Forwarded_Host', 'X-Original-URL', 'Forwarded'),
+      fc.constantFrom(SPOOFED, Buffer.from(`{"claims":[{"typ":"sub","val":"${SPOOFED}"}]}`).toString('base64')),
+    ),
+    { maxLength: 4 },
+  )
+  .map((pairs) => Object.fromEntries(pairs));
+
 describe('hostile requests to every route (property test over HTTP)', () => {
   let deployment: Deployment;
   let logs: CapturedLogs;
@@ -91,5 +103,37 @@ describe('hostile requests to every route (property test over HTTP)', () => {
     // The property was exercised on refusals and redirects alike, and every credential was dropped.
     expect(logs.lines().length).to.be.greaterThan(100);
     expect(logs.lines().filter((line) => JSON.stringify(line).includes(MARKER))).to.deep.equal([]);
+  });
+
+  it('signed in: the app gets this user’s identity and never a spoofed one, whatever else the request carries', async () => {
+    const browser = new Browser();
+    await signIn(browser, deployment);
+    const me = JSON.parse((await browser.request(`${deployment.url}/.auth/me`)).body) as Array<{ user_id: string }>;
+    const userId = me[0]!.user_id;
+    const origins = [new URL(deployment.url).origin, new URL(deployment.idp.issuer).origin];
+    // Signing out is left out: the session must last the whole run.
+    const routes = ROUTES.filter((route) => !route.startsWith('/.auth/logout'));
+    const signedInRequest = fc.record({ method: request.map((r) => r.method), route: fc.constantFrom(...routes), query, spoofed: spoofedHeaders, body });
+    let reachedApp = 0;
+    await fc.assert(
+      fc.asyncProperty(signedInRequest, async ({ method, route, query: q, spoofed, body: b }) => {
+        const seen = deployment.upstream.requests.length;
+        const sent = method === 'GET' || method === 'HEAD' ? undefined : b;
+        const answer = await browser.request(`${deployment.url}${route}${q ? `?${q}` : ''}`, { method, headers: spoofed, ...(sent !== undefined ? { body: sent } : {}) });
+        const what = `${method} ${route}?${q.slice(0, 200)} ${JSON.stringify(spoofed)}`;
+        expect(answer.status, `${what} → ${answer.body.slice(0, 300)}`).to.be.within(200, 499);
+        if (answer.status >= 300 && answer.status < 400) expect(origins, what).to.include(new URL(answer.headers.location!, deployment.url).origin);
+        for (const reached of deployment.upstream.requests.slice(seen)) {
+          reachedApp++;
+          expect(reached.headers['x-platform-client-principal-id'], what).to.equal(userId);
+          expect(JSON.stringify(reached.headers), what).to.not.include(SPOOFED);
+          expect(Buffer.from(String(reached.headers['x-platform-client-principal']), 'base64').toString(), what).to.not.include(SPOOFED);
+        }
+      }),
+      { numRuns: 400 },
+    );
+    expect(reachedApp).to.be.greaterThan(20);
+    // Still signed in as the same user.
+    expect((JSON.parse((await browser.request(`${deployment.url}/.auth/me`)).body) as Array<{ user_id: string }>)[0]!.user_id).to.equal(userId);
   });
 });
