@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import type { OidcProviderConfig } from '../../src/core/config/provider-settings.js';
 import { OidcProviderClient } from '../../src/core/oidc/provider-client.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../../src/core/providers/errors.js';
-import { boundedFetch, callProvider, jsonAnswer, MAX_ANSWER_BYTES } from '../../src/core/providers/provider-http.js';
+import { boundedFetch, callProvider, expiryAfter, jsonAnswer, MAX_ANSWER_BYTES } from '../../src/core/providers/provider-http.js';
 
 /** What the endless answer had written when its connection closed: far less than the 10 s timeout would let through. */
 const CUT_OFF_BOUND = 16 * 1024 * 1024;
@@ -158,5 +158,20 @@ describe('provider answers are size-limited', function () {
     expect(refused).to.be.instanceOf(ProviderRefusedError);
     expect(refused.message).to.equal('refresh: provider answered provider_error');
     expect((refused as ProviderRefusedError).oauthError).to.equal('provider_error');
+  });
+});
+
+describe('access token lifetimes (expires_in)', () => {
+  const now = Date.parse('2026-11-24T12:00:00Z');
+  it('seconds from now, as a number or a numeric string; anything else is no expiry at all', () => {
+    expect(expiryAfter(3600, now)).to.equal(now + 3_600_000);
+    expect(expiryAfter('3600', now)).to.equal(now + 3_600_000);
+    for (const value of [0, -1, '', ' ', 'soon', null, true, {}, [], Number.NaN, undefined]) expect(expiryAfter(value, now), String(value)).to.equal(undefined);
+  });
+  it('a lifetime no date can hold (1e308 s, Infinity) is read as ten years: the expiry stays a date', () => {
+    for (const value of [1e308, Number.POSITIVE_INFINITY, '1e300', 2 ** 60]) {
+      const at = expiryAfter(value, now)!;
+      expect(new Date(at).toISOString(), String(value)).to.equal(new Date(now + 10 * 365 * 24 * 3_600_000).toISOString());
+    }
   });
 });

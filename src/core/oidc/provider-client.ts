@@ -13,7 +13,7 @@ import type { OidcProviderConfig } from '../config/provider-settings.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import { refusalWithCode } from '../providers/oauth-error-code.js';
 import type { AccountPrompt } from '../providers/provider.js';
-import { boundedFetch, callProvider, expiresAt, jsonAnswer, optionalString, stringField } from '../providers/provider-http.js';
+import { boundedFetch, callProvider, expiresAt, expiryAfter, jsonAnswer, optionalString, stringField } from '../providers/provider-http.js';
 import { InvalidTokenError } from '../tokens/errors.js';
 import { asymmetricAlgorithms, validateJwt, type JwtExpectations, type JwtRules, type PeekedToken } from '../tokens/jwt-validator.js';
 import { RemoteKeySet } from '../tokens/key-set.js';
@@ -330,7 +330,7 @@ export class OidcProviderClient {
       accessToken: response.access_token,
       idToken: response.id_token,
       refreshToken: response.refresh_token,
-      accessTokenExpiresAt: expiresIn === undefined ? undefined : this.now() + expiresIn * 1000,
+      accessTokenExpiresAt: expiryAfter(expiresIn, this.now()),
       claims: response.claims() as Record<string, unknown> | undefined,
     };
   }

@@ -107,8 +107,20 @@ export function optionalString(object: Record<string, unknown>, name: string): s
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
+/**
+ * The longest an access token is taken to last. A provider that says longer (`expires_in: 1e308`) is
+ * read as meaning "a long time": the expiry must stay a date (headers and /.auth/me write it as one).
+ */
+const LONGEST_TOKEN_LIFETIME_SECONDS = 10 * 365 * 24 * 3600;
+
+/** An `expires_in` (seconds) → ms since epoch; undefined when it is not a positive number. */
+export function expiryAfter(expiresIn: unknown, now: number): number | undefined {
+  const seconds = typeof expiresIn === 'string' && expiresIn.trim() !== '' ? Number(expiresIn) : expiresIn;
+  if (typeof seconds !== 'number' || !(seconds > 0)) return undefined;
+  return now + Math.min(seconds, LONGEST_TOKEN_LIFETIME_SECONDS) * 1000;
+}
+
 /** `expires_in` seconds → ms since epoch, when the answer has one. */
 export function expiresAt(object: Record<string, unknown>, now: number): number | undefined {
-  const seconds = Number(object.expires_in);
-  return Number.isFinite(seconds) && seconds > 0 ? now + seconds * 1000 : undefined;
+  return expiryAfter(object.expires_in, now);
 }
