@@ -32,6 +32,32 @@ export interface Identity {
   readonly tokens?: IdentityTokens;
 }
 
+/** Control characters other than tab: Node refuses them in a header value it sends, and CR, LF or NUL would split one. */
+const UNSENDABLE = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
+/** The values of a sign-in that become identity headers (the principal itself is base64, and holds anything). */
+export interface HeaderBoundValues {
+  readonly userId: string;
+  readonly userName: string;
+  readonly tokens: Omit<IdentityTokens, 'expiresOn'>;
+}
+
+/**
+ * Which value of a sign-in could not be sent to the app as a header (its name, for logs), or
+ * undefined when all can. Checked where a session or a bearer identity is made: a session made
+ * with such a value would fail every request after it.
+ */
+export function unsendableHeaderValue(values: HeaderBoundValues): string | undefined {
+  if (UNSENDABLE.test(values.userId)) return 'user id';
+  if (UNSENDABLE.test(values.userName)) return 'user name';
+  const { tokens } = values;
+  if (tokens.accessToken !== undefined && UNSENDABLE.test(tokens.accessToken)) return 'access token';
+  if (tokens.idToken !== undefined && UNSENDABLE.test(tokens.idToken)) return 'ID token';
+  if (tokens.refreshToken !== undefined && UNSENDABLE.test(tokens.refreshToken)) return 'refresh token';
+  if (tokens.accessTokenSecret !== undefined && UNSENDABLE.test(tokens.accessTokenSecret)) return 'access token secret';
+  return undefined;
+}
+
 export interface NormalizeOptions {
   /** Header prefix, default `X-PLATFORM-`. Emitted upper-case, `_`/`.` as `-`. */
   readonly prefix?: string;

@@ -112,6 +112,18 @@ describe('bearer tokens (client-directed)', () => {
     expectInvalidToken(await get(`${header}.${changed}.${signature}`));
   });
 
+  it('refuses a validly signed token whose identity holds a control character no header can carry (a 401, not a failing request)', async () => {
+    for (const claims of [{ sub: 'user\r\nX-Platform-Client-Principal-Id: admin' }, { preferred_username: 'seven\u0001' }, { preferred_username: 'seven\u007f' }]) {
+      const answer = await get(await corp.mint({ ...corpClaims(), ...claims }));
+      expectInvalidToken(answer);
+      expect(JSON.parse(answer.body).error_description, JSON.stringify(claims)).to.match(/control character/);
+    }
+    // A tab is a header's own character, and non-ASCII travels as UTF-8: both pass. So does any claim that is
+    // not a header of its own (-NAME is preferred_username here): the principal carries it, base64-encoded.
+    expect((await get(await corp.mint({ ...corpClaims(), preferred_username: 'sev\ten Ä' }))).status).to.equal(200);
+    expect((await get(await corp.mint({ ...corpClaims(), name: 'Seven\r\n\u0001' }))).status).to.equal(200);
+  });
+
   it("refuses a token signed by another configured provider's key but claiming this provider's issuer", async () => {
     expectInvalidToken(await get(await partner.mint(corpClaims())));
   });

@@ -108,6 +108,13 @@ describe('token exchange and X-ZUMO-AUTH', () => {
     expect(deployment.upstream.requests.length, 'refused requests never reach the app').to.equal(reachedBefore);
   });
 
+  it('an ID token whose identity holds a control character no header can carry is refused: no session that would fail every request', async () => {
+    const token = await corp.mint({ iss: corp.issuer('/corp'), aud: 'corp-app', sub: 'corp-user', email: 'cu@corp.example', name: 'two\nlines' });
+    const answer = await exchange('corp', { id_token: token });
+    expect(answer.status, answer.body).to.equal(401);
+    expect(JSON.parse(answer.body).error_description).to.match(/user name holds a control character/);
+  });
+
   it('bad exchange requests get clear 4xx answers and create nothing', async () => {
     expect((await exchange('corp', 'id_token=x', 'application/x-www-form-urlencoded')).status).to.equal(415);
     expect((await exchange('corp', '{not json')).status).to.equal(400);

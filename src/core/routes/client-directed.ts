@@ -1,7 +1,7 @@
 // The client-directed flow: `Authorization: Bearer <provider JWT>` on any
 // protected path, and token exchange at `POST /.auth/login/<provider>` that
 // answers an authentication token for X-ZUMO-AUTH.
-import type { Identity } from '../identity.js';
+import { unsendableHeaderValue, type Identity } from '../identity.js';
 import type { Decision } from '../http/request-view.js';
 import { BodyTimeoutError, BodyTooLargeError, headerValue, mediaType, TIMED_OUT_BODY_HEADERS } from '../http/request-view.js';
 import { jsonDecision } from '../http/responses.js';
@@ -74,6 +74,8 @@ export async function bearerIdentity(context: LayerContext, request: RouteReques
   for (const provider of candidates) {
     try {
       const signIn = await provider.bearer!.validate(token, peeked);
+      const unsendable = unsendableHeaderValue(signIn);
+      if (unsendable !== undefined) return refuseToken(context, request, `${unsendable} holds a control character`);
       const identity = identityOf(provider, signIn, context.config.tokenStore.enabled);
       context.bearerCache.set(cacheKey, token.length, identity, signIn.expiresAt);
       return { identity };
@@ -194,6 +196,11 @@ export async function exchangeToken(context: LayerContext, request: RouteRequest
       return jsonDecision(502, { error: 'The identity provider could not be reached.' });
     }
     throw error;
+  }
+  const unsendable = unsendableHeaderValue(signIn);
+  if (unsendable !== undefined) {
+    context.logger.warn({ provider: provider.alias, reason: `${unsendable} holds a control character` }, 'token exchange refused');
+    return invalidTokenDecision(`the ${unsendable} holds a control character: it cannot be passed on as a header`);
   }
   const record = sessionRecord(context, provider, signIn, request.origin.host);
   const id = await context.sessions.create(record);

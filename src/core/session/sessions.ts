@@ -5,6 +5,7 @@ import type { AuthConfig } from '../config/auth-config.js';
 import { newSessionId, signSessionId, verifySessionCookie } from '../crypto/session-id.js';
 import { requestCookie, type RequestView } from '../http/request-view.js';
 import { setCookie } from '../http/responses.js';
+import { unsendableHeaderValue } from '../identity.js';
 import type { LogoutNotice } from '../oidc/logout-token.js';
 import type { Provider, RefreshedTokens } from '../providers/provider.js';
 import { MemoryTokenStore } from '../token-store/memory.js';
@@ -223,6 +224,12 @@ export class Sessions {
       const unavailable = (error as Error).name === 'ProviderUnavailableError';
       this.logger.warn({ provider: record.provider, reason: (error as Error).message }, 'token refresh failed');
       return { ok: false, reason: unavailable ? 'unavailable' : 'refused' };
+    }
+    const unsendable = unsendableHeaderValue({ userId: record.userId, userName: record.userName, tokens });
+    if (unsendable !== undefined) {
+      // An answer that cannot be used, as one that does not parse: the session is not given tokens that would fail every request.
+      this.logger.warn({ provider: record.provider, reason: `the provider's ${unsendable} holds a control character` }, 'token refresh failed');
+      return { ok: false, reason: 'refused' };
     }
     const refreshed: SessionRecord = {
       ...record,
