@@ -25,6 +25,8 @@ export interface GitHubStandIn extends StandIn {
   nextAuthorization: 'approve' | 'deny';
   /** `broken`: the token endpoint answers an HTML error page, as a proxy in trouble would. */
   tokenEndpoint: 'working' | 'broken';
+  /** Answers /user and /user/emails with these (any JSON, status 200) instead of the user's own, when set. */
+  profileAnswers: { user?: unknown; emails?: unknown } | undefined;
 }
 
 export const OCTOCAT: GitHubUser = {
@@ -98,6 +100,9 @@ export async function startGitHub(options: { user?: GitHubUser; clientId?: strin
         const bearer = /^(?:Bearer|token) (.+)$/.exec(req.headers.authorization ?? '')?.[1];
         const grant = bearer === undefined ? undefined : tokens.get(bearer);
         if (grant === undefined) return sendJson(res, 401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' });
+        const override = standIn.profileAnswers;
+        if (req.method === 'GET' && path === '/user' && override?.user !== undefined) return sendJson(res, 200, override.user);
+        if (req.method === 'GET' && path === '/user/emails' && override?.emails !== undefined) return sendJson(res, 200, override.emails);
         if (req.method === 'GET' && path === '/user') return sendJson(res, 200, { login: user.login, id: user.id, node_id: 'MDQ6VXNlcjE=', name: user.name, email: user.email, type: 'User' });
         if (req.method === 'GET' && path === '/user/emails') {
           if (!grant.scopes.includes('user:email') && !grant.scopes.includes('user')) return sendJson(res, 404, { message: 'Not Found' });
@@ -106,7 +111,7 @@ export async function startGitHub(options: { user?: GitHubUser; clientId?: strin
       }
       sendJson(res, 404, { message: 'Not Found' });
     }),
-    { clientId, clientSecret, issueToken, nextAuthorization: 'approve' as 'approve' | 'deny', tokenEndpoint: 'working' as 'working' | 'broken' },
+    { clientId, clientSecret, issueToken, nextAuthorization: 'approve' as 'approve' | 'deny', tokenEndpoint: 'working' as 'working' | 'broken', profileAnswers: undefined },
   );
   return standIn;
 }

@@ -83,7 +83,8 @@ export class GitHubProvider extends ConfiguredProvider<GitHubProviderConfig> imp
     if (userAnswer.status === 401) throw new ProviderRefusedError('profile: token refused', 'invalid_token');
     const user = jsonAnswer(userAnswer, 'profile');
     const id = user.id;
-    if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw new ProviderUnavailableError('profile: no numeric id');
+    // GitHub's ids are positive integers: anything else is not GitHub's answer, and must not become a -ID.
+    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) throw new ProviderUnavailableError('profile: no numeric id');
     const login = stringField(user, 'login', 'profile');
     const email = await this.#primaryEmail(accessToken);
     const name = optionalString(user, 'name');
