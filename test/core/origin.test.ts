@@ -54,7 +54,7 @@ describe('request origin', () => {
   });
 
   it('refuses a host no browser could have used (the URL parser refuses it), and writes IP addresses as a URL does', () => {
-    for (const host of ['256.1.1.1', '1.2.3.4.5', '[:::]', '[1::2::3]', '[1.2.3]', 'xn--a.example']) expect(requestOrigin(view(host), noProxy), host).to.equal(null);
+    for (const host of ['256.1.1.1', '1.2.3.4.5', '[:::]', '[1::2::3]', '[1.2.3]']) expect(requestOrigin(view(host), noProxy), host).to.equal(null);
     expect(requestOrigin(view('[0:0::1]:8080'), noProxy)).to.deep.equal({ scheme: 'http', host: '[::1]:8080' });
     expect(requestOrigin(view('0x7f.1'), noProxy)).to.deep.equal({ scheme: 'http', host: '127.0.0.1' });
   });

@@ -24,10 +24,14 @@ const hostileText = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'grapheme', maxLength: 20 }),
   fc.integer({ min: 1, max: 9000 }).map((n) => 'a'.repeat(n)),
-  fc.constant(MARKER),
 );
+/** Parameters that carry credentials: the marker goes there too. The others (an `error` code, say) are logged, bounded, by design. */
+const CREDENTIALS = new Set(['code', 'state', 'id_token_hint', 'logout_token']);
+const parameter = fc
+  .constantFrom(...PARAMETERS)
+  .chain((name) => fc.tuple(fc.constant(name), CREDENTIALS.has(name) ? fc.oneof(hostileText, fc.constant(MARKER)) : hostileText));
 const query = fc
-  .array(fc.tuple(fc.constantFrom(...PARAMETERS), hostileText, fc.boolean()), { maxLength: 5 })
+  .array(fc.tuple(parameter, fc.boolean()).map(([[name, value], encode]) => [name, value, encode] as const), { maxLength: 5 })
   .map((pairs) => pairs.map(([name, value, encode]) => `${name}=${encode ? encodeURIComponent(value) : value.replace(/[^\x21-\x7e]/gu, encodeURIComponent).replace(/#/g, '%23')}`).join('&'));
 // Header values must be what HTTP can carry (visible ASCII and spaces); the credentials all hold the marker.
 const token = fc.constantFrom(MARKER, `${MARKER}.${MARKER}.${MARKER}`, `eyJhbGciOiJub25lIn0.${MARKER}.`, `ey${MARKER}`);
@@ -47,6 +51,7 @@ const headers = fc.record(
 const body = fc.oneof(
   fc.constant(undefined),
   hostileText,
+  fc.constant(MARKER),
   fc.constantFrom(`{"access_token":"${MARKER}"}`, `{"id_token":"${MARKER}"}`, `{"authorization_code":"${MARKER}"}`, `logout_token=${MARKER}`, `code=${MARKER}&state=${MARKER}`, '{"id_token":', '[]', '{"access_token":null}'),
 );
 const request = fc.record({
