@@ -13,7 +13,7 @@ import type { OidcProviderConfig } from '../config/provider-settings.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import { refusalWithCode } from '../providers/oauth-error-code.js';
 import type { AccountPrompt } from '../providers/provider.js';
-import { boundedFetch, callProvider, expiresAt, expiryAfter, jsonAnswer, optionalString, stringField } from '../providers/provider-http.js';
+import { boundedFetch, callProvider, expiryAfter, jsonAnswer, optionalString, stringField } from '../providers/provider-http.js';
 import { InvalidTokenError } from '../tokens/errors.js';
 import { asymmetricAlgorithms, validateJwt, type JwtExpectations, type JwtRules, type PeekedToken } from '../tokens/jwt-validator.js';
 import { RemoteKeySet } from '../tokens/key-set.js';
@@ -282,7 +282,7 @@ export class OidcProviderClient {
       accessToken: optionalString(response, 'access_token'),
       idToken,
       refreshToken: optionalString(response, 'refresh_token'),
-      accessTokenExpiresAt: expiresAt(response, this.now()),
+      accessTokenExpiresAt: expiryAfter(response.expires_in, this.now()),
       claims,
     };
   }

@@ -10,7 +10,7 @@ import { authorizationCode } from './authorization-callback.js';
 import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError } from './errors.js';
 import type { LoginBegun, LoginCallback, LoginStart, Provider, SignIn, TokenExchange } from './provider.js';
-import { callProvider, expiresAt, jsonAnswer, optionalString, stringField } from './provider-http.js';
+import { callProvider, expiryAfter, jsonAnswer, optionalString, stringField } from './provider-http.js';
 
 export class FacebookProvider extends ConfiguredProvider<FacebookProviderConfig> implements Provider {
   readonly responseMode = 'query' as const;
@@ -77,7 +77,7 @@ export class FacebookProvider extends ConfiguredProvider<FacebookProviderConfig>
       ),
       'long-lived token',
     );
-    const expires = expiresAt(answer, this.now());
+    const expires = expiryAfter(answer.expires_in, this.now());
     return { accessToken: stringField(answer, 'access_token', 'long-lived token'), ...(expires !== undefined ? { expiresAt: expires } : {}) };
   }
 

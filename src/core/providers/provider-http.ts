@@ -120,7 +120,3 @@ export function expiryAfter(expiresIn: unknown, now: number): number | undefined
   return now + Math.min(seconds, LONGEST_TOKEN_LIFETIME_SECONDS) * 1000;
 }
 
-/** `expires_in` seconds → ms since epoch, when the answer has one. */
-export function expiresAt(object: Record<string, unknown>, now: number): number | undefined {
-  return expiryAfter(object.expires_in, now);
-}
