@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import type { OidcProviderConfig } from '../../src/core/config/provider-settings.js';
 import { OidcProviderClient } from '../../src/core/oidc/provider-client.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../../src/core/providers/errors.js';
-import { boundedFetch, callProvider, expiryAfter, jsonAnswer, MAX_ANSWER_BYTES } from '../../src/core/providers/provider-http.js';
+import { boundedFetch, callProvider, expiryAfter, expiryAt, jsonAnswer, MAX_ANSWER_BYTES } from '../../src/core/providers/provider-http.js';
 
 /** What the endless answer had written when its connection closed: far less than the 10 s timeout would let through. */
 const CUT_OFF_BOUND = 16 * 1024 * 1024;
@@ -173,5 +173,9 @@ describe('access token lifetimes (expires_in)', () => {
       const at = expiryAfter(value, now)!;
       expect(new Date(at).toISOString(), String(value)).to.equal(new Date(now + 10 * 365 * 24 * 3_600_000).toISOString());
     }
+  });
+  it("an absolute expiry (Facebook's expires_at, seconds since the epoch) is held to the same ten years", () => {
+    expect(expiryAt(now / 1000 + 3600, now)).to.equal(now + 3_600_000);
+    expect(new Date(expiryAt(1e308, now)).toISOString()).to.equal(new Date(now + 10 * 365 * 24 * 3_600_000).toISOString());
   });
 });

@@ -10,7 +10,7 @@ import { authorizationCode } from './authorization-callback.js';
 import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError } from './errors.js';
 import type { LoginBegun, LoginCallback, LoginStart, Provider, SignIn, TokenExchange } from './provider.js';
-import { callProvider, expiryAfter, jsonAnswer, optionalString, stringField } from './provider-http.js';
+import { callProvider, expiryAfter, expiryAt, jsonAnswer, optionalString, stringField } from './provider-http.js';
 
 export class FacebookProvider extends ConfiguredProvider<FacebookProviderConfig> implements Provider {
   readonly responseMode = 'query' as const;
@@ -65,7 +65,7 @@ export class FacebookProvider extends ConfiguredProvider<FacebookProviderConfig>
     const data = (typeof debug.data === 'object' && debug.data !== null ? debug.data : {}) as Record<string, unknown>;
     if (data.is_valid !== true || String(data.app_id ?? '') !== this.config.appId) throw new ProviderRefusedError('token exchange: not a valid token of this app', 'invalid_token');
     const expires = Number(data.expires_at);
-    return this.#signIn({ accessToken: token, ...(Number.isFinite(expires) && expires > 0 ? { expiresAt: expires * 1000 } : {}) });
+    return this.#signIn({ accessToken: token, ...(Number.isFinite(expires) && expires > 0 ? { expiresAt: expiryAt(expires, this.now()) } : {}) });
   }
 
   async #longLived(shortLived: string): Promise<{ accessToken: string; expiresAt?: number }> {

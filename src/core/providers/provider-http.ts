@@ -113,6 +113,11 @@ export function optionalString(object: Record<string, unknown>, name: string): s
  */
 const LONGEST_TOKEN_LIFETIME_SECONDS = 10 * 365 * 24 * 3600;
 
+/** An absolute expiry (seconds since the epoch, as Facebook's `expires_at`) → ms, at most as far on as the longest lifetime. */
+export function expiryAt(epochSeconds: number, now: number): number {
+  return Math.min(epochSeconds * 1000, now + LONGEST_TOKEN_LIFETIME_SECONDS * 1000);
+}
+
 /** An `expires_in` (seconds) → ms since epoch; undefined when it is not a positive number. */
 export function expiryAfter(expiresIn: unknown, now: number): number | undefined {
   const seconds = typeof expiresIn === 'string' && expiresIn.trim() !== '' ? Number(expiresIn) : expiresIn;
