@@ -45,7 +45,9 @@ async function inStoreDirectory<T>(directory: string, step: () => Promise<T>): P
   try {
     return await step();
   } catch (error) {
-    if (typeof (error as NodeJS.ErrnoException).code !== 'string') throw error;
+    // System errors only (ENOENT, EACCES, EROFS…): node's own ERR_* codes are not the directory's fault.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (typeof code !== 'string' || !/^E[A-Z]+$/.test(code)) throw error;
     throw new TokenStoreDirectoryError(`the token store directory ${directory} (login.tokenStore.fileSystem.directory) cannot be used: ${(error as Error).message}`);
   }
 }

@@ -146,13 +146,60 @@ describe('authsettingsV2 configuration', () => {
     expect(problems(minimal, {})).to.deep.equal(['identityProviders.customOpenIdConnectProviders.corp.registration.clientCredential.clientSecretSettingName: environment variable OIDC_SECRET is not set']);
     expect(problems({ ...minimal, globalValidation: { redirectToProvider: 'nope' } })[0]).to.match(/^globalValidation\.redirectToProvider: "nope" is not an enabled provider \(corp\)/);
     expect(problems({ ...minimal, httpSettings: { forwardProxy: { convention: 'Custom' } } })[0]).to.match(/^httpSettings\.forwardProxy: convention Custom needs/);
-    expect(problems({ identityProviders: { customOpenIdConnectProviders: { 'bad alias!': provider } } }, env)[0]).to.match(/^identityProviders\.customOpenIdConnectProviders\.bad alias!: expected a provider alias/);
+    // A key that is not a plain name is quoted, so that it cannot pass for another path.
+    expect(problems({ identityProviders: { customOpenIdConnectProviders: { 'bad alias!': provider } } }, env)[0]).to.match(/^identityProviders\.customOpenIdConnectProviders\["bad alias!"\]: expected a provider alias/);
+    expect(problems({ identityProviders: { customOpenIdConnectProviders: { 'a.b': provider } } }, env)[0]).to.match(/^identityProviders\.customOpenIdConnectProviders\["a\.b"\]: expected a provider alias/);
+    expect(problems({ ...minimal, globalValidation: { redirectToProvider: '\u001b[2Jnope\r\n' } })[0]).to.equal(
+      'globalValidation.redirectToProvider: "\\u001b[2Jnope\\r\\n" is not an enabled provider (corp)',
+    );
     expect(problems([])[0]).to.match(/^\(document\): /);
   });
 
   it('never puts a secret value into an error or warning', () => {
     const doc = { ...minimal, login: { cookieExpiration: { timeToExpiration: 'bad' } } };
     expect(problems(doc).join('\n')).not.to.contain('super-secret-value');
+  });
+
+  it('a secret written where its variable\'s name belongs is not repeated in the problem; a variable name is', () => {
+    const named = (settingName: string, environment: Record<string, string>) =>
+      problems({ identityProviders: { customOpenIdConnectProviders: { corp: { ...provider, registration: { ...provider.registration, clientCredential: { clientSecretSettingName: settingName } } } } } }, environment);
+    // The value of another variable (the secret itself, pasted in place of the name of the variable that holds it).
+    expect(named('Xq9-long-secret', { OIDC_SECRET: 'Xq9-long-secret' })[0]).to.match(/clientSecretSettingName: the environment variable it names \(not shown: .*\) is not set$/);
+    expect(named('SECRET_VALUE_IN_CAPS', { OTHER: 'SECRET_VALUE_IN_CAPS' })[0]).to.not.include('SECRET_VALUE_IN_CAPS');
+    // Not written as variable names are (lower case, punctuation): not shown either.
+    expect(named('4f1c9e0b7a', {})[0]).to.not.include('4f1c9e0b7a');
+    expect(named('abc+def/ghi', {})[0]).to.not.include('abc+def');
+    // A conventional name is shown: it is what the operator has to set.
+    expect(named('CORP_CLIENT_SECRET', {})).to.deep.equal(['identityProviders.customOpenIdConnectProviders.corp.registration.clientCredential.clientSecretSettingName: environment variable CORP_CLIENT_SECRET is not set']);
+    // Inherited members of the environment object are no variables.
+    expect(named('constructor', {})[0]).to.match(/is not set$/);
+    // A name no environment can hold is refused as such.
+    expect(named('A=B', {})[0]).to.match(/clientSecretSettingName: expected an environment variable name/);
+    expect(named('A\nB', {})[0]).to.match(/clientSecretSettingName: expected an environment variable name/);
+  });
+
+  it('durations are at most ten years: every date counted from them must be one a cookie, a record and a Date can hold', () => {
+    const login = (settings: object) => problems({ ...minimal, login: settings }, env);
+    expect(login({ cookieExpiration: { timeToExpiration: '99999999.00:00:00' } })).to.deep.equal(['login.cookieExpiration.timeToExpiration: expected at most 3650.00:00:00 (ten years)']);
+    expect(login({ nonce: { nonceExpirationInterval: '999999999999999999999.00:00:00' } })).to.deep.equal(['login.nonce.nonceExpirationInterval: expected at most 3650.00:00:00 (ten years)']);
+    expect(login({ tokenStore: { tokenRefreshExtensionHours: 1e308 } })).to.deep.equal(['login.tokenStore.tokenRefreshExtensionHours: expected at most 87600 hours (ten years)']);
+    expect(problems({ ...minimal, gatehouse: { refreshWindowSeconds: 1e12 } }, env)).to.deep.equal(['gatehouse.refreshWindowSeconds: expected at most 315360000 seconds (ten years)']);
+    expect(login({ cookieExpiration: { timeToExpiration: '00:00:00' } })).to.deep.equal(['login.cookieExpiration.timeToExpiration: expected a positive time span']);
+    // As .NET reads a TimeSpan (Easy Auth's documents are read that way): a day is written as one, not as 24 hours.
+    for (const text of ['24:00:00', '08:60:00', '00:00:60', '1.24:00:00']) {
+      expect(login({ cookieExpiration: { timeToExpiration: text } }), text).to.deep.equal(['login.cookieExpiration.timeToExpiration: expected a time span "hh:mm:ss" or "d.hh:mm:ss" (hours 0-23, minutes and seconds 0-59)']);
+    }
+    expect(resolveAuthConfig({ ...minimal, login: { cookieExpiration: { timeToExpiration: '1.23:59:59' } } }, env).config.cookieExpiration.lifetimeMs).to.equal(((24 + 23) * 3600 + 59 * 60 + 59) * 1000);
+    // Ten years itself is taken.
+    const { config } = resolveAuthConfig({ ...minimal, login: { cookieExpiration: { timeToExpiration: '3650.00:00:00' }, tokenStore: { tokenRefreshExtensionHours: 87600 } } }, env);
+    expect(config.cookieExpiration.lifetimeMs).to.equal(3650 * 24 * 3600_000);
+    expect(config.tokenStore.refreshExtensionMs).to.equal(87600 * 3600_000);
+  });
+
+  it('gatehouse.app: a name of 1 to 200 characters (it is part of the token store\'s key derivation)', () => {
+    expect(problems({ ...minimal, gatehouse: { app: 'x'.repeat(201) } }, env)).to.deep.equal(['gatehouse.app: expected a name of 1 to 200 characters, none a control character']);
+    expect(problems({ ...minimal, gatehouse: { app: 'shop\n' } }, env)).to.deep.equal(['gatehouse.app: expected a name of 1 to 200 characters, none a control character']);
+    expect(resolveAuthConfig({ ...minimal, gatehouse: { app: 'Boutique « été » 2' } }, env).config.app).to.equal('Boutique « été » 2');
   });
 
   it('warns about unknown keys instead of failing', () => {

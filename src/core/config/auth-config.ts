@@ -3,6 +3,7 @@
 import { DEFAULT_HEADER_PREFIX } from '../identity.js';
 import { parseExcludedPaths, type ExcludedPathRule } from '../excluded-paths.js';
 import { providerAliasNamed, resolveProviders, type ProviderConfig } from './provider-settings.js';
+import { jsonPath } from './json-path.js';
 import { authSettingsOf } from './resource-envelope.js';
 import { withoutUnregisteredProviders } from './unregistered-providers.js';
 import { authSettingsSchema, timeSpanMs, unknownKeys, type AuthSettingsDocument } from './schema.js';
@@ -76,7 +77,7 @@ export function resolveAuthConfig(given: unknown, env: NodeJS.ProcessEnv = proce
       parsed.error.issues.map((issue) => {
         // A bad record key reports "Invalid key in record"; the key's own rule says what was expected.
         const nested = 'issues' in issue && Array.isArray(issue.issues) ? (issue.issues as Array<{ message: string }>)[0]?.message : undefined;
-        return `${issue.path.length ? issue.path.join('.') : '(document)'}: ${nested ?? issue.message}`;
+        return `${issue.path.length ? jsonPath(issue.path) : '(document)'}: ${nested ?? issue.message}`;
       }),
       warnings,
     );
@@ -89,7 +90,7 @@ export function resolveAuthConfig(given: unknown, env: NodeJS.ProcessEnv = proce
   const named = global.redirectToProvider === undefined ? undefined : providerAliasNamed(global.redirectToProvider, providers);
   const defaultProvider = named ?? (providers.size === 1 ? [...providers.keys()][0] : undefined);
   if (global.redirectToProvider !== undefined && named === undefined) {
-    problems.push(`globalValidation.redirectToProvider: "${global.redirectToProvider}" is not an enabled provider (${[...providers.keys()].join(', ') || 'none configured'})`);
+    problems.push(`globalValidation.redirectToProvider: ${JSON.stringify(global.redirectToProvider)} is not an enabled provider (${[...providers.keys()].join(', ') || 'none configured'})`);
   }
   const excludedPaths = parseExcludedPaths(global.excludedPaths ?? []); // each rule checked by the schema
   const action = global.unauthenticatedClientAction ?? 'RedirectToLoginPage';

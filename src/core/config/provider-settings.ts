@@ -141,6 +141,19 @@ function base(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
+/** Environment variable names as conventionally written (App Service's own: MICROSOFT_PROVIDER_AUTHENTICATION_SECRET). */
+const CONVENTIONAL_VARIABLE_NAME = /^[A-Z_][A-Z0-9_]{0,127}$/;
+
+/**
+ * How a `*SettingName` that names no set variable is written in the problem. A secret pasted in
+ * place of its variable's name is a common mistake, and the problem is printed and logged: so the
+ * name is shown only when it is written as variable names are, and is no variable's value.
+ */
+function variableNamed(name: string, env: NodeJS.ProcessEnv): string {
+  if (CONVENTIONAL_VARIABLE_NAME.test(name) && !Object.values(env).includes(name)) return `environment variable ${name}`;
+  return 'the environment variable it names (not shown: it is not written as variable names are, and may be a secret written in place of a name)';
+}
+
 class SecretReader {
   constructor(
     private readonly env: NodeJS.ProcessEnv,
@@ -149,9 +162,10 @@ class SecretReader {
 
   /** The variable's value; a problem (and '') when it is unset or empty. */
   required(path: string, name: string): string {
-    const value = this.env[name];
-    if (value === undefined || value === '') {
-      this.problems.push(`${path}: environment variable ${name} is not set`);
+    // Own variables only: `constructor` names no variable, whatever the environment object inherits.
+    const value = Object.hasOwn(this.env, name) ? this.env[name] : undefined;
+    if (typeof value !== 'string' || value === '') {
+      this.problems.push(`${path}: ${variableNamed(name, this.env)} is not set`);
       return '';
     }
     return value;

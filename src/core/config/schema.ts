@@ -2,12 +2,28 @@
 import { z } from 'zod';
 
 import { excludedPathProblem } from '../excluded-paths.js';
+import { jsonPath } from './json-path.js';
 
-/** TimeSpan text: `hh:mm:ss` or `d.hh:mm:ss` (as in Easy Auth documents). */
+/**
+ * The longest any duration setting may be: ten years. Every date counted from a setting must be one
+ * a cookie's Max-Age, a stored record and a JavaScript Date can hold (a hundred million days is
+ * past the last date there is); a session or a grace period longer than this is a mistake.
+ */
+const LONGEST_DURATION_DAYS = 3650;
+const LONGEST_DURATION_MS = LONGEST_DURATION_DAYS * 24 * 3600_000;
+
+/** TimeSpan text: `hh:mm:ss` or `d.hh:mm:ss`, read as .NET reads it for Easy Auth (hours to 23, minutes and seconds to 59). */
 export const timeSpan = z
   .string()
-  .regex(/^(\d+\.)?\d{1,2}:\d{2}:\d{2}$/, { error: 'expected a time span "hh:mm:ss" or "d.hh:mm:ss"', abort: true })
-  .refine((text) => timeSpanMs(text) > 0, 'expected a positive time span');
+  .regex(/^(\d+\.)?([01]?\d|2[0-3]):[0-5]\d:[0-5]\d$/, { error: 'expected a time span "hh:mm:ss" or "d.hh:mm:ss" (hours 0-23, minutes and seconds 0-59)', abort: true })
+  .refine((text) => timeSpanMs(text) > 0, { error: 'expected a positive time span', abort: true })
+  .refine((text) => timeSpanMs(text) <= LONGEST_DURATION_MS, `expected at most ${LONGEST_DURATION_DAYS}.00:00:00 (ten years)`);
+
+/** A whole or fractional count of `unit`s, from 0 up to ten years. */
+function duration(unit: 'hours' | 'seconds', perDay: number) {
+  const most = LONGEST_DURATION_DAYS * perDay;
+  return z.number().nonnegative().max(most, `expected at most ${most} ${unit} (ten years)`);
+}
 
 export function timeSpanMs(text: string): number {
   const match = /^(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2})$/.exec(text);
@@ -29,7 +45,8 @@ const openIdConnectConfiguration = z.object({
 
 const scopeToken = z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'expected a scope token');
 const nameValue = z.string().regex(/^[^=]+=.*$/, 'expected "name=value"');
-const settingName = z.string().min(1);
+/** The name of the environment variable a secret is read from: no `=` or control character can be part of one. */
+const settingName = z.string().regex(/^[^=\u0000-\u001f\u007f]+$/, 'expected an environment variable name');
 /** Provider endpoint overrides: for enterprise or sovereign installations (and test stand-ins). */
 const endpoint = httpUrl.optional();
 
@@ -176,7 +193,7 @@ export const authSettingsSchema = z.object({
       tokenStore: z
         .object({
           enabled: z.boolean().optional(),
-          tokenRefreshExtensionHours: z.number().nonnegative().optional(),
+          tokenRefreshExtensionHours: duration('hours', 24).optional(),
           // App Service writes `"fileSystem": {}`: the default directory.
           fileSystem: z.object({ directory: z.string().min(1).optional() }).optional(),
         })
@@ -206,12 +223,12 @@ export const authSettingsSchema = z.object({
   /** gatehouse's own settings. */
   gatehouse: z
     .object({
-      /** App scope of sessions and token-store records. */
-      app: z.string().min(1).optional(),
+      /** App scope of sessions and token-store records (part of the key derivation's input, which is bounded). */
+      app: z.string().regex(/^[^\u0000-\u001f\u007f]{1,200}$/, 'expected a name of 1 to 200 characters, none a control character').optional(),
       headerPrefix: z.string().regex(/^[A-Za-z0-9-_]+-$/, 'expected a header prefix ending in "-", such as "X-PLATFORM-"').optional(),
       sessionCookieName: z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'expected a cookie name').optional(),
       /** Refresh implicitly when the access token expires within this many seconds. */
-      refreshWindowSeconds: z.number().int().nonnegative().optional(),
+      refreshWindowSeconds: duration('seconds', 24 * 3600).int().optional(),
     })
     .optional(),
 });
@@ -233,19 +250,19 @@ interface Def {
  * any other, not Object.prototype's member. `__proto__` (JSON.parse makes it an ordinary key)
  * is dropped by the schema wherever it stands, provider aliases included, so it is reported too.
  */
-export function unknownKeys(value: unknown, def: Def = (authSettingsSchema as unknown as { _zod: { def: Def } })._zod.def, path = ''): string[] {
+export function unknownKeys(value: unknown, def: Def = (authSettingsSchema as unknown as { _zod: { def: Def } })._zod.def, path: readonly string[] = []): string[] {
   if (def.innerType) return unknownKeys(value, def.innerType._zod.def, path);
   if (typeof value !== 'object' || value === null) return [];
   if (def.type === 'object' && def.shape && !Array.isArray(value)) {
     const shape = def.shape;
     return Object.entries(value).flatMap(([key, child]) => {
-      const childPath = path === '' ? key : `${path}.${key}`;
-      return Object.hasOwn(shape, key) ? unknownKeys(child, shape[key]!._zod.def, childPath) : [childPath];
+      const childPath = [...path, key];
+      return Object.hasOwn(shape, key) ? unknownKeys(child, shape[key]!._zod.def, childPath) : [jsonPath(childPath)];
     });
   }
   if (def.type === 'record' && def.valueType && !Array.isArray(value)) {
     const valueDef = def.valueType._zod.def;
-    return Object.entries(value).flatMap(([key, child]) => (key === '__proto__' ? [`${path}.${key}`] : unknownKeys(child, valueDef, `${path}.${key}`)));
+    return Object.entries(value).flatMap(([key, child]) => (key === '__proto__' ? [jsonPath([...path, key])] : unknownKeys(child, valueDef, [...path, key])));
   }
   if (def.type === 'union' && def.options) {
     const object = def.options.find((o) => o._zod.def.type === 'object');
