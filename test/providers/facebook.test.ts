@@ -3,9 +3,11 @@
 import { createHmac } from 'node:crypto';
 
 import { expect } from 'chai';
+import fc from 'fast-check';
 
 import { Browser } from '../support/browser.js';
 import { forwarded, principal } from '../support/principal.js';
+import { assertAnyProfileEndsClearly, mostly, oddJson } from '../support/profile-property.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
 import { FACEBOOK_USER, facebookDocument, startFacebook, type FacebookStandIn } from '../stand-ins/facebook.js';
 
@@ -77,5 +79,39 @@ describe('facebook provider', () => {
     callback.searchParams.set('code', 'AQ-forged');
     const answer = await browser.request(callback.href);
     expect(answer.status).to.equal(401);
+  });
+});
+
+describe('facebook provider: a profile of any shape (property test over HTTP)', function () {
+  this.timeout(120_000);
+  let facebook: FacebookStandIn;
+  let deployment: GatewayDeployment;
+  before(async () => {
+    facebook = await startFacebook();
+    deployment = await startGatewayDeployment({ prepare: async () => ({ document: facebookDocument(facebook), env: { FACEBOOK_SECRET: facebook.appSecret } }) });
+  });
+  after(async () => {
+    await deployment.close();
+    await facebook.close();
+  });
+
+  it('an id that is not a string of digits ("", "1e21", " 42", -1, 1.5, an object) is no Graph answer: a 502 page, nobody signed in', async () => {
+    for (const id of ['', '1e21', ' 42', '0', 'fay', -1, 1.5, { id: '1' }]) {
+      facebook.profileAnswer = { id, name: 'Fay Book' };
+      const browser = new Browser();
+      const last = (await browser.follow(`${deployment.url}/`)).at(-1)!;
+      facebook.profileAnswer = undefined;
+      expect(last.status, JSON.stringify(id)).to.equal(502);
+      expect(browser.cookie(deployment.url, 'PlatformAuthSession'), JSON.stringify(id)).to.equal(undefined);
+    }
+  });
+
+  it('a sign-in ends in a clear answer, never a 500; a session it makes serves pages with the numeric id and a name', async () => {
+    const profile = fc.oneof(
+      { arbitrary: fc.record({ id: mostly(FACEBOOK_USER.id), name: oddJson, email: oddJson }, { requiredKeys: ['id'] }), weight: 4 },
+      { arbitrary: oddJson, weight: 1 },
+    );
+    const signedIn = await assertAnyProfileEndsClearly(deployment, profile, (answer) => (facebook.profileAnswer = answer), 80);
+    expect(signedIn).to.be.greaterThan(10);
   });
 });

@@ -1,10 +1,12 @@
 // Twitter sign-in (OAuth 1.0a) through gatehouse against the Twitter
 // stand-in, which checks every signature with oauth-1.0a.
 import { expect } from 'chai';
+import fc from 'fast-check';
 
 import { oauthSigner } from '../../src/core/providers/twitter.js';
 import { Browser } from '../support/browser.js';
 import { forwarded, principal } from '../support/principal.js';
+import { assertAnyProfileEndsClearly, mostly, oddJson } from '../support/profile-property.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
 import { startTwitter, twitterDocument, TWITTER_USER, type TwitterStandIn } from '../stand-ins/twitter.js';
 
@@ -76,6 +78,40 @@ describe('twitter provider (OAuth 1.0a)', () => {
       twitter.nextAuthorization = 'deny';
       const hops = await new Browser().follow(`${deployment.url}/`);
       expect(hops.at(-1)!.status).to.equal(401);
+    });
+  });
+
+  describe('a profile of any shape (property test over HTTP)', function () {
+    this.timeout(120_000);
+    let twitter: TwitterStandIn;
+    let deployment: GatewayDeployment;
+    before(async () => {
+      twitter = await startTwitter();
+      deployment = await startGatewayDeployment({ prepare: async () => ({ document: twitterDocument(twitter), env: { TWITTER_SECRET: twitter.consumerSecret } }) });
+    });
+    after(async () => {
+      await deployment.close();
+      await twitter.close();
+    });
+
+    it('an id_str that is not a string of digits ("", "1e21", " 42", "0") is no Twitter answer: a 502 page, nobody signed in', async () => {
+      for (const id of ['', '1e21', ' 42', '0', 'twitterapi', -1, 1.5]) {
+        twitter.profileAnswer = { id_str: id, screen_name: 'twitterapi' };
+        const browser = new Browser();
+        const last = (await browser.follow(`${deployment.url}/`)).at(-1)!;
+        twitter.profileAnswer = undefined;
+        expect(last.status, JSON.stringify(id)).to.equal(502);
+        expect(browser.cookie(deployment.url, 'PlatformAuthSession'), JSON.stringify(id)).to.equal(undefined);
+      }
+    });
+
+    it('a sign-in ends in a clear answer, never a 500; a session it makes serves pages with the numeric id and the screen name', async () => {
+      const profile = fc.oneof(
+        { arbitrary: fc.record({ id_str: mostly(TWITTER_USER.id_str), screen_name: mostly(TWITTER_USER.screen_name), name: oddJson, email: oddJson }, { requiredKeys: ['id_str', 'screen_name'] }), weight: 4 },
+        { arbitrary: oddJson, weight: 1 },
+      );
+      const signedIn = await assertAnyProfileEndsClearly(deployment, profile, (answer) => (twitter.profileAnswer = answer), 80);
+      expect(signedIn).to.be.greaterThan(10);
     });
   });
 });

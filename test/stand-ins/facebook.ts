@@ -15,6 +15,8 @@ export interface FacebookStandIn extends StandIn {
   /** A user token of this app (or of another app), for client-directed tests. */
   issueToken(appId?: string): string;
   nextAuthorization: 'approve' | 'deny';
+  /** Answers /me with this (any JSON, status 200) instead of the user's own profile, when set. */
+  profileAnswer: unknown;
 }
 
 export const FACEBOOK_USER = { id: '10158000000000001', name: 'Fay Book', email: 'fay@facebook.example' };
@@ -75,6 +77,7 @@ export async function startFacebook(options: { version?: string } = {}): Promise
         if (grant === undefined) return sendJson(res, 400, graphError('Invalid OAuth access token - Cannot parse access token', 'OAuthException', 190));
         const proof = createHmac('sha256', appSecret).update(accessToken).digest('hex');
         if (q.get('appsecret_proof') !== proof || grant.appId !== appId) return sendJson(res, 400, graphError('Invalid appsecret_proof provided in the API argument', 'GraphMethodException', 100));
+        if (standIn.profileAnswer !== undefined) return sendJson(res, 200, standIn.profileAnswer);
         const fields = (q.get('fields') ?? 'id,name').split(',');
         return sendJson(res, 200, Object.fromEntries(fields.filter((f) => f in FACEBOOK_USER).map((f) => [f, FACEBOOK_USER[f as keyof typeof FACEBOOK_USER]])));
       }
@@ -86,7 +89,7 @@ export async function startFacebook(options: { version?: string } = {}): Promise
       }
       sendJson(res, 400, graphError('Unsupported get request.', 'GraphMethodException', 100));
     }),
-    { appId, appSecret, version, issueToken, nextAuthorization: 'approve' as 'approve' | 'deny' },
+    { appId, appSecret, version, issueToken, nextAuthorization: 'approve' as 'approve' | 'deny', profileAnswer: undefined as unknown },
   );
   return standIn;
 }

@@ -14,6 +14,8 @@ export interface TwitterStandIn extends StandIn {
   /** An access token pair of this consumer, for client-directed tests. */
   issueAccessToken(): { token: string; secret: string };
   nextAuthorization: 'approve' | 'deny';
+  /** Answers verify_credentials with this (any JSON, status 200) instead of the user's own profile, when set. */
+  profileAnswer: unknown;
 }
 
 export const TWITTER_USER = { id: 783214, id_str: '783214', name: 'Twitter API', screen_name: 'twitterapi', email: 'api@twitter.example' };
@@ -96,13 +98,14 @@ export async function startTwitter(): Promise<TwitterStandIn> {
       if (req.method === 'GET' && url.pathname === '/1.1/account/verify_credentials.json') {
         const checked = verify('GET', fullUrl, req.headers.authorization, body, (t) => accessTokens.get(t));
         if (typeof checked === 'string') return unauthorized(checked);
+        if (standIn.profileAnswer !== undefined) return sendJson(res, 200, standIn.profileAnswer);
         const withEmail = url.searchParams.get('include_email') === 'true';
         const { email, ...profile } = TWITTER_USER;
         return sendJson(res, 200, withEmail ? { ...profile, email } : profile);
       }
       sendJson(res, 404, { errors: [{ code: 34, message: 'Sorry, that page does not exist.' }] });
     }),
-    { consumerKey, consumerSecret, issueAccessToken, nextAuthorization: 'approve' as 'approve' | 'deny' },
+    { consumerKey, consumerSecret, issueAccessToken, nextAuthorization: 'approve' as 'approve' | 'deny', profileAnswer: undefined as unknown },
   );
   return standIn;
 }

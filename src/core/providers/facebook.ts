@@ -10,7 +10,7 @@ import { authorizationCode } from './authorization-callback.js';
 import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError } from './errors.js';
 import type { LoginBegun, LoginCallback, LoginStart, Provider, SignIn, TokenExchange } from './provider.js';
-import { callProvider, expiryAfter, expiryAt, jsonAnswer, optionalString, stringField } from './provider-http.js';
+import { callProvider, decimalIdField, expiryAfter, expiryAt, jsonAnswer, optionalString, stringField } from './provider-http.js';
 
 export class FacebookProvider extends ConfiguredProvider<FacebookProviderConfig> implements Provider {
   readonly responseMode = 'query' as const;
@@ -86,7 +86,8 @@ export class FacebookProvider extends ConfiguredProvider<FacebookProviderConfig>
       await callProvider(this.#graph('/me', { fields: 'id,name,email', access_token: token.accessToken, appsecret_proof: this.#proof(token.accessToken) }), {}, 'profile'),
       'profile',
     );
-    const id = stringField(profile, 'id', 'profile');
+    // Graph writes user ids as strings of digits (app-scoped ids).
+    const id = decimalIdField(profile, 'id', 'profile');
     const name = optionalString(profile, 'name');
     const email = optionalString(profile, 'email');
     const claims: Claim[] = [

@@ -102,6 +102,18 @@ export function stringField(object: Record<string, unknown>, name: string, durin
   throw new ProviderUnavailableError(`${during}: answer has no ${name}`);
 }
 
+/**
+ * A user id that providers write as a decimal number (Facebook's `id`, Twitter's `id_str`): a string
+ * of digits, or a positive whole number a double holds exactly. Anything else is not the provider's
+ * answer, and must not become a -ID (an app keys its users on it).
+ */
+export function decimalIdField(object: Record<string, unknown>, name: string, during: string): string {
+  const value = object[name];
+  if (typeof value === 'string' && /^[1-9][0-9]{0,39}$/.test(value)) return value;
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return String(value);
+  throw new ProviderUnavailableError(`${during}: answer has no numeric ${name}`);
+}
+
 export function optionalString(object: Record<string, unknown>, name: string): string | undefined {
   const value = object[name];
   return typeof value === 'string' && value !== '' ? value : undefined;

@@ -13,7 +13,7 @@ import type { Claim } from '../identity.js';
 import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError, ProviderUnavailableError } from './errors.js';
 import type { LoginBegun, LoginCallback, LoginStart, Provider, SignIn, TokenExchange } from './provider.js';
-import { callProvider, jsonAnswer, optionalString, stringField, type ProviderAnswer } from './provider-http.js';
+import { callProvider, decimalIdField, jsonAnswer, optionalString, stringField, type ProviderAnswer } from './provider-http.js';
 
 /** An OAuth 1.0a signer for one consumer (exported for the signature test against Twitter's published example). */
 export function oauthSigner(consumerKey: string, consumerSecret: string): OAuth {
@@ -99,7 +99,8 @@ export class TwitterProvider extends ConfiguredProvider<TwitterProviderConfig> i
     const answer = await callProvider(url, { headers: { ...this.#oauth.toHeader(authorized), accept: 'application/json' } }, 'profile');
     if (answer.status === 401) throw new ProviderRefusedError('profile: credentials refused', 'invalid_token');
     const user = jsonAnswer(answer, 'profile');
-    const id = stringField(user, 'id_str', 'profile');
+    // `id_str`: the id as a string of digits (the number `id` loses digits in JavaScript).
+    const id = decimalIdField(user, 'id_str', 'profile');
     const screenName = stringField(user, 'screen_name', 'profile');
     const name = optionalString(user, 'name');
     const email = optionalString(user, 'email');
