@@ -8,7 +8,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { SignJWT, type JWTPayload } from 'jose';
 
-import { BACK_CHANNEL_LOGOUT_EVENT } from '../../src/core/oidc/logout-token.js';
+import { BACK_CHANNEL_LOGOUT_EVENT } from '../../src/core/tokens/logout-event.js';
 import { Browser, type Response } from '../support/browser.js';
 import { capturingLogger, type CapturedLogs } from '../support/logs.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
@@ -99,6 +99,30 @@ describe('back-channel logout: the endpoint and its logout tokens', () => {
     const line = logs.lines().find((l) => l.msg === 'signed out at the provider (back-channel logout)' && l.provider === 'corp');
     expect(line).to.include({ scope: 'provider session' });
     expect(logs.raw()).not.to.contain(sid);
+  });
+
+  it('a logout token is no ID token or access token: token exchange and bearer use refuse it (it would sign in the user it says signed out)', async () => {
+    const exchange = (body: Record<string, string>) =>
+      new Browser().request(`${deployment.url}/.auth/login/corp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) });
+    const bearer = (token: string) => new Browser().request(`${deployment.url}/orders`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+    // Explicitly typed (logout+jwt), typed as a plain JWT, or not typed at all: the event tells it apart.
+    for (const header of [{ typ: 'logout+jwt' }, { typ: 'JWT' }, {}]) {
+      const token = await logoutToken({ sub: 'victim', sid: 'sid-x' }, { header });
+      const lines = await logs.during(async () => {
+        for (const answer of [await exchange({ id_token: token }), await exchange({ access_token: token }), await bearer(token)]) {
+          expect(answer.status, `${JSON.stringify(header)}: ${answer.body}`).to.equal(401);
+        }
+      });
+      // Each refusal logged with why.
+      expect(lines.filter((line) => JSON.stringify(line).includes('a logout token, not accepted here')), JSON.stringify(lines)).to.have.length(3);
+    }
+    // Typed as one, even without the event.
+    const typed = await corp.mint({ iss: corp.issuer('/corp'), aud: 'corp-app', sub: 'victim', iat: now(), exp: now() + 120 }, { header: { typ: 'application/Logout+JWT' } });
+    expect((await exchange({ id_token: typed })).status).to.equal(401);
+    // The same claims without the event and the type are an ID token, and taken.
+    const idToken = await corp.mint({ iss: corp.issuer('/corp'), aud: 'corp-app', sub: 'victim', iat: now(), exp: now() + 120 });
+    expect((await exchange({ id_token: idToken })).status).to.equal(200);
+    expect((await bearer(idToken)).status).to.equal(200);
   });
 
   it('a sid alone is enough (sub is optional), and a token with both names the session by its sid', async () => {

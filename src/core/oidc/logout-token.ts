@@ -8,8 +8,7 @@ import type { JWTPayload } from 'jose';
 import { isJsonObject } from '../config/json-object.js';
 import { InvalidTokenError } from '../tokens/errors.js';
 import { CLOCK_TOLERANCE_SECONDS } from '../tokens/jwt-validator.js';
-
-export const BACK_CHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
+import { BACK_CHANNEL_LOGOUT_EVENT } from '../tokens/logout-event.js';
 
 /** Whose sign-ins a provider says have ended. */
 export interface LogoutNotice {

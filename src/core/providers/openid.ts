@@ -137,7 +137,7 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
 
   /** A back-channel logout token: a JWT of this provider for this client, carrying the logout event. */
   async verifyLogoutToken(token: string): Promise<LogoutNotice> {
-    const claims = await this.client.validateJwt(token, { audiences: [this.config.clientId] });
+    const claims = await this.client.validateJwt(token, { audiences: [this.config.clientId], logoutToken: true });
     return logoutNotice(claims, this.now());
   }
 

@@ -11,6 +11,7 @@ import { compactVerify, errors, type JWTPayload } from 'jose';
 import { ProviderUnavailableError } from '../providers/errors.js';
 import { InvalidTokenError } from './errors.js';
 import type { RemoteKeySet } from './key-set.js';
+import { isLogoutToken } from './logout-event.js';
 
 /** Tokens are a few KB (directory tokens with many groups near 6 KB); anything much bigger is refused before parsing. */
 export const MAX_TOKEN_LENGTH = 12 * 1024;
@@ -36,6 +37,8 @@ export interface JwtRules {
 export interface JwtExpectations {
   readonly audiences: readonly string[];
   readonly nonce?: string;
+  /** A back-channel logout, whose token is a logout token (logoutNotice checks it is one); every other use refuses logout tokens. */
+  readonly logoutToken?: boolean;
 }
 
 /** A token's claims read before verification, and the payload bytes they were read from. */
@@ -86,6 +89,7 @@ export async function validateJwt(token: string, rules: JwtRules, expected: JwtE
   }
   // A JWT's payload is always base64url-encoded (RFC 7519 §7.2), and the claims checked must be the signed bytes.
   if (verified.protectedHeader.b64 === false || !peeked.payload.equals(verified.payload)) throw new InvalidTokenError('malformed token');
+  if (expected.logoutToken !== true && isLogoutToken(verified.protectedHeader, peeked.claims)) throw new InvalidTokenError('a logout token, not accepted here');
   checkClaims(peeked.claims, issuer, expected, rules.now());
   return peeked.claims;
 }
