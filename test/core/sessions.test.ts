@@ -1,6 +1,10 @@
 // The session cache in front of the token store: one store read per session
-// at a time, and no read that raced a logout, or a provider's report of a
-// sign-out, can put the record back.
+// at a time, and no read or refresh that raced a logout, or a provider's report
+// of a sign-out, can put the record back.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
 import { expect } from 'chai';
 
 import { createLogger } from '../../src/logging.js';
@@ -8,7 +12,10 @@ import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
 import { signOutRetentionMs, type ProviderSignOut } from '../../src/core/session/provider-sign-outs.js';
 import type { SessionRecord } from '../../src/core/session/record.js';
 import { Sessions } from '../../src/core/session/sessions.js';
+import type { Provider, RefreshedTokens } from '../../src/core/providers/provider.js';
+import { FileSystemTokenStore } from '../../src/core/token-store/filesystem.js';
 import { MemoryTokenStore } from '../../src/core/token-store/memory.js';
+import type { TokenStore } from '../../src/core/token-store/token-store.js';
 
 /** A memory store whose reads wait until the test lets them finish, counting them. */
 class GatedStore<T> extends MemoryTokenStore<T> {
@@ -143,3 +150,73 @@ describe("providers' sign-outs (back-channel logout) and the session cache", () 
   });
 });
 
+
+describe('a logout while a refresh is at the provider', () => {
+  const refreshable: SessionRecord = { ...record, tokens: { accessToken: 'a-1', refreshToken: 'r-1', accessTokenExpiresAt: now + 60_000 } };
+
+  /** A provider whose refreshes are answered when the test says, counting them. */
+  function slowProvider() {
+    const pending: Array<() => void> = [];
+    const provider = {
+      alias: 'corp',
+      calls: 0,
+      refresh(): Promise<RefreshedTokens> {
+        provider.calls++;
+        return new Promise((resolve) => pending.push(() => resolve({ accessToken: `a-${provider.calls + 1}`, idToken: undefined, refreshToken: `r-${provider.calls + 1}`, accessTokenExpiresAt: Date.now() + 3_600_000 })));
+      },
+      answer: () => pending.splice(0).forEach((resolve) => resolve()),
+      get waiting() {
+        return pending.length;
+      },
+    };
+    return provider;
+  }
+  async function until(condition: () => boolean): Promise<void> {
+    while (!condition()) await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+
+  const stores: Record<string, () => TokenStore<SessionRecord>> = {
+    'memory store (no turns across instances)': () => new MemoryTokenStore<SessionRecord>(),
+    'file store (turns by lock files)': () => new FileSystemTokenStore<SessionRecord>({ directory: mkdtempSync(path.join(os.tmpdir(), 'gatehouse-sessions-')), app: 'a', masterKey: Buffer.alloc(32, 3) }),
+  };
+  for (const [name, makeStore] of Object.entries(stores)) {
+    it(`${name}: the answer that comes after the logout does not write the session back`, async () => {
+      const store = makeStore();
+      const provider = slowProvider();
+      const sessions = new Sessions(config, store, Buffer.alloc(32, 7), new Map([['corp', provider as unknown as Provider]]), createLogger('silent'));
+      await store.put('s-1', refreshable, refreshable.expiresAt);
+      const refreshing = sessions.refresh('s-1', refreshable);
+      await until(() => provider.waiting === 1); // at the provider
+      let loggedOut = false;
+      const logout = sessions.destroy('s-1').then(() => (loggedOut = true));
+      await settled();
+      provider.answer();
+      expect((await refreshing).ok).to.equal(true);
+      await logout;
+      expect(loggedOut).to.equal(true);
+      expect(await store.get('s-1')).to.equal(undefined);
+      expect(await sessions.load('s-1')).to.equal(undefined); // the copied cookie, replayed
+      // A refresh asked for after the logout finds no session, and asks the provider nothing.
+      expect(await sessions.refresh('s-1', refreshable)).to.deep.equal({ ok: false, reason: 'ended' });
+      expect(provider.calls).to.equal(1);
+    });
+  }
+
+  it('two instances sharing a file store: a logout on one waits for the refresh under way on the other', async () => {
+    const directory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-sessions-'));
+    const storeOf = () => new FileSystemTokenStore<SessionRecord>({ directory, app: 'a', masterKey: Buffer.alloc(32, 3) });
+    const provider = slowProvider();
+    const providers = new Map([['corp', provider as unknown as Provider]]);
+    const [first, second] = [new Sessions(config, storeOf(), Buffer.alloc(32, 7), providers, createLogger('silent')), new Sessions(config, storeOf(), Buffer.alloc(32, 7), providers, createLogger('silent'))];
+    await storeOf().put('s-1', refreshable, refreshable.expiresAt);
+    const refreshing = first.refresh('s-1', refreshable);
+    await until(() => provider.waiting === 1);
+    const logout = second.destroy('s-1');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    provider.answer();
+    await Promise.all([refreshing, logout]);
+    expect(await storeOf().get('s-1')).to.equal(undefined);
+    expect(await second.load('s-1')).to.equal(undefined);
+    rmSync(directory, { recursive: true, force: true });
+  });
+});

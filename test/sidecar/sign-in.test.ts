@@ -245,6 +245,52 @@ describe('server-directed sign-in against a real OpenID provider', function () {
   });
 });
 
+describe('a logout while a refresh is at the provider', function () {
+  this.timeout(30_000);
+  let deployment: Deployment;
+  /** Refresh requests to the provider's token endpoint held until the test lets them go (sign-ins pass). */
+  let holdRefreshes = false;
+  const held: Array<() => void> = [];
+
+  before(async () => {
+    deployment = await startDeployment({
+      interceptProvider: (req, res) => {
+        if (!holdRefreshes || req.method !== 'POST' || !(req.url ?? '').startsWith('/token') || req.headers['x-test-pass-through'] !== undefined) return false;
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          held.push(() => {
+            const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => ['authorization', 'content-type', 'accept'].includes(name)) as Array<[string, string]>);
+            void fetch(`${deployment.idp.issuer}/token`, { method: 'POST', headers: { ...headers, 'x-test-pass-through': '1' }, body: Buffer.concat(chunks) })
+              .then(async (real) => res.writeHead(real.status, { 'content-type': 'application/json' }).end(await real.text()))
+              .catch(() => res.destroy());
+          });
+        });
+        return true;
+      },
+    });
+  });
+  after(() => deployment.close());
+
+  it("the provider's answer, arriving after the logout, does not bring the session back: the copied cookie stays dead", async () => {
+    const browser = new Browser();
+    await signIn(browser, deployment);
+    const copied = browser.cookie(deployment.url, 'PlatformAuthSession')!.value;
+    holdRefreshes = true;
+    const refreshing = browser.request(`${deployment.url}/.auth/refresh`);
+    while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Signed out (the provider's own sign-out page is not needed for this), then the refresh's answer comes.
+    const logout = new Browser().request(`${deployment.url}/.auth/logout`, { headers: { cookie: `PlatformAuthSession=${copied}` } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    held.splice(0).forEach((release) => release());
+    holdRefreshes = false;
+    expect((await refreshing).status).to.equal(200);
+    expect((await logout).status).to.equal(302);
+    const replay = await new Browser().request(`${deployment.url}/.auth/me`, { headers: { cookie: `PlatformAuthSession=${copied}` } });
+    expect(replay.status, replay.body).to.equal(401);
+  });
+});
+
 describe('return URLs with their own query', function () {
   this.timeout(30_000);
 

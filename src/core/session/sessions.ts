@@ -155,8 +155,15 @@ export class Sessions {
     // Before and after the delete: a read in flight, or one that ran while the file was still
     // there, must not bring the record back into the cache (a replayed cookie would pass).
     this.#forget(id);
-    await this.store.delete(id);
-    this.#forget(id);
+    const end = async () => {
+      await this.store.delete(id);
+      this.#forget(id);
+    };
+    // A refresh at the provider writes the session back when its answer comes: the delete takes
+    // its turn after it (in this process, and through the store's turns in every instance
+    // sharing it), and a refresh that starts after it finds no session to renew.
+    await this.#refreshing.get(id)?.catch(() => undefined);
+    await (this.store.exclusive ? this.store.exclusive(id, end) : end());
   }
 
   #forget(id: string): void {
