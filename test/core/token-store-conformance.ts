@@ -40,6 +40,18 @@ export function tokenStoreConformance(name: string, create: () => Promise<StoreU
       expect((await subject.store.get('s1'))!.user).to.equal('alice');
     });
 
+    it('an expiry that is not a finite time is refused (RangeError), and what was stored stays', async () => {
+      await subject.store.put('s1', { v: 1 }, hour());
+      for (const expiresAt of [Number.POSITIVE_INFINITY, Number.NaN, Number.NEGATIVE_INFINITY]) {
+        await subject.store.put('s1', { v: 2 }, expiresAt).then(
+          () => expect.fail(`put with expiry ${expiresAt} was taken`),
+          (error: unknown) => expect(error).to.be.instanceOf(RangeError),
+        );
+      }
+      expect(await subject.store.get('s1')).to.deep.equal({ v: 1 });
+      expect(await subject.peer().get('s1')).to.deep.equal({ v: 1 });
+    });
+
     it('replaces a record on a second put', async () => {
       await subject.store.put('s1', { v: 1 }, hour());
       await subject.store.put('s1', { v: 2 }, hour());

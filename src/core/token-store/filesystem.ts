@@ -16,7 +16,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 import type { Logger } from '../../logging.js';
 import { deriveKey, EncryptionKeyError, parseEncryptionKey } from '../crypto/keys.js';
-import type { TokenStore } from './token-store.js';
+import { checkedExpiry, type TokenStore } from './token-store.js';
 
 const FORMAT = 1;
 const RECORD_SUFFIX = '.session';
@@ -226,6 +226,7 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
   }
 
   async put(id: string, record: T, expiresAt: number): Promise<void> {
+    checkedExpiry(expiresAt);
     const keys = await this.#loadKeys();
     const fileName = this.#fileName(keys.names, id);
     const iv = randomBytes(12);

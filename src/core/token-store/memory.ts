@@ -1,4 +1,4 @@
-import type { TokenStore } from './token-store.js';
+import { checkedExpiry, type TokenStore } from './token-store.js';
 
 /** A single-process store, for tests and one-instance deployments that need no persistence. */
 export class MemoryTokenStore<T> implements TokenStore<T> {
@@ -20,7 +20,7 @@ export class MemoryTokenStore<T> implements TokenStore<T> {
   }
 
   async put(id: string, record: T, expiresAt: number): Promise<void> {
-    this.#records.set(id, { json: JSON.stringify(record), expiresAt });
+    this.#records.set(id, { json: JSON.stringify(record), expiresAt: checkedExpiry(expiresAt) });
   }
 
   async delete(id: string): Promise<void> {

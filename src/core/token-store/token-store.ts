@@ -9,7 +9,11 @@
  */
 export interface TokenStore<T> {
   get(id: string): Promise<T | undefined>;
-  /** Creates or replaces the record; `expiresAt` is ms since the epoch. */
+  /**
+   * Creates or replaces the record; `expiresAt` is ms since the epoch, a finite number (anything
+   * else rejects with a RangeError and leaves what was stored as it was: a record whose expiry JSON
+   * cannot hold would be written as one that no read accepts).
+   */
   put(id: string, record: T, expiresAt: number): Promise<void>;
   /** Removes the record; removing an absent record is not an error. */
   delete(id: string): Promise<void>;
@@ -27,4 +31,10 @@ export interface TokenStore<T> {
    * Without it, refreshes take turns within one process only.
    */
   exclusive?<R>(id: string, work: () => Promise<R>): Promise<R>;
+}
+
+/** `expiresAt` as put takes it; throws the RangeError put rejects with. */
+export function checkedExpiry(expiresAt: number): number {
+  if (!Number.isFinite(expiresAt)) throw new RangeError(`a token store record's expiry must be a finite time, not ${expiresAt}`);
+  return expiresAt;
 }
