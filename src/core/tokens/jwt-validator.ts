@@ -3,7 +3,8 @@
 // provider announces, never symmetric); the claims (iss, aud, exp, nbf, iat,
 // nonce) are checked here, on the claims read before verification, once the
 // verified payload is shown to be exactly the bytes they were read from.
-// Header fields that point at other keys (jku, x5u, jwk) are never used.
+// Header fields that point at other keys (jku, x5u, jwk) are never used. A
+// back-channel logout token is taken only where a logout token is expected.
 import { isUtf8 } from 'node:buffer';
 
 import { compactVerify, errors, type JWTPayload } from 'jose';
