@@ -73,15 +73,18 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
     ...(options.version ? { version: options.version } : {}),
     ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
   });
+  // Each store, with what its sweep logs when it removed records and when it failed.
+  const sweeps = [
+    [store, 'expired sessions swept', 'session sweep failed'],
+    [signOutStore, 'expired provider sign-outs swept', 'provider sign-out sweep failed'],
+  ] as const;
   const sweep = setInterval(() => {
-    store.sweep().then(
-      (removed) => removed > 0 && logger.info({ removed }, 'expired sessions swept'),
-      (error: unknown) => logger.warn({ reason: (error as Error).message }, 'session sweep failed'),
-    );
-    signOutStore.sweep().then(
-      (removed) => removed > 0 && logger.info({ removed }, 'expired provider sign-outs swept'),
-      (error: unknown) => logger.warn({ reason: (error as Error).message }, 'provider sign-out sweep failed'),
-    );
+    for (const [swept, removedMessage, failedMessage] of sweeps) {
+      swept.sweep().then(
+        (removed) => removed > 0 && logger.info({ removed }, removedMessage),
+        (error: unknown) => logger.warn({ reason: (error as Error).message }, failedMessage),
+      );
+    }
   }, SWEEP_INTERVAL_MS);
   sweep.unref();
   return { layer, close: () => clearInterval(sweep) };

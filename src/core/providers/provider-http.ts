@@ -136,4 +136,3 @@ export function expiryAfter(expiresIn: unknown, now: number): number | undefined
   if (typeof seconds !== 'number' || !(seconds > 0)) return undefined;
   return now + Math.min(seconds, LONGEST_TOKEN_LIFETIME_SECONDS) * 1000;
 }
-

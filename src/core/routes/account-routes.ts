@@ -164,10 +164,11 @@ export async function logout(context: LayerContext, request: RouteRequest): Prom
 export function logoutComplete(context: LayerContext, request: RouteRequest): Decision {
   const state = request.searchParams.get('state');
   const opened = state === null ? undefined : unseal<string>(context.transactionKey, 'logout', state, context.now());
-  const target = opened?.ok ? opened.value : logoutDonePath(context);
+  const done = logoutDonePath(context);
+  const target = opened?.ok ? opened.value : done;
   // Validated when sealed; validated again, as a sealed value is only as good as its contents.
   const verdict = validateReturnUrl(target, context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
-  return redirectDecision(verdict.ok ? verdict.location : logoutDonePath(context));
+  return redirectDecision(verdict.ok ? verdict.location : done);
 }
 
 export function loginDone(): Decision {
