@@ -7,7 +7,7 @@ import fc from 'fast-check';
 
 import { Browser } from '../support/browser.js';
 import { forwarded, principal } from '../support/principal.js';
-import { assertAnyProfileEndsClearly, mostly, oddJson } from '../support/profile-property.js';
+import { assertAnyProfileEndsClearly, assertEachRefused, mostly, oddJson } from '../support/profile-property.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
 import { FACEBOOK_USER, facebookDocument, startFacebook, type FacebookStandIn } from '../stand-ins/facebook.js';
 
@@ -96,14 +96,8 @@ describe('facebook provider: a profile of any shape (property test over HTTP)', 
   });
 
   it('an id that is not a string of digits ("", "1e21", " 42", -1, 1.5, an object) is no Graph answer: a 502 page, nobody signed in', async () => {
-    for (const id of ['', '1e21', ' 42', '0', 'fay', -1, 1.5, { id: '1' }]) {
-      facebook.profileAnswer = { id, name: 'Fay Book' };
-      const browser = new Browser();
-      const last = (await browser.follow(`${deployment.url}/`)).at(-1)!;
-      facebook.profileAnswer = undefined;
-      expect(last.status, JSON.stringify(id)).to.equal(502);
-      expect(browser.cookie(deployment.url, 'PlatformAuthSession'), JSON.stringify(id)).to.equal(undefined);
-    }
+    const answers = ['', '1e21', ' 42', '0', 'fay', -1, 1.5, { id: '1' }].map((id) => ({ id, name: 'Fay Book' }));
+    await assertEachRefused(deployment, answers, (answer) => (facebook.profileAnswer = answer));
   });
 
   it('a sign-in ends in a clear answer, never a 500; a session it makes serves pages with the numeric id and a name', async () => {

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 
 import { Browser } from '../support/browser.js';
 import { forwarded, principal } from '../support/principal.js';
-import { assertAnyProfileEndsClearly, mostly, oddJson } from '../support/profile-property.js';
+import { assertAnyProfileEndsClearly, assertEachRefused, mostly, oddJson } from '../support/profile-property.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
 import { gitHubDocument, startGitHub, OCTOCAT, type GitHubStandIn } from '../stand-ins/github.js';
 
@@ -127,14 +127,8 @@ describe('github provider: a profile of any shape (property test over HTTP)', fu
   );
 
   it('an id that is not a positive integer (0, -1, 1.5, "583231") is no GitHub answer: a 502 page, nobody signed in', async () => {
-    for (const id of [0, -1, 1.5, '583231']) {
-      github.profileAnswers = { user: { id, login: 'octocat' } };
-      const browser = new Browser();
-      const last = (await browser.follow(`${deployment.url}/`)).at(-1)!;
-      github.profileAnswers = undefined;
-      expect(last.status, String(id)).to.equal(502);
-      expect(browser.cookie(deployment.url, 'PlatformAuthSession'), String(id)).to.equal(undefined);
-    }
+    const answers = [0, -1, 1.5, '583231'].map((id) => ({ user: { id, login: 'octocat' } }));
+    await assertEachRefused(deployment, answers, (answer) => (github.profileAnswers = answer));
   });
 
   it('a sign-in ends in a clear answer, never a 500; a session it makes serves pages with the numeric id and the login', async () => {

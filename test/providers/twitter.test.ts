@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { oauthSigner } from '../../src/core/providers/twitter.js';
 import { Browser } from '../support/browser.js';
 import { forwarded, principal } from '../support/principal.js';
-import { assertAnyProfileEndsClearly, mostly, oddJson } from '../support/profile-property.js';
+import { assertAnyProfileEndsClearly, assertEachRefused, mostly, oddJson } from '../support/profile-property.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
 import { startTwitter, twitterDocument, TWITTER_USER, type TwitterStandIn } from '../stand-ins/twitter.js';
 
@@ -95,14 +95,8 @@ describe('twitter provider (OAuth 1.0a)', () => {
     });
 
     it('an id_str that is not a string of digits ("", "1e21", " 42", "0") is no Twitter answer: a 502 page, nobody signed in', async () => {
-      for (const id of ['', '1e21', ' 42', '0', 'twitterapi', -1, 1.5]) {
-        twitter.profileAnswer = { id_str: id, screen_name: 'twitterapi' };
-        const browser = new Browser();
-        const last = (await browser.follow(`${deployment.url}/`)).at(-1)!;
-        twitter.profileAnswer = undefined;
-        expect(last.status, JSON.stringify(id)).to.equal(502);
-        expect(browser.cookie(deployment.url, 'PlatformAuthSession'), JSON.stringify(id)).to.equal(undefined);
-      }
+      const answers = ['', '1e21', ' 42', '0', 'twitterapi', -1, 1.5].map((id) => ({ id_str: id, screen_name: 'twitterapi' }));
+      await assertEachRefused(deployment, answers, (answer) => (twitter.profileAnswer = answer));
     });
 
     it('a sign-in ends in a clear answer, never a 500; a session it makes serves pages with the numeric id and the screen name', async () => {

@@ -11,9 +11,7 @@ import fc from 'fast-check';
 
 import { Browser } from '../support/browser.js';
 import { signIn, startDeployment, type Deployment } from '../support/sign-in.js';
-
-/** Set on the provider's own call to its token endpoint, which the interceptor lets through. */
-const PASS = 'x-test-pass-through';
+import { bodyOf, isTokenCall, passToProvider } from '../support/token-endpoint.js';
 
 type TokenAnswer =
   | { readonly kind: 'made-up'; readonly status: number; readonly contentType: string | undefined; readonly body: string }
@@ -76,23 +74,19 @@ describe('a provider that answers strangely (property test over HTTP)', function
 
   /** The provider's token endpoint, as the property has it answer. */
   function intercept(req: http.IncomingMessage, res: http.ServerResponse, issuer: string): boolean {
-    if (req.method !== 'POST' || !(req.url ?? '').startsWith('/token') || req.headers[PASS] !== undefined || next === undefined) return false;
+    if (!isTokenCall(req) || next === undefined) return false;
     const planned = next;
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void (async () => {
-        if (planned.kind === 'made-up') {
-          res.writeHead(planned.status, planned.contentType ? { 'content-type': planned.contentType } : {}).end(planned.body);
-          return;
-        }
-        const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => ['authorization', 'content-type', 'accept'].includes(name)) as Array<[string, string]>);
-        const real = await fetch(`${issuer}/token`, { method: 'POST', headers: { ...headers, [PASS]: '1' }, body: Buffer.concat(chunks) });
-        const json = (await real.json()) as Record<string, unknown>;
-        for (const name of planned.removed) delete json[name];
-        res.writeHead(real.status, { 'content-type': 'application/json' }).end(JSON.stringify({ ...json, ...planned.changes }));
-      })().catch((error: unknown) => res.writeHead(599).end(String(error)));
-    });
+    void (async () => {
+      const body = await bodyOf(req);
+      if (planned.kind === 'made-up') {
+        res.writeHead(planned.status, planned.contentType ? { 'content-type': planned.contentType } : {}).end(planned.body);
+        return;
+      }
+      const real = await passToProvider(issuer, req, body);
+      const json = (await real.json()) as Record<string, unknown>;
+      for (const name of planned.removed) delete json[name];
+      res.writeHead(real.status, { 'content-type': 'application/json' }).end(JSON.stringify({ ...json, ...planned.changes }));
+    })().catch((error: unknown) => res.writeHead(599).end(String(error)));
     return true;
   }
 

@@ -8,6 +8,7 @@ import { MAX_PENDING_LOGINS } from '../../src/core/routes/login-flow.js';
 import { Browser } from '../support/browser.js';
 import { forwarded, principal } from '../support/principal.js';
 import { defaultDocument, pendingLogins, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
+import { bodyOf, isTokenCall, passToProvider } from '../support/token-endpoint.js';
 
 describe('server-directed sign-in against a real OpenID provider', function () {
   this.timeout(30_000);
@@ -255,17 +256,14 @@ describe('a logout while a refresh is at the provider', function () {
   before(async () => {
     deployment = await startDeployment({
       interceptProvider: (req, res) => {
-        if (!holdRefreshes || req.method !== 'POST' || !(req.url ?? '').startsWith('/token') || req.headers['x-test-pass-through'] !== undefined) return false;
-        const chunks: Buffer[] = [];
-        req.on('data', (chunk: Buffer) => chunks.push(chunk));
-        req.on('end', () => {
+        if (!holdRefreshes || !isTokenCall(req)) return false;
+        void bodyOf(req).then((body) =>
           held.push(() => {
-            const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => ['authorization', 'content-type', 'accept'].includes(name)) as Array<[string, string]>);
-            void fetch(`${deployment.idp.issuer}/token`, { method: 'POST', headers: { ...headers, 'x-test-pass-through': '1' }, body: Buffer.concat(chunks) })
+            passToProvider(deployment.idp.issuer, req, body)
               .then(async (real) => res.writeHead(real.status, { 'content-type': 'application/json' }).end(await real.text()))
               .catch(() => res.destroy());
-          });
-        });
+          }),
+        );
         return true;
       },
     });

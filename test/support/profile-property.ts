@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 
-import { Browser } from './browser.js';
+import { Browser, type Response } from './browser.js';
 import { forwarded } from './principal.js';
 import type { GatewayDeployment } from './sign-in.js';
 
@@ -21,24 +21,43 @@ export function mostly<T>(usual: T): fc.Arbitrary<unknown> {
 }
 
 /**
- * Signs in through `deployment` once per generated answer (`serve` makes the stand-in answer with
- * it; `serve(undefined)` restores the user's own profile). Returns how many sign-ins made a session.
+ * A browser's sign-in through `deployment` while the stand-in answers the profile call with `answer`
+ * (`serve` makes it do so; `serve(undefined)` restores the user's own profile): the last answer, and
+ * whether a session was made.
+ */
+async function signInWith<T>(deployment: GatewayDeployment, answer: T, serve: (answer: T | undefined) => void): Promise<{ last: Response; signedIn: boolean; what: string }> {
+  serve(answer);
+  const browser = new Browser();
+  let hops;
+  try {
+    hops = await browser.follow(`${deployment.url}/`);
+  } finally {
+    serve(undefined);
+  }
+  const last = hops.at(-1)!;
+  const what = `${JSON.stringify(answer).slice(0, 300)} → ${last.status} ${last.body.slice(0, 200)}`;
+  return { last, signedIn: browser.cookie(deployment.url, 'PlatformAuthSession') !== undefined, what };
+}
+
+/** Each answer is none the provider sends: its sign-in ends in a 502 page, and nobody is signed in. */
+export async function assertEachRefused<T>(deployment: GatewayDeployment, answers: readonly T[], serve: (answer: T | undefined) => void): Promise<void> {
+  for (const answer of answers) {
+    const { last, signedIn, what } = await signInWith(deployment, answer, serve);
+    expect(last.status, what).to.equal(502);
+    expect(signedIn, what).to.equal(false);
+  }
+}
+
+/**
+ * Signs in through `deployment` once per generated answer (see signInWith). Returns how many
+ * sign-ins made a session.
  */
 export async function assertAnyProfileEndsClearly<T>(deployment: GatewayDeployment, answers: fc.Arbitrary<T>, serve: (answer: T | undefined) => void, numRuns: number): Promise<number> {
   let signedIn = 0;
   await fc.assert(
     fc.asyncProperty(answers, async (answer) => {
-      serve(answer);
-      const browser = new Browser();
-      let hops;
-      try {
-        hops = await browser.follow(`${deployment.url}/`);
-      } finally {
-        serve(undefined);
-      }
-      const last = hops.at(-1)!;
-      const what = `${JSON.stringify(answer).slice(0, 300)} → ${last.status} ${last.body.slice(0, 200)}`;
-      if (browser.cookie(deployment.url, 'PlatformAuthSession') === undefined) {
+      const { last, signedIn: made, what } = await signInWith(deployment, answer, serve);
+      if (!made) {
         expect(last.status, what).to.be.within(400, 599);
         expect(last.status, what).to.not.equal(500);
         return;
