@@ -21,6 +21,7 @@ import { bearerIdentity, bearerToken, exchangeToken, invalidTokenDecision } from
 import { finishLogin, loginPath, returnUrlParameter, startLogin } from './routes/login-flow.js';
 import { transition, type LifecycleTrigger, type SessionState } from './session/lifecycle.js';
 import type { SessionRecord } from './session/record.js';
+import { ExchangedSessions } from './session/exchanged-sessions.js';
 import type { ProviderSignOut } from './session/provider-sign-outs.js';
 import { Sessions } from './session/sessions.js';
 import type { TokenStore } from './token-store/token-store.js';
@@ -90,6 +91,7 @@ export class AuthLayer {
       authTokens: new AuthenticationTokens(deriveKey(options.masterKey, 'authentication-token', options.config.app), options.config.app, now),
       bearerCache: new ValidatedTokenCache<Identity>(now, options.bearerCacheMax),
       bearerIssuers: new Map(),
+      exchangedSessions: new ExchangedSessions(),
       logger,
       now,
       version: options.version ?? '0.0.0',

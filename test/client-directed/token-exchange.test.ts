@@ -7,7 +7,7 @@ import { SignJWT } from 'jose';
 
 import { Browser, type Response } from '../support/browser.js';
 import { forwarded } from '../support/principal.js';
-import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
+import { sessionRecordFiles, startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
 import { startGitHub, type GitHubStandIn } from '../stand-ins/github.js';
 import { startTokenIssuer, type TokenIssuer } from '../stand-ins/token-issuer.js';
 import { startTwitter, type TwitterStandIn } from '../stand-ins/twitter.js';
@@ -91,6 +91,36 @@ describe('token exchange and X-ZUMO-AUTH', () => {
     expect(after.status).to.equal(401);
     expect(after.headers['www-authenticate']).to.match(/invalid_token/);
     expect((await withToken('/.auth/me', token)).status).to.equal(401);
+  });
+
+  it('the same provider token exchanged again gets its session back: a token replayed in a loop writes one record, not one per call', async () => {
+    const sessionId = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { sid: string }).sid;
+    const before = (await sessionRecordFiles(deployment)).length;
+    const token = await corp.mint({ iss: corp.issuer('/corp'), aud: 'corp-app', sub: 'replayed-user' });
+    const first = authenticationToken(await exchange('corp', { id_token: token }));
+    // One after another, then many at once (the first of them makes nothing new either).
+    const again = [authenticationToken(await exchange('corp', { id_token: token }))];
+    again.push(...(await Promise.all(Array.from({ length: 12 }, () => exchange('corp', { id_token: token })))).map(authenticationToken));
+    expect(new Set([first, ...again].map(sessionId)).size).to.equal(1);
+    expect((await sessionRecordFiles(deployment)).length).to.equal(before + 1);
+    for (const each of again) expect((await withToken('/x', each)).status).to.equal(200);
+    // Every exchange is still checked in full: the same token with a wrong signature is refused, not answered from memory.
+    expect((await exchange('corp', { id_token: `${token.slice(0, -4)}AAAA` })).status).to.equal(401);
+    // Another token of the same user is another sign-in.
+    const other = authenticationToken(await exchange('corp', { id_token: await corp.mint({ iss: corp.issuer('/corp'), aud: 'corp-app', sub: 'replayed-user', jti: 'another-sign-in' }) }));
+    expect(sessionId(other)).to.not.equal(sessionId(first));
+    expect((await sessionRecordFiles(deployment)).length).to.equal(before + 2);
+    // Signed out, the session is not handed out again: the token makes a new one, and what was signed out stays so.
+    expect((await withToken('/.auth/logout', first)).status).to.equal(302);
+    const renewed = authenticationToken(await exchange('corp', { id_token: token }));
+    expect(sessionId(renewed)).to.not.equal(sessionId(first));
+    expect((await withToken('/x', renewed)).status).to.equal(200);
+    for (const each of [first, ...again]) expect((await withToken('/x', each)).status).to.equal(401);
+    // A GitHub access token, checked with GitHub each time, makes one session too.
+    const githubToken = github.issueToken();
+    const githubSessions = new Set<string>();
+    for (let i = 0; i < 3; i++) githubSessions.add(sessionId(authenticationToken(await exchange('github', { access_token: githubToken }))));
+    expect(githubSessions.size).to.equal(1);
   });
 
   it('refuses a forged, an expired and a foreign-app authentication token', async () => {

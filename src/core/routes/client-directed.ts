@@ -7,6 +7,8 @@ import { BodyTimeoutError, BodyTooLargeError, headerValue, mediaType, TIMED_OUT_
 import { jsonDecision } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import type { Provider, SignIn, TokenExchange } from '../providers/provider.js';
+import { ExchangedSessions } from '../session/exchanged-sessions.js';
+import type { SessionRecord } from '../session/record.js';
 import { InvalidTokenError, TokenForbiddenError } from '../tokens/errors.js';
 import { MAX_TOKEN_LENGTH, peekToken, type PeekedToken } from '../tokens/jwt-validator.js';
 import { ValidatedTokenCache } from '../tokens/validated-token-cache.js';
@@ -202,9 +204,24 @@ export async function exchangeToken(context: LayerContext, request: RouteRequest
     context.logger.warn({ provider: provider.alias, reason: `${unsendable} holds a control character` }, 'token exchange refused');
     return invalidTokenDecision(`the ${unsendable} holds a control character: it cannot be passed on as a header`);
   }
-  const record = sessionRecord(context, provider, signIn, request.origin.host);
-  const id = await context.sessions.create(record);
+  const made = sessionRecord(context, provider, signIn, request.origin.host);
+  const { id, session: record } = await context.exchangedSessions.session(
+    ExchangedSessions.key(provider.alias, request.origin.host, parsed.exchange),
+    (known) => usableExchangedSession(context, known, made, request.origin.host),
+    async () => ({ id: await context.sessions.create(made), session: made }),
+  );
   const authenticationToken = await context.authTokens.issue(id, { userId: record.userId, provider: provider.alias, expiresAt: record.expiresAt });
   context.logger.info({ provider: provider.alias, path: request.view.path }, 'signed in (token exchange)');
   return jsonDecision(200, { authenticationToken, user: { userId: record.userId } });
+}
+
+/**
+ * The session an earlier exchange of the same token made, if it still is one a request could use: not
+ * signed out or expired, and still this user's with today's provider configuration.
+ */
+async function usableExchangedSession(context: LayerContext, id: string, made: SessionRecord, host: string): Promise<SessionRecord | undefined> {
+  // A store that cannot be read now is no reason to refuse the exchange: a new session is made (or fails to be, clearly).
+  const record = await context.sessions.load(id).catch(() => undefined);
+  if (record === undefined || record.provider !== made.provider || record.userId !== made.userId) return undefined;
+  return context.sessions.assess(record, host).kind === 'reauth' ? undefined : record;
 }

@@ -6,6 +6,8 @@ import type { Identity } from '../identity.js';
 import type { Provider } from '../providers/provider.js';
 import type { AuthenticationTokens } from '../tokens/authentication-token.js';
 import type { ValidatedTokenCache } from '../tokens/validated-token-cache.js';
+import type { ExchangedSessions } from '../session/exchanged-sessions.js';
+import type { SessionRecord } from '../session/record.js';
 import type { Sessions } from '../session/sessions.js';
 
 /** What every route handler of the auth layer works with. */
@@ -21,6 +23,8 @@ export interface LayerContext {
   readonly bearerCache: ValidatedTokenCache<Identity>;
   /** Which providers accept which bearer-token issuers (learned on first sight). */
   readonly bearerIssuers: Map<string, readonly Provider[]>;
+  /** Sessions token exchange made, by what was exchanged: the same token exchanged again gets its session back. */
+  readonly exchangedSessions: ExchangedSessions<SessionRecord>;
   readonly logger: Logger;
   readonly now: () => number;
   readonly version: string;

@@ -1,0 +1,65 @@
+// Sessions made by token exchange, remembered by what was exchanged. Every
+// exchange is still checked in full (signature, expiry, the provider's own
+// answer); what is saved is the session: the same provider token exchanged
+// again, by an app that exchanges on every start or by a caller replaying one
+// valid token in a loop, is answered with the session it made before instead of
+// writing one more record to the store each time (a stolen or shared token could
+// otherwise fill the store's disk, a record per request, for as long as it is valid).
+//
+// Keyed by a SHA-256 digest (the keys never hold a credential), bounded; the
+// oldest entries go first. Each instance remembers its own exchanges: instances
+// sharing a store make at most one session each for a token.
+import { hash } from 'node:crypto';
+
+import type { TokenExchange } from '../providers/provider.js';
+
+export const EXCHANGED_SESSIONS_MAX = 10_000;
+
+/** What an exchange is remembered by: its SHA-256 digest, one byte per character. */
+export type ExchangeKey = string & { readonly __exchangeKey: unique symbol };
+
+export class ExchangedSessions<Session> {
+  readonly #ids = new Map<ExchangeKey, string>();
+  /** Sessions being made, so that concurrent exchanges of one token make one. */
+  readonly #making = new Map<ExchangeKey, Promise<{ id: string; session: Session }>>();
+
+  constructor(private readonly max = EXCHANGED_SESSIONS_MAX) {}
+
+  /**
+   * Everything the provider was given (a Twitter secret or a PKCE verifier makes another exchange),
+   * for which provider and host: a session is bound to the host it was made on.
+   */
+  static key(provider: string, host: string, exchange: TokenExchange): ExchangeKey {
+    const fields = [exchange.accessToken, exchange.accessTokenSecret, exchange.idToken, exchange.authorizationCode, exchange.redirectUri, exchange.codeVerifier];
+    return hash('sha256', JSON.stringify([provider, host.toLowerCase(), fields]), 'binary') as ExchangeKey;
+  }
+
+  /**
+   * The session this exchange made before, when `stillUsable` finds it still is one; else a new one
+   * from `make`. Concurrent callers with one key share the session one of them makes.
+   */
+  async session(key: ExchangeKey, stillUsable: (id: string) => Promise<Session | undefined>, make: () => Promise<{ id: string; session: Session }>): Promise<{ id: string; session: Session }> {
+    const making = this.#making.get(key);
+    if (making !== undefined) return making;
+    const known = this.#ids.get(key);
+    if (known !== undefined) {
+      const session = await stillUsable(known);
+      if (session !== undefined) return { id: known, session };
+      if (this.#ids.get(key) === known) this.#ids.delete(key);
+      // Another caller may have started making one while this one looked.
+      const started = this.#making.get(key);
+      if (started !== undefined) return started;
+    }
+    const made = make().finally(() => this.#making.delete(key));
+    this.#making.set(key, made);
+    const { id } = await made;
+    this.#ids.delete(key);
+    this.#ids.set(key, id);
+    if (this.#ids.size > this.max) this.#ids.delete(this.#ids.keys().next().value as ExchangeKey);
+    return made;
+  }
+
+  get size(): number {
+    return this.#ids.size;
+  }
+}
