@@ -13,16 +13,20 @@ const SAFE_OWN_PAGES = ['/login/done', '/logout/done'];
 /** Host-local base used to resolve relative paths; never emitted. */
 const LOCAL_BASE = 'https://gatehouse.invalid';
 
+/**
+ * Each run of percent-escapes decoded as UTF-8 (what cannot be is U+FFFD), and a `%` that starts no
+ * escape left as it is: one malformed escape (`#%%`) must not stop the rest of the URL from being
+ * looked through, as it would with decodeURIComponent, which refuses the whole string.
+ */
+function decodeTolerantly(value: string): string {
+  return value.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8'));
+}
+
 function decodeLayers(value: string): string[] {
   const layers = [value];
   let current = value;
   for (let i = 0; i < DECODE_LAYERS; i++) {
-    let next: string;
-    try {
-      next = decodeURIComponent(current);
-    } catch {
-      break; // malformed escapes stay as they are; the raw layer is still checked
-    }
+    const next = decodeTolerantly(current);
     if (next === current) break;
     layers.push(next);
     current = next;
@@ -47,11 +51,25 @@ function pathProblem(layers: readonly string[], apiPrefix: string): string | und
   if (layers.some(hasSmuggling)) return 'control character or backslash';
   // Every decoding layer must still be a path on this origin.
   if (!layers.every(isRelativePath)) return 'scheme-relative';
-  const ownRoute = layers.some((layer) => {
-    const path = new URL(layer, LOCAL_BASE).pathname;
+  return throughOwnRoute(layers, apiPrefix) ? 'nested redirect through an authentication route' : undefined;
+}
+
+/**
+ * Whether any decoding layer of a path (each starts with `/`) names one of gatehouse's routes under
+ * `apiPrefix` other than its done pages, once its dot segments are resolved. Appended to a base
+ * rather than resolved against it: an allowed URL's path may start with `//`. One that no URL
+ * parser takes counts as a route (fail closed).
+ */
+function throughOwnRoute(layers: readonly string[], apiPrefix: string): boolean {
+  return layers.some((layer) => {
+    let path: string;
+    try {
+      path = new URL(`${LOCAL_BASE}${layer}`).pathname;
+    } catch {
+      return true;
+    }
     return (path === apiPrefix || path.startsWith(`${apiPrefix}/`)) && !SAFE_OWN_PAGES.includes(path.slice(apiPrefix.length));
   });
-  return ownRoute ? 'nested redirect through an authentication route' : undefined;
 }
 
 /**
@@ -75,8 +93,8 @@ export function challengeReturnUrl(path: string, query: string, apiPrefix = '/.a
  * scheme-relative `//host`, `/\host`, encoded backslashes, control characters,
  * `https:host`, credentials (`http://allowed@evil`), other schemes, and
  * redirect chains: gatehouse's own routes under `apiPrefix` (login, logout,
- * callbacks; only its done pages are allowed) and external URLs that carry a
- * return URL themselves. An app path's own query is the app's business.
+ * callbacks; only its done pages are allowed), on this origin or an allowed
+ * one, and external URLs that carry a return URL themselves. An app path's own query is the app's business.
  */
 export function validateReturnUrl(raw: string, allowedExternal: readonly string[] = [], apiPrefix = '/.auth'): ReturnUrlVerdict {
   if (raw.length === 0) return { ok: false, reason: 'empty' };
@@ -117,6 +135,9 @@ export function validateReturnUrl(raw: string, allowedExternal: readonly string[
     }
   });
   if (!allowed) return { ok: false, reason: 'external origin not allowed' };
+  // An allowed origin is often the app's own (or another app behind gatehouse): its authentication
+  // routes chain redirects there as they would here.
+  if (throughOwnRoute(decodeLayers(url.pathname), apiPrefix)) return { ok: false, reason: 'nested redirect through an authentication route' };
   return located(url.href);
 }
 

@@ -20,6 +20,8 @@ describe('return URL validation (no open redirects)', () => {
     ['https://app.example.com/after', 'https://app.example.com/after'],
     ['https://APP.example.com:443/x', 'https://app.example.com/x'],
     ['https://partner.example.org:8443/', 'https://partner.example.org:8443/'],
+    ['https://app.example.com/.auth/login/done', 'https://app.example.com/.auth/login/done'],
+    ['/search?q=100%', '/search?q=100%'],
   ];
   for (const [raw, location] of accepted) {
     it(`accepts ${JSON.stringify(raw)}`, () => {
@@ -74,6 +76,14 @@ describe('return URL validation (no open redirects)', () => {
     '/%2Eauth/login/aad?post_login_redirect_uri=https://evil.example',
     '/%252Eauth/logout',
     '/a/../.auth/login/aad',
+    // A malformed escape elsewhere (the fragment) does not stop the rest from being decoded.
+    '/.auth%2Flogin%2Faad#%%',
+    '/%2eauth/logout?x=%zz',
+    // An allowed origin (here the app's own) is no way through gatehouse's routes either.
+    'https://app.example.com/.auth/logout',
+    'https://app.example.com/.auth/login/aad',
+    'https://app.example.com/x/../.auth/refresh',
+    'https://app.example.com/%2eauth/login/aad/callback',
     'https://app.example.com/login?next=https://evil.example',
     'https://app.example.com/x?post_login_redirect_uri=//evil.example',
     `/${'a'.repeat(3000)}`,
