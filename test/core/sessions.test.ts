@@ -15,6 +15,7 @@ import { Sessions } from '../../src/core/session/sessions.js';
 import type { Provider, RefreshedTokens } from '../../src/core/providers/provider.js';
 import { FileSystemTokenStore } from '../../src/core/token-store/filesystem.js';
 import { MemoryTokenStore } from '../../src/core/token-store/memory.js';
+import { capturingLogger } from '../support/logs.js';
 import type { TokenStore } from '../../src/core/token-store/token-store.js';
 
 /** A memory store whose reads wait until the test lets them finish, counting them. */
@@ -219,4 +220,72 @@ describe('a logout while a refresh is at the provider', () => {
     expect(await second.load('s-1')).to.equal(undefined);
     rmSync(directory, { recursive: true, force: true });
   });
+});
+
+describe('a refresh the store fails to keep (a full disk, say)', () => {
+  const refreshable: SessionRecord = { ...record, tokens: { accessToken: 'a-1', refreshToken: 'r-1', accessTokenExpiresAt: now + 60_000 } };
+  /** A provider that rotates refresh tokens, as oidc-provider does: each refresh token is good once. */
+  function rotatingProvider() {
+    const provider = {
+      alias: 'corp',
+      redeemed: [] as string[],
+      async refresh(refreshToken: string): Promise<RefreshedTokens> {
+        if (provider.redeemed.includes(refreshToken)) throw Object.assign(new Error('grant revoked'), { name: 'ProviderRefusedError' });
+        provider.redeemed.push(refreshToken);
+        const next = provider.redeemed.length + 1;
+        return { accessToken: `a-${next}`, idToken: undefined, refreshToken: `r-${next}`, accessTokenExpiresAt: Date.now() + 3_600_000 };
+      },
+    };
+    return provider;
+  }
+  /** Makes a store refuse writes while `full` is set, as a full disk does. */
+  function failingWrites<S extends TokenStore<SessionRecord>>(store: S): S & { full: boolean } {
+    const failing = Object.assign(store, { full: false });
+    const put = store.put.bind(store);
+    failing.put = async (id, value, expiresAt) => {
+      if (failing.full) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+      return put(id, value, expiresAt);
+    };
+    return failing;
+  }
+  const stores: Record<string, () => TokenStore<SessionRecord>> = {
+    'memory store': () => new MemoryTokenStore<SessionRecord>(),
+    'file store': () => new FileSystemTokenStore<SessionRecord>({ directory: mkdtempSync(path.join(os.tmpdir(), 'gatehouse-sessions-')), app: 'a', masterKey: Buffer.alloc(32, 3) }),
+  };
+  for (const [name, makeStore] of Object.entries(stores)) {
+    it(`${name}: the rotated tokens are served from memory and stored once the store takes them again; the session goes on`, async () => {
+      const store = failingWrites(makeStore());
+      const provider = rotatingProvider();
+      const logs = capturingLogger();
+      // No session cache: every request reads the store, so only the kept refresh can answer.
+      const sessions = new Sessions(config, store, Buffer.alloc(32, 7), new Map([['corp', provider as unknown as Provider]]), logs.logger, Date.now, 0);
+      await store.put('s-1', refreshable, refreshable.expiresAt);
+      store.full = true;
+      const first = await sessions.refresh('s-1', refreshable);
+      expect(first.ok).to.equal(true);
+      expect((await store.get('s-1'))!.tokens.refreshToken, 'not stored').to.equal('r-1');
+      expect(logs.lines().some((line) => line.level === 50 && /refreshed session not stored/.test(String(line.msg)))).to.equal(true);
+      const served = await sessions.load('s-1');
+      expect(served!.tokens).to.include({ accessToken: 'a-2', refreshToken: 'r-2' });
+      // The next refresh redeems the rotated token, not the one the provider already took (which would end the grant).
+      expect((await sessions.refresh('s-1', served!)).ok).to.equal(true);
+      expect(provider.redeemed).to.deep.equal(['r-1', 'r-2']);
+      store.full = false;
+      expect((await sessions.load('s-1'))!.tokens.refreshToken).to.equal('r-3');
+      expect((await store.get('s-1'))!.tokens.refreshToken, 'stored on the next read').to.equal('r-3');
+    });
+
+    it(`${name}: a logout ends a session whose refresh was not stored: nothing brings it back from memory`, async () => {
+      const store = failingWrites(makeStore());
+      const sessions = new Sessions(config, store, Buffer.alloc(32, 7), new Map([['corp', rotatingProvider() as unknown as Provider]]), createLogger('silent'), Date.now, 0);
+      await store.put('s-1', refreshable, refreshable.expiresAt);
+      store.full = true;
+      expect((await sessions.refresh('s-1', refreshable)).ok).to.equal(true);
+      await sessions.destroy('s-1');
+      store.full = false;
+      expect(await sessions.load('s-1')).to.equal(undefined);
+      expect(await store.get('s-1')).to.equal(undefined);
+      expect(await sessions.refresh('s-1', refreshable)).to.deep.equal({ ok: false, reason: 'ended' });
+    });
+  }
 });

@@ -38,6 +38,12 @@ export class Sessions {
   readonly #signOuts: ProviderSignOuts;
   /** Moves when a provider reports a sign-out here: a store read that overlapped one is not cached. */
   #signOutsReported = 0;
+  /**
+   * Refreshed records the store failed to take (a full disk, a read-only mount): the provider has
+   * already rotated the refresh token they hold, so they are served from here, in place of the
+   * stored record, and written again on the next read until the store takes them.
+   */
+  readonly #unsaved = new Map<string, SessionRecord>();
 
   constructor(
     private readonly config: AuthConfig,
@@ -82,7 +88,7 @@ export class Sessions {
 
   #read(id: string): Promise<SessionRecord | undefined> {
     const signOutsBefore = this.#signOutsReported;
-    const read: Promise<SessionRecord | undefined> = this.#stored(id).then(
+    const read: Promise<SessionRecord | undefined> = this.#storedAndSaved(id).then(
       (record) => {
         // Cached only if nothing wrote or removed the session meanwhile: a logout must not be
         // undone by a read that started before it (that read's callers still get what it read).
@@ -102,13 +108,47 @@ export class Sessions {
     return read;
   }
 
-  /** The record as stored, unless its provider has since reported that it signed the user out (the record is then removed). */
+  /**
+   * The record as stored (or as refreshed, when the store failed to take it), unless its provider
+   * has since reported that it signed the user out (the record is then removed).
+   */
   async #stored(id: string): Promise<SessionRecord | undefined> {
-    const record = await this.store.get(id);
+    const record = this.#unsavedRecord(id) ?? (await this.store.get(id));
     if (record === undefined || !(await this.#signOuts.ended(record))) return record;
     this.logger.info({ provider: record.provider }, 'session ended: signed out at the provider');
+    this.#unsaved.delete(id);
     await this.store.delete(id);
     return undefined;
+  }
+
+  /** What `#stored` gives, and an unsaved refresh written to the store again (in the session's turn: a logout goes before or after it, never between). */
+  async #storedAndSaved(id: string): Promise<SessionRecord | undefined> {
+    const record = await this.#stored(id);
+    if (record === undefined || this.#unsaved.get(id) !== record) return record;
+    const write = async () => {
+      if (this.#unsaved.get(id) !== record) return; // signed out, or refreshed again, meanwhile
+      await this.store.put(id, record, this.#keepUntil(record));
+      if (this.#unsaved.get(id) === record) this.#unsaved.delete(id);
+      this.logger.info({ provider: record.provider }, 'refreshed session stored');
+    };
+    // Still failing: served from memory as before, tried again on the next read.
+    await (this.store.exclusive ? this.store.exclusive(id, write) : write()).catch(() => undefined);
+    return record;
+  }
+
+  #unsavedRecord(id: string): SessionRecord | undefined {
+    const record = this.#unsaved.get(id);
+    if (record !== undefined && this.#keepUntil(record) <= this.now()) {
+      this.#unsaved.delete(id);
+      return undefined;
+    }
+    return record;
+  }
+
+  #keepUnsaved(id: string, record: SessionRecord): void {
+    this.#unsaved.delete(id);
+    this.#unsaved.set(id, record);
+    if (this.#unsaved.size > SESSION_CACHE_MAX) this.#unsaved.delete(this.#unsaved.keys().next().value as string);
   }
 
   /**
@@ -155,7 +195,9 @@ export class Sessions {
     // Before and after the delete: a read in flight, or one that ran while the file was still
     // there, must not bring the record back into the cache (a replayed cookie would pass).
     this.#forget(id);
+    this.#unsaved.delete(id);
     const end = async () => {
+      this.#unsaved.delete(id);
       await this.store.delete(id);
       this.#forget(id);
     };
@@ -249,7 +291,14 @@ export class Sessions {
         ...(tokens.accessTokenExpiresAt !== undefined ? { accessTokenExpiresAt: tokens.accessTokenExpiresAt } : {}),
       },
     };
-    await this.store.put(id, refreshed, this.#keepUntil(refreshed));
+    try {
+      await this.store.put(id, refreshed, this.#keepUntil(refreshed));
+      this.#unsaved.delete(id);
+    } catch (error) {
+      // The provider has rotated the refresh token: dropping the answer would end the session at the next refresh.
+      this.logger.error({ provider: record.provider, reason: (error as Error).message }, 'refreshed session not stored: served from memory, stored again on its next read');
+      this.#keepUnsaved(id, refreshed);
+    }
     this.#remember(id, refreshed);
     return { ok: true, record: refreshed };
   }
