@@ -223,6 +223,12 @@ describe('back-channel logout: the endpoint and its logout tokens', () => {
       expectRefused(await deliver(idToken), 400, /no back-channel logout event/);
     });
 
+    it('without a jti, or one that is not a non-empty string (§2.4 requires it)', async () => {
+      expectRefused(await deliver(await logoutToken({ ...claims, jti: undefined })), 400, /jti missing/);
+      expectRefused(await deliver(await logoutToken({ ...claims, jti: '' })), 400, /jti invalid/);
+      expectRefused(await deliver(await logoutToken({ ...claims, jti: 42 as unknown as string })), 400, /jti invalid/);
+    });
+
     it('neither sub nor sid, or one of them not a non-empty string', async () => {
       expectRefused(await deliver(await logoutToken({ sub: undefined, sid: undefined })), 400, /neither sub nor sid/);
       expectRefused(await deliver(await logoutToken({ sub: '', sid })), 400, /sub invalid/);
