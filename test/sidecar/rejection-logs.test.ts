@@ -122,7 +122,7 @@ describe('every refused request is logged, without secrets', function () {
       send: () => api().request(`${deployment.url}/.auth/login/dev/callback`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `code=${'c'.repeat(100_000)}` }),
       status: 413,
       msg: 'sign-in callback refused',
-      reason: /too large/,
+      reason: /^callback: the body is larger than \d+ bytes$/,
       path: '/.auth/login/dev/callback',
     },
     {

@@ -41,6 +41,29 @@ export class BodyTimeoutError extends Error {
 /** The headers of the 408 that answers a BodyTimeoutError. */
 export const TIMED_OUT_BODY_HEADERS: Readonly<Record<string, string>> = { Connection: 'close' };
 
+/** Why a body was not taken: the status to answer, the reason in the client's and the log's words ("the body …"), and headers. */
+export interface BodyRefusal {
+  readonly status: 400 | 408 | 413;
+  readonly reason: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** The body of an /.auth/* POST, at most `limit` bytes, or why it was not taken: over the limit, too slow, or broken off. */
+export async function readBoundedBody(view: RequestView, limit: number): Promise<{ readonly body: Buffer } | BodyRefusal> {
+  try {
+    return { body: await view.readBody(limit) };
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) return { status: 413, reason: `the body is larger than ${limit} bytes` };
+    if (error instanceof BodyTimeoutError) return { status: 408, reason: 'the body did not arrive in time', headers: TIMED_OUT_BODY_HEADERS };
+    return { status: 400, reason: 'the body could not be read' };
+  }
+}
+
+/** A reason ("the body …") as a sentence of its own. */
+export function asSentence(reason: string): string {
+  return `${reason.charAt(0).toUpperCase()}${reason.slice(1)}.`;
+}
+
 export type Decision =
   | {
       readonly kind: 'forward';

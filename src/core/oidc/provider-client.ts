@@ -10,6 +10,7 @@ import * as oidc from 'openid-client';
 import type { JWTPayload } from 'jose';
 
 import type { OidcProviderConfig } from '../config/provider-settings.js';
+import { isLoopbackHost } from '../http/origin.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import { refusalWithCode } from '../providers/oauth-error-code.js';
 import type { AccountPrompt } from '../providers/provider.js';
@@ -48,11 +49,6 @@ export interface CallbackChecks {
 }
 
 const HTTP_TIMEOUT_SECONDS = 10;
-
-function isLoopback(url: URL): boolean {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
 
 /** Network failures and timeouts, as opposed to the provider saying no. */
 function isUnreachable(error: unknown): boolean {
@@ -133,7 +129,7 @@ export class OidcProviderClient {
       const configuration = await oidc.discovery(issuer, config.clientId, config.clientSecret, undefined, {
         timeout: HTTP_TIMEOUT_SECONDS,
         [oidc.customFetch]: boundedFetch,
-        ...(isLoopback(discovery) ? { execute: [oidc.allowInsecureRequests] } : {}),
+        ...(isLoopbackHost(discovery.host) ? { execute: [oidc.allowInsecureRequests] } : {}),
       });
       return this.#configure(configuration.serverMetadata());
     }
@@ -183,7 +179,7 @@ export class OidcProviderClient {
     const configuration = new oidc.Configuration(metadata, clientId, clientSecret, auth);
     configuration.timeout = HTTP_TIMEOUT_SECONDS;
     configuration[oidc.customFetch] = boundedFetch;
-    if (isLoopback(new URL(metadata.token_endpoint ?? metadata.issuer.replace(TENANT_PLACEHOLDER, 'x')))) oidc.allowInsecureRequests(configuration);
+    if (isLoopbackHost(new URL(metadata.token_endpoint ?? metadata.issuer.replace(TENANT_PLACEHOLDER, 'x')).host)) oidc.allowInsecureRequests(configuration);
     return configuration;
   }
 

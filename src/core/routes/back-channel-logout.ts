@@ -4,7 +4,7 @@
 // signed; the sessions the token names end here too. The caller is the
 // provider, not a person: 200 without a body once the sign-out is kept, 400
 // with an OAuth error (§2.8) when the request or its token is not good.
-import { BodyTimeoutError, BodyTooLargeError, mediaType, TIMED_OUT_BODY_HEADERS, type Decision } from '../http/request-view.js';
+import { mediaType, readBoundedBody, type Decision } from '../http/request-view.js';
 import { emptyDecision, jsonDecision } from '../http/responses.js';
 import { ProviderUnavailableError } from '../providers/errors.js';
 import { InvalidTokenError } from '../tokens/errors.js';
@@ -24,15 +24,9 @@ export async function backChannelLogout(context: LayerContext, request: RouteReq
   // Only OpenID providers sign logout tokens.
   if (provider.verifyLogoutToken === undefined) return refuse(404, `${provider.displayName} has no back-channel logout`);
   if (mediaType(request.view) !== 'application/x-www-form-urlencoded') return refuse(415, 'the logout token must come as a form (application/x-www-form-urlencoded)');
-  let body: Buffer;
-  try {
-    body = await request.view.readBody(MAX_LOGOUT_BODY);
-  } catch (error) {
-    if (error instanceof BodyTooLargeError) return refuse(413, `the body is larger than ${MAX_LOGOUT_BODY} bytes`);
-    if (error instanceof BodyTimeoutError) return refuse(408, 'the body did not arrive in time', TIMED_OUT_BODY_HEADERS);
-    return refuse(400, 'the body could not be read');
-  }
-  const tokens = new URLSearchParams(body.toString('utf8')).getAll('logout_token');
+  const read = await readBoundedBody(request.view, MAX_LOGOUT_BODY);
+  if (!('body' in read)) return refuse(read.status, read.reason, read.headers);
+  const tokens = new URLSearchParams(read.body.toString('utf8')).getAll('logout_token');
   if (tokens.length !== 1 || tokens[0] === '') return refuse(400, tokens.length > 1 ? 'more than one logout_token' : 'no logout_token');
   let notice;
   try {

@@ -2,8 +2,7 @@
 // protected path, and token exchange at `POST /.auth/login/<provider>` that
 // answers an authentication token for X-ZUMO-AUTH.
 import { unsendableHeaderValue, type Identity } from '../identity.js';
-import type { Decision } from '../http/request-view.js';
-import { BodyTimeoutError, BodyTooLargeError, headerValue, mediaType, TIMED_OUT_BODY_HEADERS } from '../http/request-view.js';
+import { asSentence, headerValue, mediaType, readBoundedBody, type Decision } from '../http/request-view.js';
 import { jsonDecision } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import type { Provider, SignIn, TokenExchange } from '../providers/provider.js';
@@ -143,17 +142,11 @@ interface MalformedExchange {
 
 async function exchangeRequest(request: RouteRequest): Promise<{ exchange: TokenExchange } | MalformedExchange> {
   if (mediaType(request.view) !== 'application/json') return { status: 415, error: 'Send the provider token as JSON (Content-Type: application/json).' };
-  let body: Buffer;
-  try {
-    body = await request.view.readBody(MAX_EXCHANGE_BODY);
-  } catch (error) {
-    if (error instanceof BodyTooLargeError) return { status: 413, error: `The body is larger than ${MAX_EXCHANGE_BODY} bytes.` };
-    if (error instanceof BodyTimeoutError) return { status: 408, error: 'The body did not arrive in time.', headers: TIMED_OUT_BODY_HEADERS };
-    return { status: 400, error: 'The body could not be read.' };
-  }
+  const read = await readBoundedBody(request.view, MAX_EXCHANGE_BODY);
+  if (!('body' in read)) return { status: read.status, error: asSentence(read.reason), ...(read.headers ? { headers: read.headers } : {}) };
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body.toString('utf8'));
+    parsed = JSON.parse(read.body.toString('utf8'));
   } catch {
     return { status: 400, error: 'The body is not valid JSON.' };
   }

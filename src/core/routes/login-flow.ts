@@ -5,7 +5,7 @@ import * as oidc from 'openid-client';
 
 import { seal, unseal } from '../crypto/sealed.js';
 import { isLoopbackHost, originUrl } from '../http/origin.js';
-import { BodyTimeoutError, BodyTooLargeError, mediaType, requestCookie, requestCookiesByPrefix, TIMED_OUT_BODY_HEADERS, type Decision } from '../http/request-view.js';
+import { asSentence, mediaType, readBoundedBody, requestCookie, requestCookiesByPrefix, type Decision } from '../http/request-view.js';
 import { errorDecision, nameRequiresSecure, redirectDecision, setCookie, type PageLink } from '../http/responses.js';
 import { unsendableHeaderValue } from '../identity.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
@@ -198,13 +198,9 @@ async function callbackParameters(request: RouteRequest): Promise<URLSearchParam
   if (mediaType(request.view) !== 'application/x-www-form-urlencoded') {
     return { status: 415, reason: 'callback POST is not a form', message: 'The callback must be a GET or a form POST.' };
   }
-  try {
-    return new URLSearchParams((await request.view.readBody(MAX_CALLBACK_BODY)).toString('utf8'));
-  } catch (error) {
-    if (error instanceof BodyTooLargeError) return { status: 413, reason: 'callback body too large', message: 'The callback body is too large.' };
-    if (error instanceof BodyTimeoutError) return { status: 408, reason: 'callback body not received in time', message: 'The callback body did not arrive in time.', headers: TIMED_OUT_BODY_HEADERS };
-    return { status: 400, reason: 'callback body unreadable', message: 'The callback body could not be read.' };
-  }
+  const read = await readBoundedBody(request.view, MAX_CALLBACK_BODY);
+  if ('body' in read) return new URLSearchParams(read.body.toString('utf8'));
+  return { status: read.status, reason: `callback: ${read.reason}`, message: asSentence(read.reason), ...(read.headers ? { headers: read.headers } : {}) };
 }
 
 export async function finishLogin(context: LayerContext, request: RouteRequest, provider: Provider): Promise<Decision> {
