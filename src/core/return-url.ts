@@ -94,7 +94,8 @@ export function challengeReturnUrl(path: string, query: string, apiPrefix = '/.a
  * `https:host`, credentials (`http://allowed@evil`), other schemes, and
  * redirect chains: gatehouse's own routes under `apiPrefix` (login, logout,
  * callbacks; only its done pages are allowed), on this origin or an allowed
- * one, and external URLs that carry a return URL themselves. An app path's own query is the app's business.
+ * one, and external URLs that carry a return URL themselves. An app path's
+ * own query is the app's business.
  */
 export function validateReturnUrl(raw: string, allowedExternal: readonly string[] = [], apiPrefix = '/.auth'): ReturnUrlVerdict {
   if (raw.length === 0) return { ok: false, reason: 'empty' };
