@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 
 import { matchExcludedPath, parseExcludedPaths } from '../../src/core/excluded-paths.js';
-import { MAX_RETURN_URL_LENGTH, validateReturnUrl } from '../../src/core/return-url.js';
+import { challengeReturnUrl, MAX_RETURN_URL_LENGTH, validateReturnUrl } from '../../src/core/return-url.js';
 
 const APP = 'https://app.example';
 const ALLOWED = 'https://allowed.example';
@@ -30,12 +30,17 @@ function decodingLayers(value: string): string[] {
   return layers;
 }
 
-function resolve(location: string, base: string): URL | undefined {
+function resolve(location: string, base?: string): URL | undefined {
   try {
     return new URL(location, base);
   } catch {
     return undefined;
   }
+}
+
+/** The path of `location` (against `base`) with its dot segments resolved, as written: URL parsing would trim the trailing space of a decoded `/.auth%20`. */
+function pathAsWritten(location: string, base?: string): string {
+  return resolve(location.replace(/[\u0000-\u0020]/g, encodeURIComponent), base)?.pathname ?? '';
 }
 
 describe('return URLs: what a browser makes of an accepted one (property tests)', () => {
@@ -44,39 +49,59 @@ describe('return URLs: what a browser makes of an accepted one (property tests)'
   const hostile = fc.constantFrom(
     '//', '///', '\\', '%5c', '%5C', '%255c', '%2f', '%2F', '%252f', '%09', '\t', '%0a', '\n', '%0d', '%00', ' ', '%', '%25', '%2E', '%252e',
     '．', '／', '\uFE68', '\u3002', '\u2028', 'evil.example', 'app.example', 'allowed.example.evil', 'https:', 'http:', 'https://', 'javascript:',
-    'data:', 'redirect_uri', 'post_login_redirect_uri', '%2eauth', 'callback', 'refresh',
+    'data:', 'redirect_uri', 'post_login_redirect_uri', '%2eauth', 'callback', 'refresh', '%zz',
   );
-  const start = fc.constantFrom('/', '/', '/', '', '//', 'https://allowed.example', 'https://allowed.example/', 'http://allowed.example/', 'https://app.example/');
+  const start = fc.constantFrom('/', '/', '/', '', '//', 'https://allowed.example', 'https://allowed.example/', 'http://allowed.example/', 'https://app.example/', 'https://app.example/.auth/');
   const candidate = fc
     .tuple(start, fc.array(fc.oneof({ arbitrary: ordinary, weight: 3 }, { arbitrary: hostile, weight: 1 }), { maxLength: 10 }))
     .map(([first, parts]) => first + parts.join(''));
 
-  it('an accepted return URL leads to this origin or an allowed one, in every decoding layer, and never through an authentication route', () => {
-    let accepted = 0;
+  const throughAuthRoute = (path: string) => (path === '/.auth' || path.startsWith('/.auth/')) && !['/.auth/login/done', '/.auth/logout/done'].includes(path);
+  // No allow-list; another site's origin; and the app's own origin listed too, as Easy Auth users list it.
+  const allowLists: ReadonlyArray<readonly string[]> = [[], [ALLOWED], [ALLOWED, `${APP}/any/path`]];
+  for (const allowed of allowLists) {
+    const origins = [APP, ...allowed.map((entry) => new URL(entry).origin)];
+    it(`an accepted return URL leads to this origin or an allowed one, in every decoding layer, and never through an authentication route (allowed: ${allowed.length === 0 ? 'none' : allowed.join(', ')})`, () => {
+      let accepted = 0;
+      fc.assert(
+        fc.property(candidate, (raw) => {
+          const verdict = validateReturnUrl(raw, allowed);
+          if (!verdict.ok) return;
+          accepted++;
+          const { location } = verdict;
+          expect(location.length).to.be.at.most(MAX_RETURN_URL_LENGTH);
+          expect(location).to.not.match(/[\u0000-\u001f\u007f\\]/);
+          // Printable ASCII only: what a Location header carries unchanged.
+          expect(location, raw).to.match(/^[\x21-\x7e]+$/);
+          for (const layer of decodingLayers(location)) {
+            const url = resolve(layer, APP);
+            if (url === undefined) continue;
+            expect(origins, `${JSON.stringify(raw)} → ${JSON.stringify(layer)}`).to.include(url.origin);
+            expect(url.username + url.password).to.equal('');
+            if (url.origin !== APP) continue;
+            // Each decoding layer as written, and the path alone as a server decodes it: the fragment, never
+            // sent, cannot stop that (`/.auth%2Flogin%2Fx#%%`).
+            for (const path of [pathAsWritten(layer, APP), ...decodingLayers(url.pathname).map((decoded) => pathAsWritten(`${APP}${decoded}`))]) {
+              expect(throughAuthRoute(path), `${JSON.stringify(raw)} → ${path}`).to.equal(false);
+            }
+          }
+          // What was accepted is accepted again as it stands (it is stored, then sent as is).
+          expect(validateReturnUrl(location, allowed)).to.deep.equal({ ok: true, location });
+        }),
+        { numRuns: RUNS },
+      );
+      // The pieces do make acceptable URLs: the property was tested, not skipped.
+      expect(accepted).to.be.greaterThan(RUNS / 50);
+    });
+  }
+
+  it('where a challenge sends the browser back to is always a return URL sign-in accepts', () => {
     fc.assert(
-      fc.property(candidate, (raw) => {
-        const verdict = validateReturnUrl(raw, [ALLOWED]);
-        if (!verdict.ok) return;
-        accepted++;
-        const { location } = verdict;
-        expect(location.length).to.be.at.most(MAX_RETURN_URL_LENGTH);
-        expect(location).to.not.match(/[\u0000-\u001f\u007f\\]/);
-        for (const layer of decodingLayers(location)) {
-          const url = resolve(layer, APP);
-          if (url === undefined) continue;
-          expect([APP, ALLOWED], `${JSON.stringify(raw)} → ${JSON.stringify(layer)}`).to.include(url.origin);
-          expect(url.username + url.password).to.equal('');
-          // The path as written: URL parsing would trim the trailing space of a decoded `/.auth%20`.
-          const path = resolve(layer.replace(/[\u0000-\u0020]/g, encodeURIComponent), APP)?.pathname ?? '';
-          if (url.origin === APP && (path === '/.auth' || path.startsWith('/.auth/'))) expect(['/.auth/login/done', '/.auth/logout/done']).to.include(path);
-        }
-        // What was accepted is accepted again as it stands (it is stored, then sent as is).
-        expect(validateReturnUrl(location, [ALLOWED])).to.deep.equal({ ok: true, location });
+      fc.property(candidate, candidate, (path, query) => {
+        expect(validateReturnUrl(challengeReturnUrl(`/${path}`, query)), `${path} ? ${query}`).to.deep.include({ ok: true });
       }),
       { numRuns: RUNS },
     );
-    // The pieces do make acceptable URLs: the property was tested, not skipped.
-    expect(accepted).to.be.greaterThan(RUNS / 50);
   });
 
   it('a plain path on this site is accepted as it is', () => {
