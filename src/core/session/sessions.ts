@@ -195,8 +195,8 @@ export class Sessions {
     // Before and after the delete: a read in flight, or one that ran while the file was still
     // there, must not bring the record back into the cache (a replayed cookie would pass).
     this.#forget(id);
-    this.#unsaved.delete(id);
     const end = async () => {
+      // In the session's turn: an unsaved refresh is neither served nor written again from here on.
       this.#unsaved.delete(id);
       await this.store.delete(id);
       this.#forget(id);
