@@ -7,6 +7,7 @@
 import type { AuthConfig } from '../config/auth-config.js';
 import type { LogoutNotice } from '../oidc/logout-token.js';
 import type { TokenStore } from '../token-store/token-store.js';
+import { turnsOf, type InTurn } from '../token-store/turns.js';
 import { CLOCK_TOLERANCE_SECONDS } from '../tokens/jwt-validator.js';
 import { longestSessionMs } from './lifetime.js';
 import type { SessionRecord } from './record.js';
@@ -52,11 +53,16 @@ export function endedBy(record: SessionRecord, provider: string, notice: LogoutN
 }
 
 export class ProviderSignOuts {
+  /** Two notices for one key are kept one after the other: the later one never lost to the earlier. */
+  readonly #inTurn: InTurn;
+
   constructor(
     private readonly store: TokenStore<ProviderSignOut>,
     private readonly retentionMs: number,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.#inTurn = turnsOf(store);
+  }
 
   /**
    * Keeps the notice: with a `sid`, that provider session's sign-ins ended; without, every
@@ -70,7 +76,7 @@ export class ProviderSignOuts {
       if (known !== undefined && known.at >= notice.issuedAt) return;
       await this.store.put(id, { at: notice.issuedAt }, this.now() + this.retentionMs);
     };
-    await (this.store.exclusive ? this.store.exclusive(id, keep) : keep());
+    await this.#inTurn(id, keep);
   }
 
   /** Whether a sign-out the provider reported ended this session. */

@@ -10,6 +10,7 @@ import type { LogoutNotice } from '../oidc/logout-token.js';
 import type { Provider, RefreshedTokens } from '../providers/provider.js';
 import { MemoryTokenStore } from '../token-store/memory.js';
 import type { TokenStore } from '../token-store/token-store.js';
+import { turnsOf, type InTurn } from '../token-store/turns.js';
 import { assessSession, type Assessment } from './assess.js';
 import { endedBy, ProviderSignOuts, signOutRetentionMs, type ProviderSignOut } from './provider-sign-outs.js';
 import type { SessionRecord } from './record.js';
@@ -44,6 +45,8 @@ export class Sessions {
    * stored record, and written again on the next read until the store takes them.
    */
   readonly #unsaved = new Map<string, SessionRecord>();
+  /** A session's logout, refresh and unsaved-refresh write take turns (through the store, across instances, when it can). */
+  readonly #inTurn: InTurn;
 
   constructor(
     private readonly config: AuthConfig,
@@ -57,6 +60,7 @@ export class Sessions {
     signOutStore: TokenStore<ProviderSignOut> = new MemoryTokenStore(now),
   ) {
     this.#fingerprints = new Map([...providers].map(([alias, provider]) => [alias, provider.fingerprint]));
+    this.#inTurn = turnsOf(store);
     this.#signOuts = new ProviderSignOuts(signOutStore, signOutRetentionMs(config, cacheTtlMs), now);
   }
 
@@ -132,7 +136,7 @@ export class Sessions {
       this.logger.info({ provider: record.provider }, 'refreshed session stored');
     };
     // Still failing: served from memory as before, tried again on the next read.
-    await (this.store.exclusive ? this.store.exclusive(id, write) : write()).catch(() => undefined);
+    await this.#inTurn(id, write).catch(() => undefined);
     return record;
   }
 
@@ -161,6 +165,8 @@ export class Sessions {
     this.#signOutsReported++;
     await this.#signOuts.record(provider, notice);
     this.#signOutsReported++;
+    // Reads under way may have missed it: a request from now on reads again rather than share their answer.
+    this.#reading.clear();
     const ended = [...this.#cache].filter(([, entry]) => endedBy(entry.record, provider, notice)).map(([id]) => id);
     await Promise.all(ended.map((id) => this.destroy(id)));
     return ended.length;
@@ -205,7 +211,7 @@ export class Sessions {
     // its turn after it (in this process, and through the store's turns in every instance
     // sharing it), and a refresh that starts after it finds no session to renew.
     await this.#refreshing.get(id)?.catch(() => undefined);
-    await (this.store.exclusive ? this.store.exclusive(id, end) : end());
+    await this.#inTurn(id, end);
   }
 
   #forget(id: string): void {
@@ -247,25 +253,27 @@ export class Sessions {
     if (provider === undefined) return { ok: false, reason: 'gone' };
     if (provider.refresh === undefined) return { ok: false, reason: 'no-refresh-token' };
     const redeem = provider.refresh.bind(provider);
-    const inTurn = async (): Promise<RefreshOutcome> => {
+    const renew = async (): Promise<RefreshOutcome> => {
+      const signOutsBefore = this.#signOutsReported;
       const record = await this.#stored(id);
       if (record === undefined) {
         this.#forget(id);
         return { ok: false, reason: 'ended' };
       }
+      // The renewed record is cached only if no provider reported a sign-out meanwhile, which the read may have missed.
+      const keep = (renewed: SessionRecord) => (this.#signOutsReported === signOutsBefore ? this.#remember(id, renewed) : this.#forget(id));
       if (refreshedSince(cached, record)) {
         this.logger.debug({ provider: record.provider }, 'session refreshed by another instance; its tokens taken');
-        this.#remember(id, record);
+        keep(record);
         return { ok: true, record };
       }
       // Not refreshed since: the stored refresh token is the cached one.
-      return this.#redeem(id, record, () => redeem(refreshToken), extendedUntil);
+      return this.#redeem(id, record, () => redeem(refreshToken), extendedUntil, keep);
     };
-    // Without a shared turn, the refresh single flight above is the only one (one process).
-    return this.store.exclusive ? this.store.exclusive(id, inTurn) : inTurn();
+    return this.#inTurn(id, renew);
   }
 
-  async #redeem(id: string, record: SessionRecord, redeem: () => Promise<RefreshedTokens>, extendedUntil: number | undefined): Promise<RefreshOutcome> {
+  async #redeem(id: string, record: SessionRecord, redeem: () => Promise<RefreshedTokens>, extendedUntil: number | undefined, keep: (renewed: SessionRecord) => void): Promise<RefreshOutcome> {
     let tokens: RefreshedTokens;
     try {
       tokens = await redeem();
@@ -299,7 +307,7 @@ export class Sessions {
       this.logger.error({ provider: record.provider, reason: (error as Error).message }, 'refreshed session not stored: served from memory, stored again on its next read');
       this.#keepUnsaved(id, refreshed);
     }
-    this.#remember(id, refreshed);
+    keep(refreshed);
     return { ok: true, record: refreshed };
   }
 }

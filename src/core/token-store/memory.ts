@@ -1,10 +1,10 @@
 import { checkedExpiry, type TokenStore } from './token-store.js';
+import { Turns } from './turns.js';
 
 /** A single-process store, for tests and one-instance deployments that need no persistence. */
 export class MemoryTokenStore<T> implements TokenStore<T> {
   readonly #records = new Map<string, { json: string; expiresAt: number }>();
-  /** Per id, the end of the last exclusive section queued: each waits for the one before it. */
-  readonly #queues = new Map<string, Promise<void>>();
+  readonly #turns = new Turns();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -39,18 +39,7 @@ export class MemoryTokenStore<T> implements TokenStore<T> {
     return removed;
   }
 
-  async exclusive<R>(id: string, work: () => Promise<R>): Promise<R> {
-    const before = this.#queues.get(id) ?? Promise.resolve();
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const end = before.then(() => released);
-    this.#queues.set(id, end);
-    await before;
-    try {
-      return await work();
-    } finally {
-      release();
-      if (this.#queues.get(id) === end) this.#queues.delete(id);
-    }
+  exclusive<R>(id: string, work: () => Promise<R>): Promise<R> {
+    return this.#turns.run(id, work);
   }
 }

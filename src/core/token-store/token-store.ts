@@ -28,7 +28,8 @@ export interface TokenStore<T> {
    * at once would have the second refused, and many providers then revoke the
    * whole grant. A holder that vanished without releasing (a crashed
    * instance) must not block the id for longer than a provider call can take.
-   * Without it, refreshes take turns within one process only.
+   * Without it, a session's refresh and logout take turns within one process only
+   * (token-store/turns.ts).
    */
   exclusive?<R>(id: string, work: () => Promise<R>): Promise<R>;
 }
