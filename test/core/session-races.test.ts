@@ -85,7 +85,15 @@ function rotatingProvider(s: fc.Scheduler) {
   return provider;
 }
 
-const steps = (instances: 1 | 2, failures: boolean) =>
+interface Deployment {
+  readonly instances: 1 | 2;
+  /** The store refuses writes between a `disk-full` and a `disk-freed` request. */
+  readonly failures: boolean;
+  /** Whether the store offers turns (`exclusive`); gatehouse's own stores do. */
+  readonly turns: boolean;
+}
+
+const steps = ({ instances, failures }: Deployment) =>
   fc.array(
     fc.record({
       instance: instances === 2 ? fc.constantFrom<0 | 1>(0, 1) : fc.constant<0 | 1>(0),
@@ -94,7 +102,10 @@ const steps = (instances: 1 | 2, failures: boolean) =>
     { minLength: 1, maxLength: 10 },
   );
 
-async function runScenario(s: fc.Scheduler, instances: 1 | 2, cacheTtlMs: number, plan: readonly Step[], turns = true): Promise<void> {
+async function runScenario(s: fc.Scheduler, { instances, failures, turns }: Deployment, cacheTtlMs: number, plan: readonly Step[]): Promise<void> {
+  // A refresh the store refused is kept by the instance that made it; the others still have the
+  // replaced refresh token, and may redeem it (refused: documented). Sign-outs hold regardless.
+  const refreshesShared = instances === 1 || !failures;
   const disk = { full: false };
   const events: string[] = [];
   const shared = new MemoryTokenStore<SessionRecord>(() => NOW);
@@ -147,7 +158,7 @@ async function runScenario(s: fc.Scheduler, instances: 1 | 2, cacheTtlMs: number
   const requests = plan.map((step, index) => s.schedule(Promise.resolve(), `start #${index}`).then(() => run(step, index)));
   await s.waitFor(Promise.all(requests));
 
-  expect(provider.spentRedeemed, 'refresh tokens redeemed after they were spent').to.deep.equal([]);
+  if (refreshesShared) expect(provider.spentRedeemed, 'refresh tokens redeemed after they were spent').to.deep.equal([]);
   expect(violations.join('; ')).to.equal('');
 
   disk.full = false;
@@ -162,6 +173,7 @@ async function runScenario(s: fc.Scheduler, instances: 1 | 2, cacheTtlMs: number
     expect(await shared.get(ID), 'stored after the end').to.equal(undefined);
     return;
   }
+  if (!refreshesShared) return;
   // Not signed out: the session is still good at the provider from every instance.
   for (const instance of sessions) {
     const record = await s.waitFor(instance.load(ID));
@@ -176,32 +188,19 @@ async function runScenario(s: fc.Scheduler, instances: 1 | 2, cacheTtlMs: number
 describe('sessions under every interleaving of requests, store and provider (property)', function () {
   this.timeout(120_000);
   const RUNS = 2000;
-
-  it('one instance, the store refusing writes now and then', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.scheduler(), fc.constantFrom(0, 30_000), steps(1, true), (s, ttl, plan) => runScenario(s, 1, ttl, plan)),
-      { numRuns: RUNS },
-    );
-  });
-
-  it('one instance, a store without turns', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.scheduler(), fc.constantFrom(0, 30_000), steps(1, true), (s, ttl, plan) => runScenario(s, 1, ttl, plan, false)),
-      { numRuns: RUNS },
-    );
-  });
-
-  it('two instances sharing the store (turns through the store), no cache', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.scheduler(), steps(2, false), (s, plan) => runScenario(s, 2, 0, plan)),
-      { numRuns: RUNS },
-    );
-  });
-
-  it('two instances sharing the store, each caching what it read', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.scheduler(), steps(2, false), (s, plan) => runScenario(s, 2, 30_000, plan)),
-      { numRuns: RUNS },
-    );
-  });
+  const cases: Array<[string, Deployment, readonly number[]]> = [
+    ['one instance, the store refusing writes now and then', { instances: 1, failures: true, turns: true }, [0, 30_000]],
+    ['one instance, a store without turns', { instances: 1, failures: true, turns: false }, [0, 30_000]],
+    ['two instances sharing the store (turns through the store), no cache', { instances: 2, failures: false, turns: true }, [0]],
+    ['two instances sharing the store, each caching what it read', { instances: 2, failures: false, turns: true }, [30_000]],
+    ['two instances sharing a store that refuses writes now and then: sign-outs still hold', { instances: 2, failures: true, turns: true }, [0, 30_000]],
+  ];
+  for (const [name, deployment, cacheTtls] of cases) {
+    it(name, async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.scheduler(), fc.constantFrom(...cacheTtls), steps(deployment), (s, ttl, plan) => runScenario(s, deployment, ttl, plan)),
+        { numRuns: RUNS },
+      );
+    });
+  }
 });

@@ -288,4 +288,54 @@ describe('a refresh the store fails to keep (a full disk, say)', () => {
       expect(await sessions.refresh('s-1', refreshable)).to.deep.equal({ ok: false, reason: 'ended' });
     });
   }
+
+  it('two instances sharing a file store: a logout on one ends the session whose refresh the other keeps in memory (it is not written back)', async () => {
+    const directory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-sessions-'));
+    const store = failingWrites(new FileSystemTokenStore<SessionRecord>({ directory, app: 'a', masterKey: Buffer.alloc(32, 3) }));
+    const providers = new Map([['corp', rotatingProvider() as unknown as Provider]]);
+    const [keeping, other] = [0, 1].map(() => new Sessions(config, store, Buffer.alloc(32, 7), providers, createLogger('silent'), Date.now, 0));
+    await store.put('s-1', refreshable, refreshable.expiresAt);
+    store.full = true;
+    expect((await keeping!.refresh('s-1', refreshable)).ok).to.equal(true); // kept in memory there
+    await other!.destroy('s-1');
+    store.full = false;
+    expect(await keeping!.load('s-1')).to.equal(undefined);
+    expect(await store.get('s-1')).to.equal(undefined);
+    expect(await other!.load('s-1')).to.equal(undefined); // the copied cookie, replayed on either instance
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('two instances: a read that found the session just before a logout on the other does not write the kept refresh back after it', async () => {
+    const store = failingWrites(new MemoryTokenStore<SessionRecord>());
+    // The keeping instance's reads, while held, are read at once and answered when the test says.
+    const held = { on: false, answer: () => {} };
+    const gated: TokenStore<SessionRecord> = {
+      get: async (id) => {
+        const record = await store.get(id);
+        if (held.on) await new Promise<void>((resolve) => (held.answer = resolve));
+        return record;
+      },
+      put: (id, record, expiresAt) => store.put(id, record, expiresAt),
+      delete: (id) => store.delete(id),
+      sweep: () => store.sweep(),
+      exclusive: (id, work) => store.exclusive(id, work),
+    };
+    const providers = new Map([['corp', rotatingProvider() as unknown as Provider]]);
+    const keeping = new Sessions(config, gated, Buffer.alloc(32, 7), providers, createLogger('silent'), Date.now, 0);
+    const other = new Sessions(config, store, Buffer.alloc(32, 7), providers, createLogger('silent'), Date.now, 0);
+    await store.put('s-1', refreshable, refreshable.expiresAt);
+    store.full = true;
+    expect((await keeping.refresh('s-1', refreshable)).ok).to.equal(true); // kept in memory there
+    store.full = false;
+    held.on = true;
+    const read = keeping.load('s-1'); // finds the record still stored...
+    await settled();
+    await other.destroy('s-1'); // ...and the logout on the other instance ends it before the write's turn
+    held.on = false;
+    held.answer();
+    await read;
+    expect(await store.get('s-1'), 'written back').to.equal(undefined);
+    expect(await other.load('s-1')).to.equal(undefined);
+    expect(await keeping.load('s-1')).to.equal(undefined);
+  });
 });

@@ -117,8 +117,16 @@ export class Sessions {
    * has since reported that it signed the user out (the record is then removed).
    */
   async #stored(id: string): Promise<SessionRecord | undefined> {
-    const record = this.#unsavedRecord(id) ?? (await this.store.get(id));
-    if (record === undefined || !(await this.#signOuts.ended(record))) return record;
+    const stored = await this.store.get(id);
+    if (stored === undefined) {
+      // Gone from the store: signed out there, perhaps by another instance (or run out). An unsaved
+      // refresh must not bring it back. (One that extended the session past the stored record's end
+      // ends with it: fail closed.)
+      this.#unsaved.delete(id);
+      return undefined;
+    }
+    const record = this.#unsavedRecord(id) ?? stored;
+    if (!(await this.#signOuts.ended(record))) return record;
     this.logger.info({ provider: record.provider }, 'session ended: signed out at the provider');
     this.#unsaved.delete(id);
     await this.store.delete(id);
@@ -131,6 +139,11 @@ export class Sessions {
     if (record === undefined || this.#unsaved.get(id) !== record) return record;
     const write = async () => {
       if (this.#unsaved.get(id) !== record) return; // signed out, or refreshed again, meanwhile
+      // Signed out meanwhile by another instance sharing the store: its logout took its turn before this one.
+      if ((await this.store.get(id)) === undefined) {
+        if (this.#unsaved.get(id) === record) this.#unsaved.delete(id);
+        return;
+      }
       await this.store.put(id, record, this.#keepUntil(record));
       if (this.#unsaved.get(id) === record) this.#unsaved.delete(id);
       this.logger.info({ provider: record.provider }, 'refreshed session stored');
