@@ -87,6 +87,16 @@ describe('bearer tokens (client-directed)', () => {
     expect(answer.status).to.equal(200);
   });
 
+  it('requests that bring a rotated key while its fetch is under way wait for that fetch: none is refused, one fetch in all', async () => {
+    await get(await corp.mint(corpClaims())); // keys loaded
+    corp.rotate();
+    const before = corp.jwksFetches;
+    const tokens = await Promise.all(Array.from({ length: 8 }, (_, i) => corp.mint({ ...corpClaims(), sub: `user-${i}` })));
+    const answers = await Promise.all(tokens.map((token) => get(token)));
+    expect(answers.map((answer) => answer.status)).to.deep.equal(tokens.map(() => 200));
+    expect(corp.jwksFetches - before).to.equal(1);
+  });
+
   it('ignores jku, x5u and embedded jwk headers: only the provider keys count', async () => {
     const { privateKey, publicKey } = generateRsaKeyPair(); // exported as JWK below
     const jwk = await exportJWK(publicKey);

@@ -43,7 +43,12 @@ export class RemoteKeySet {
   async #lookUp(header: JWSHeaderParameters): Promise<ImportedKey> {
     if (this.#jwks === undefined) await this.#refresh();
     let jwk = this.#find(header);
-    if (jwk === undefined && this.now() - this.#unknownKidFetchAt >= this.cooldownMs) {
+    if (jwk === undefined && this.#fetching !== undefined) {
+      // A fetch is under way (another request's unknown kid, most likely the same new key after a
+      // rotation): its answer is waited for, as the request that caused it waits, not refused meanwhile.
+      await this.#fetching;
+      jwk = this.#find(header);
+    } else if (jwk === undefined && this.now() - this.#unknownKidFetchAt >= this.cooldownMs) {
       this.#unknownKidFetchAt = this.now();
       await this.#refresh();
       jwk = this.#find(header);
