@@ -11,33 +11,20 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 
 import { createLogger } from '../../src/logging.js';
-import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
 import type { ProviderSignOut } from '../../src/core/session/provider-sign-outs.js';
 import type { SessionRecord } from '../../src/core/session/record.js';
 import { Sessions } from '../../src/core/session/sessions.js';
 import type { Provider, RefreshedTokens } from '../../src/core/providers/provider.js';
 import { MemoryTokenStore } from '../../src/core/token-store/memory.js';
 import type { TokenStore } from '../../src/core/token-store/token-store.js';
+import { corpConfig as config, corpSession } from '../support/session-fixture.js';
 
 const ID = 's-1';
-const document = { identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: 'c', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration' } } } } } };
-const { config } = resolveAuthConfig(document, {});
 const NOW = Date.UTC(2026, 10, 24);
-const signedIn: SessionRecord = {
-  app: config.app,
-  provider: 'corp',
-  userId: 'u',
-  userName: 'n',
-  nameType: 'name',
-  roleType: 'roles',
-  claims: [],
+const signedIn = corpSession(NOW, {
   tokens: { accessToken: 'a-1', refreshToken: 'r-1', accessTokenExpiresAt: NOW + 60_000 },
-  createdAt: NOW,
-  expiresAt: NOW + 3_600_000,
-  configFingerprint: 'fp',
-  host: 'app.example',
   providerSession: { sub: 'u', sid: 'p-1', issuedAt: NOW },
-};
+});
 
 type Request = 'load' | 'refresh' | 'logout' | 'provider-sign-out' | 'disk-full' | 'disk-freed';
 interface Step {

@@ -16,6 +16,7 @@ import type { Provider, RefreshedTokens } from '../../src/core/providers/provide
 import { FileSystemTokenStore } from '../../src/core/token-store/filesystem.js';
 import { MemoryTokenStore } from '../../src/core/token-store/memory.js';
 import { capturingLogger } from '../support/logs.js';
+import { corpConfig as config, corpDocument as document, corpSession } from '../support/session-fixture.js';
 import type { TokenStore } from '../../src/core/token-store/token-store.js';
 
 /** A memory store whose reads wait until the test lets them finish, counting them. */
@@ -35,23 +36,8 @@ class GatedStore<T> extends MemoryTokenStore<T> {
   }
 }
 
-const document = { identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: 'c', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration' } } } } } };
-const { config } = resolveAuthConfig(document, {});
 const now = Date.now();
-const record: SessionRecord = {
-  app: config.app,
-  provider: 'corp',
-  userId: 'u',
-  userName: 'n',
-  nameType: 'name',
-  roleType: 'roles',
-  claims: [],
-  tokens: {},
-  createdAt: now,
-  expiresAt: now + 3_600_000,
-  configFingerprint: 'fp',
-  host: 'app.example',
-};
+const record = corpSession(now);
 const settled = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('session cache', () => {
