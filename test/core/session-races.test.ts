@@ -34,20 +34,21 @@ interface Step {
 
 /** A memory store shared by the instances, whose answers and writes the scheduler orders. */
 function scheduledStore<T>(s: fc.Scheduler, shared: MemoryTokenStore<T>, disk: { full: boolean }, events: string[], turns: boolean): TokenStore<T> {
-  const store = Object.create(shared) as MemoryTokenStore<T>;
-  // Read when asked, answered later: the stale answer a slow disk gives.
-  store.get = (id) => s.schedule(shared.get(id), 'get');
-  // Written later, or refused as a full disk refuses it.
-  store.put = (id, record, expiresAt) =>
-    s.schedule(Promise.resolve(), 'put').then(() => {
-      if (disk.full) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
-      events.push('put');
-      return shared.put(id, record, expiresAt);
-    });
-  store.delete = (id) => s.schedule(Promise.resolve(), 'delete').then(() => shared.delete(id));
-  // A store need not offer turns (the interface makes them optional): refreshes then take turns within the process only.
-  (store as TokenStore<T>).exclusive = turns ? (id, work) => shared.exclusive(id, work) : undefined;
-  return store;
+  return {
+    // Read when asked, answered later: the stale answer a slow disk gives.
+    get: (id) => s.schedule(shared.get(id), 'get'),
+    // Written later, or refused as a full disk refuses it.
+    put: (id, record, expiresAt) =>
+      s.schedule(Promise.resolve(), 'put').then(() => {
+        if (disk.full) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+        events.push('put');
+        return shared.put(id, record, expiresAt);
+      }),
+    delete: (id) => s.schedule(Promise.resolve(), 'delete').then(() => shared.delete(id)),
+    sweep: () => shared.sweep(),
+    // A store need not offer turns (the interface makes them optional): refreshes then take turns within the process only.
+    ...(turns ? { exclusive: <R>(id: string, work: () => Promise<R>) => shared.exclusive(id, work) } : {}),
+  };
 }
 
 /** Rotates refresh tokens as oidc-provider does: each is good once, and its answer comes when the scheduler says. */
