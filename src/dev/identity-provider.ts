@@ -9,7 +9,11 @@ import type { AddressInfo } from 'node:net';
 import Provider, { interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 
 import { escapeHtml } from '../core/http/responses.js';
+import { memoryAdapter } from './memory-adapter.js';
 import { generateRsaKeyPair } from './rsa-key-pair.js';
+
+/** oidc-provider's default, said here because the storage keeps entries that much past their expiry. */
+const CLOCK_TOLERANCE_SECONDS = 15;
 
 export interface DevUser {
   readonly password: string;
@@ -136,6 +140,8 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
         ? { backchannel_logout_uri: c.backchannelLogoutUri, backchannel_logout_session_required: c.backchannelLogoutSessionRequired ?? true }
         : {}),
     })),
+    adapter: memoryAdapter(CLOCK_TOLERANCE_SECONDS),
+    clockTolerance: CLOCK_TOLERANCE_SECONDS,
     jwks: { keys: [jwk as never] },
     cookies: { keys: [randomBytes(32).toString('hex')] },
     pkce: { required: () => true },
@@ -155,7 +161,8 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
     discovery: { prompt_values_supported: ['none', 'login', 'consent', 'select_account'] },
     features: {
       devInteractions: { enabled: false },
-      revocation: { enabled: true },
+      // A client may revoke its own tokens only, as at real providers.
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       backchannelLogout: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,

@@ -384,6 +384,9 @@ describe('gatehouse serve --upstream / dev', function () {
       expect((await get('/public/', 'text/html')).status).to.equal(200);
       expect((await deliver(server.url, 'push', '{"commits":[]}')).status).to.equal(200);
       expect(server.output()).to.match(/sign in as demo \/ demo/);
+      // The development provider's storage is gatehouse's own: oidc-provider does not tell the user to replace it.
+      expect(server.output()).to.match(/development OpenID provider: http/);
+      expect(server.output()).not.to.match(/oidc-provider (WARNING|NOTICE): .*(MUST|SHOULD) change/);
     } finally {
       await server.stop();
     }
