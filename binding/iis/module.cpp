@@ -74,7 +74,7 @@ std::string boot_script() {
   return utf8(dll + L"\\binding\\iis\\boot.cjs");
 }
 
-class GatehouseModule : public CHttpModule {
+class GatehouseModule final : public CHttpModule {
  public:
   REQUEST_NOTIFICATION_STATUS OnBeginRequest(IHttpContext* context, IHttpEventProvider*) override {
     IHttpRequest* request = context->GetRequest();
@@ -184,7 +184,8 @@ class GatehouseModule : public CHttpModule {
   std::unique_ptr<gh_iis::DeferredDecision> decision_;
 };
 
-class GatehouseModuleFactory : public IHttpModuleFactory {
+// final: Terminate's `delete this` deletes exactly this type (the interface has no virtual destructor).
+class GatehouseModuleFactory final : public IHttpModuleFactory {
  public:
   HRESULT GetHttpModule(CHttpModule** module, IModuleAllocator*) override {
     *module = new (std::nothrow) GatehouseModule();
