@@ -25,10 +25,9 @@ export function memoryAdapter(clockToleranceSeconds: number, now: () => number =
   /** Secondary lookups (a session by its uid, a device code by its user code): lookup key → entry key. */
   const lookups = new Map<string, string>();
   const entryKey = (model: string, id: string) => `${model}\u0000${id}`;
+  const lookupKey = (model: string, field: 'uid' | 'userCode', value: string) => `${model}\u0000${field}\u0000${value}`;
   const lookupKeys = (model: string, payload: AdapterPayload): string[] =>
-    [payload.uid === undefined ? undefined : `${model}\u0000uid\u0000${payload.uid}`, payload.userCode === undefined ? undefined : `${model}\u0000userCode\u0000${payload.userCode}`].filter(
-      (key): key is string => key !== undefined,
-    );
+    (['uid', 'userCode'] as const).flatMap((field) => (payload[field] === undefined ? [] : [lookupKey(model, field, payload[field])]));
 
   const remove = (key: string): void => {
     const entry = entries.get(key);
@@ -58,10 +57,10 @@ export function memoryAdapter(clockToleranceSeconds: number, now: () => number =
       return live(entryKey(model, id));
     },
     async findByUid(uid) {
-      return live(lookups.get(`${model}\u0000uid\u0000${uid}`));
+      return live(lookups.get(lookupKey(model, 'uid', uid)));
     },
     async findByUserCode(userCode) {
-      return live(lookups.get(`${model}\u0000userCode\u0000${userCode}`));
+      return live(lookups.get(lookupKey(model, 'userCode', userCode)));
     },
     async consume(id) {
       // Kept, marked: a code or refresh token used twice is how oidc-provider detects a replay.
