@@ -2,12 +2,17 @@
 // goes to the gatehouse auth core running in Node embedded in this worker
 // process, and the module applies its decision.
 //
-//   OnBeginRequest: HTTP_REQUEST → request view (+ the body, for the auth routes) →
-//     engine slot → decided inline (core not running: 503) → apply now,
-//     else return RQ_NOTIFICATION_PENDING;
+//   OnBeginRequest: HTTP_REQUEST → request view → for the auth routes' POSTs,
+//     the body, read asynchronously (each pending read returns
+//     RQ_NOTIFICATION_PENDING and resumes in OnAsyncCompletion) → engine slot →
+//     decided inline (core not running: 503) → apply now, else return
+//     RQ_NOTIFICATION_PENDING;
 //   the decision arrives on Node's thread → PostCompletion → OnAsyncCompletion
 //     (an IIS thread) → apply: remove/set request headers and continue, or
 //     write the response and finish the request.
+//
+// IIS calls a request's notifications one at a time: OnAsyncCompletion never runs while
+// OnBeginRequest (or an earlier OnAsyncCompletion) of the same request is still running.
 //
 // Compiled only with MSVC against the IIS SDK (httpserv.h) and libnode (see the
 // README); its portable parts (engine_slot, deferred_decision, host_link,
@@ -23,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "../core/error_response.h"
+#include "body_reader.h"
 #include "deferred_decision.h"
 #include "engine_slot.h"
 #include "http_request_view.h"
@@ -32,7 +39,11 @@ namespace {
 
 // The largest auth-route body the module reads (token exchange JSON, form_post
 // callbacks). One byte more is read so that the core sees "too large" and says so.
-constexpr DWORD kMaxAuthBody = 1024 * 1024;
+constexpr size_t kMaxAuthBody = 1024 * 1024;
+
+// How long an auth-route body may take to arrive in full: the sidecar's deadline
+// (DEFAULT_AUTH_BODY_DEADLINE_MS). Later, the module answers 408 and closes the connection.
+constexpr DWORD kAuthBodyDeadlineMs = 30000;
 
 HMODULE g_module = nullptr;
 gh_iis::EngineSlot* g_slot = nullptr;  // lives as long as the worker process
@@ -74,6 +85,21 @@ std::string boot_script() {
   return utf8(dll + L"\\binding\\iis\\boot.cjs");
 }
 
+// The request's entity body as the body reader reads it: asynchronous reads, and the
+// deadline's cancel (IIS then completes the pending read with an error).
+class RequestEntity final : public gh_iis::EntitySource {
+ public:
+  explicit RequestEntity(IHttpContext* context) : context_(context) {}
+  DWORD remaining() override { return context_->GetRequest()->GetRemainingEntityBytes(); }
+  HRESULT read(void* buffer, DWORD size, DWORD* received, BOOL* pending) override {
+    return context_->GetRequest()->ReadEntityBody(buffer, size, TRUE, received, pending);
+  }
+  void cancel() override { context_->CancelIo(); }
+
+ private:
+  IHttpContext* context_;
+};
+
 class GatehouseModule final : public CHttpModule {
  public:
   REQUEST_NOTIFICATION_STATUS OnBeginRequest(IHttpContext* context, IHttpEventProvider*) override {
@@ -82,15 +108,19 @@ class GatehouseModule final : public CHttpModule {
     if (raw == nullptr) return fail(context, 500);
     view_ = std::make_unique<gh_iis::HttpRequestView>(*raw, request->GetHttpMethod());
     const gh_request_view& v = view_->view();
-    if (g_slot->needs_body(reinterpret_cast<const char*>(v.path.ptr), v.path.len) && !read_body(request)) return fail(context, 400);
-    decision_ = std::make_unique<gh_iis::DeferredDecision>(&GatehouseModule::Resume, context);
-    g_slot->submit(v, &gh_iis::DeferredDecision::OnComplete, decision_.get());
-    if (!decision_->settle_after_submit()) return RQ_NOTIFICATION_PENDING;
-    return apply(context);
+    if (!g_slot->needs_body(reinterpret_cast<const char*>(v.path.ptr), v.path.len)) return decide(context);
+    entity_ = std::make_unique<RequestEntity>(context);
+    body_ = std::make_unique<gh_iis::BodyReader>(*entity_, kMaxAuthBody, kAuthBodyDeadlineMs);
+    reading_body_ = true;
+    return after_read(context, body_->start());
   }
 
-  // After PostCompletion, on an IIS thread: the decision is here.
-  REQUEST_NOTIFICATION_STATUS OnAsyncCompletion(IHttpContext* context, DWORD, BOOL, IHttpEventProvider*, IHttpCompletionInfo*) override {
+  // On an IIS thread: a body read completed, or (after PostCompletion) the decision is here.
+  REQUEST_NOTIFICATION_STATUS OnAsyncCompletion(IHttpContext* context, DWORD, BOOL, IHttpEventProvider*, IHttpCompletionInfo* completion) override {
+    if (reading_body_) {
+      if (completion == nullptr) return fail(context, 500);
+      return after_read(context, body_->on_completion(completion->GetCompletionStatus(), completion->GetCompletionBytes()));
+    }
     if (decision_ == nullptr) return RQ_NOTIFICATION_CONTINUE;
     return apply(context);
   }
@@ -98,37 +128,55 @@ class GatehouseModule final : public CHttpModule {
   void Dispose() override { delete this; }
 
  private:
+  using BodyOutcome = gh_iis::BodyReader::Outcome;
+
   // On Node's thread (or the engine's shutdown): resume the pending notification.
   static void Resume(void* context) { static_cast<IHttpContext*>(context)->PostCompletion(0); }
 
-  bool read_body(IHttpRequest* request) {
-    DWORD remaining = request->GetRemainingEntityBytes();
-    body_.clear();
-    while (remaining > 0 && body_.size() <= kMaxAuthBody) {
-      char buffer[16384];
-      DWORD received = 0;
-      BOOL pending = FALSE;
-      const HRESULT hr = request->ReadEntityBody(buffer, sizeof buffer, FALSE, &received, &pending);
-      if (FAILED(hr)) return hr == HRESULT_FROM_WIN32(ERROR_HANDLE_EOF);
-      if (received == 0) break;
-      body_.append(buffer, received);
-      remaining = request->GetRemainingEntityBytes();
+  REQUEST_NOTIFICATION_STATUS after_read(IHttpContext* context, BodyOutcome outcome) {
+    if (outcome == BodyOutcome::kPending) return RQ_NOTIFICATION_PENDING;
+    reading_body_ = false;
+    switch (outcome) {
+      case BodyOutcome::kComplete:
+        view_->set_body(body_->body().data(), body_->body().size());
+        return decide(context);
+      case BodyOutcome::kTimedOut: {
+        // The sidecar's answer, in the native errors' JSON shape; the unread rest of the body
+        // would hold the connection, so it is closed after the response.
+        const gh::ErrorResponse slow(408, "The body did not arrive in time.");
+        const REQUEST_NOTIFICATION_STATUS status = respond(context, gh::OwnedDecision(*slow.decision()));
+        context->GetResponse()->SetNeedDisconnect();  // after respond's Clear()
+        return status;
+      }
+      case BodyOutcome::kBroken:  // the client went away
+        return fail(context, 400);
+      case BodyOutcome::kFailed:
+      case BodyOutcome::kPending:  // handled above
+        break;
     }
-    view_->set_body(body_.data(), body_.size());
-    return true;
+    return fail(context, 500);
+  }
+
+  REQUEST_NOTIFICATION_STATUS decide(IHttpContext* context) {
+    decision_ = std::make_unique<gh_iis::DeferredDecision>(&GatehouseModule::Resume, context);
+    g_slot->submit(view_->view(), &gh_iis::DeferredDecision::OnComplete, decision_.get());
+    if (!decision_->settle_after_submit()) return RQ_NOTIFICATION_PENDING;
+    return apply(context);
   }
 
   REQUEST_NOTIFICATION_STATUS apply(IHttpContext* context) {
     const gh::OwnedDecision& d = decision_->decision();
-    if (d.kind() == GH_DECISION_CONTINUE) {
-      IHttpRequest* request = context->GetRequest();
-      // Remove first: a spoofed alias never survives next to the identity set after it.
-      for (const std::string& name : d.remove()) request->DeleteHeader(name.c_str());
-      for (const auto& [name, value] : d.headers()) {
-        if (value.size() > 0xFFFF || FAILED(request->SetHeader(name.c_str(), value.c_str(), static_cast<USHORT>(value.size()), TRUE))) return fail(context, 500);
-      }
-      return RQ_NOTIFICATION_CONTINUE;
+    if (d.kind() != GH_DECISION_CONTINUE) return respond(context, d);
+    IHttpRequest* request = context->GetRequest();
+    // Remove first: a spoofed alias never survives next to the identity set after it.
+    for (const std::string& name : d.remove()) request->DeleteHeader(name.c_str());
+    for (const auto& [name, value] : d.headers()) {
+      if (value.size() > 0xFFFF || FAILED(request->SetHeader(name.c_str(), value.c_str(), static_cast<USHORT>(value.size()), TRUE))) return fail(context, 500);
     }
+    return RQ_NOTIFICATION_CONTINUE;
+  }
+
+  static REQUEST_NOTIFICATION_STATUS respond(IHttpContext* context, const gh::OwnedDecision& d) {
     IHttpResponse* response = context->GetResponse();
     response->Clear();
     set_status(response, static_cast<USHORT>(d.status()));
@@ -164,6 +212,7 @@ class GatehouseModule final : public CHttpModule {
       case 403: return "Forbidden";
       case 404: return "Not Found";
       case 405: return "Method Not Allowed";
+      case 408: return "Request Timeout";
       case 413: return "Payload Too Large";
       case 500: return "Internal Server Error";
       case 502: return "Bad Gateway";
@@ -180,7 +229,10 @@ class GatehouseModule final : public CHttpModule {
   }
 
   std::unique_ptr<gh_iis::HttpRequestView> view_;
-  std::string body_;
+  // Declared before the reader, which uses it until its own end.
+  std::unique_ptr<RequestEntity> entity_;
+  std::unique_ptr<gh_iis::BodyReader> body_;
+  bool reading_body_ = false;
   std::unique_ptr<gh_iis::DeferredDecision> decision_;
 };
 

@@ -9,7 +9,10 @@ function pairs(raw: readonly string[]): Array<[string, string]> {
   return out;
 }
 
-/** How long a /.auth body (a form_post callback, a token exchange: 64 KiB at most) may take to arrive in full. */
+/**
+ * How long a /.auth body (a form_post callback, a token exchange: 64 KiB at most) may take to
+ * arrive in full. The IIS module has the same deadline (kAuthBodyDeadlineMs in binding/iis/module.cpp).
+ */
 export const DEFAULT_AUTH_BODY_DEADLINE_MS = 30_000;
 
 /**

@@ -93,6 +93,11 @@ test('IIS module: HTTP_REQUEST → request view (the Windows SDK structures, bui
   assert.match(out, /^\d+ checks passed$/m, out);
 });
 
+test('IIS module: auth-route bodies read asynchronously, with a limit and a deadline on thread-pool timers', () => {
+  const out = execFileSync(path.join(release, 'gatehouse_body_reader_test.exe'), { encoding: 'utf8', timeout: 120_000 });
+  assert.match(out, /^\d+ checks passed$/m, out);
+});
+
 test('engine: the native test host from 64 threads, no lost or duplicated completion', () => {
   const report = JSON.parse(execFileSync(path.join(release, 'gatehouse_engine_stress.exe'), ['64', '100', '4'], { encoding: 'utf8', timeout: 120_000 }));
   assert.equal(report.completedOnce, report.submitted);

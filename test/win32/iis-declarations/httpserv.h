@@ -1,7 +1,7 @@
 // The part of the IIS native-code API (the Windows SDK's <httpserv.h>) that binding/iis/module.cpp
 // uses, declared as Microsoft's reference documents it ("Native-Code API Reference", IIS 7.0 and
 // later: CHttpModule, IHttpContext, IHttpRequest, IHttpResponse, IHttpModuleFactory,
-// IHttpModuleRegistrationInfo, REQUEST_NOTIFICATION_STATUS, the RQ_ notification bits). Not the
+// IHttpModuleRegistrationInfo, IHttpCompletionInfo, REQUEST_NOTIFICATION_STATUS, the RQ_ notification bits). Not the
 // SDK header, which is not available here: written for the Windows leg only, so that mingw-w64
 // compiles module.cpp (syntax, types, overloads, the `override`s) against the interfaces it
 // must fit. Never used to build a module IIS loads: that takes MSVC and the real SDK (README).
@@ -20,10 +20,15 @@ enum REQUEST_NOTIFICATION_STATUS {
 #define RQ_BEGIN_REQUEST 0x00000001
 
 class IHttpEventProvider;
-class IHttpCompletionInfo;
 class IModuleAllocator;
 class IHttpServer;
 class IAppHostConfigException;
+
+class IHttpCompletionInfo {
+ public:
+  virtual DWORD GetCompletionBytes(VOID) const = 0;
+  virtual HRESULT GetCompletionStatus(VOID) const = 0;
+};
 
 class IHttpRequest {
  public:
@@ -47,6 +52,7 @@ class IHttpResponse {
   virtual HRESULT SetHeader(HTTP_HEADER_ID ulHeaderIndex, PCSTR pszHeaderValue, USHORT cchHeaderValue, BOOL fReplace) = 0;
   virtual HRESULT WriteEntityChunks(HTTP_DATA_CHUNK* pDataChunks, DWORD nChunks, BOOL fAsync, BOOL fMoreData, DWORD* pcbSent,
                                     BOOL* pfCompletionExpected = NULL) = 0;
+  virtual VOID SetNeedDisconnect(VOID) = 0;
 };
 
 class IHttpContext {
@@ -55,6 +61,7 @@ class IHttpContext {
   virtual IHttpResponse* GetResponse(VOID) = 0;
   virtual VOID* AllocateRequestMemory(DWORD cbAllocation) = 0;
   virtual HRESULT PostCompletion(DWORD cbBytes) = 0;
+  virtual HRESULT CancelIo(VOID) = 0;
 };
 
 class CHttpModule {
