@@ -64,11 +64,16 @@ class ScriptedSource final : public gh_iis::EntitySource {
  public:
   explicit ScriptedSource(std::string data, int sync_reads = -1, size_t step = 4096)
       : data_(std::move(data)), sync_reads_(sync_reads), step_(step), cancelled_(CreateEventW(nullptr, TRUE, FALSE, nullptr)) {}
-  ~ScriptedSource() override { CloseHandle(cancelled_); }
+  ~ScriptedSource() override {
+    CloseHandle(cancelled_);
+    CloseHandle(cancelled_pending_);
+  }
 
   DWORD remaining() override { return static_cast<DWORD>(data_.size() - offset_ + unannounced_); }
 
   HRESULT read(void* buffer, DWORD size, DWORD* received, BOOL* pending) override {
+    // The deadline's first cancel lands after the reader's check and before this read.
+    if (read_after_first_cancel) wait_for_cancel();
     ++reads;
     largest_read = std::max(largest_read, size);
     if (FAILED(fail_with)) return fail_with;
@@ -81,6 +86,7 @@ class ScriptedSource final : public gh_iis::EntitySource {
     }
     pending_buffer_ = buffer;
     pending_size_ = size;
+    read_pending_.store(true);
     *received = 0;
     *pending = TRUE;
     return S_OK;
@@ -88,7 +94,10 @@ class ScriptedSource final : public gh_iis::EntitySource {
 
   void cancel() override {
     cancels.fetch_add(1);
+    // Whether a read was pending, before the read waiting for this cancel may start.
+    const bool found_a_read = read_pending_.load();
     SetEvent(cancelled_);
+    if (found_a_read) SetEvent(cancelled_pending_);
     if (cancel_takes_ms > 0) Sleep(cancel_takes_ms);
     cancel_finished.store(true);
   }
@@ -97,15 +106,19 @@ class ScriptedSource final : public gh_iis::EntitySource {
   DWORD deliver(size_t most) {
     const DWORD n = copy(pending_buffer_, std::min<size_t>(pending_size_, most));
     pending_buffer_ = nullptr;
+    read_pending_.store(false);
     return n;
   }
 
   bool wait_for_cancel() { return WaitForSingleObject(cancelled_, kPatience) == WAIT_OBJECT_0; }
+  /** Waits for a cancel that found a read pending. */
+  bool wait_for_cancel_of_pending_read() { return WaitForSingleObject(cancelled_pending_, kPatience) == WAIT_OBJECT_0; }
   size_t delivered() const { return offset_; }
 
   /** The size the client claims beyond its data (a body whose end comes as ERROR_HANDLE_EOF). */
   size_t unannounced_ = 0;
   HRESULT fail_with = S_OK;
+  bool read_after_first_cancel = false;
   DWORD cancel_takes_ms = 0;
   int reads = 0;
   DWORD largest_read = 0;
@@ -126,7 +139,9 @@ class ScriptedSource final : public gh_iis::EntitySource {
   size_t step_;
   void* pending_buffer_ = nullptr;
   DWORD pending_size_ = 0;
+  std::atomic<bool> read_pending_{false};
   HANDLE cancelled_;
+  HANDLE cancelled_pending_ = CreateEventW(nullptr, TRUE, FALSE, nullptr);
 };
 
 // Feeds every pending read `step` bytes until the reader is done.
@@ -220,7 +235,18 @@ void deadline_cancels_the_read() {
   check_outcome(reader.start(), Outcome::kPending, "deadline: pending");
   check(source.wait_for_cancel(), "deadline: the pending read is cancelled");
   check_outcome(reader.on_completion(HRESULT_FROM_WIN32(ERROR_OPERATION_ABORTED), 0), Outcome::kTimedOut, "deadline: the cancelled read is a time-out");
-  check(source.cancels.load() == 1 && source.reads == 1, "deadline: one cancel, one read");
+  check(source.reads == 1, "deadline: no read after it");
+}
+
+void deadline_just_before_a_read() {
+  // The deadline passed after the reader's check and before the read started, so its first
+  // cancel found nothing to cancel: the next one, a second later, cancels the read.
+  ScriptedSource source(pattern(1000), 0);
+  source.read_after_first_cancel = true;
+  gh_iis::BodyReader reader(source, 1 << 20, kSoon);
+  check_outcome(reader.start(), Outcome::kPending, "deadline just before a read: the read went pending");
+  check(source.wait_for_cancel_of_pending_read(), "deadline just before a read: cancelled all the same");
+  check_outcome(reader.on_completion(HRESULT_FROM_WIN32(ERROR_OPERATION_ABORTED), 0), Outcome::kTimedOut, "deadline just before a read: a time-out");
 }
 
 void deadline_between_reads() {
@@ -274,6 +300,7 @@ int main() {
   client_gone();
   deadline_cancels_the_read();
   deadline_between_reads();
+  deadline_just_before_a_read();
   deadline_waits_for_its_cancel();
   reader_gone_before_the_deadline();
   if (failed > 0) {

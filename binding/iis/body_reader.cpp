@@ -8,6 +8,9 @@ namespace {
 
 const HRESULT kEndOfBody = HRESULT_FROM_WIN32(ERROR_HANDLE_EOF);
 
+// After the deadline, how often the timer cancels again (a read started just as it passed).
+constexpr DWORD kCancelAgainMs = 1000;
+
 }  // namespace
 
 BodyReader::Outcome BodyReader::start() {
@@ -22,7 +25,7 @@ BodyReader::Outcome BodyReader::start() {
   FILETIME when;
   when.dwLowDateTime = due.LowPart;
   when.dwHighDateTime = due.HighPart;
-  SetThreadpoolTimer(timer_, &when, 0, 0);
+  SetThreadpoolTimer(timer_, &when, kCancelAgainMs, 0);
   return pump();
 }
 
@@ -40,34 +43,29 @@ BodyReader::Outcome BodyReader::pump() {
     if (body_.size() > limit_ || source_.remaining() == 0) return finish(Outcome::kComplete);
     // Never more than one byte past the limit.
     const DWORD size = static_cast<DWORD>(std::min(sizeof chunk_, limit_ + 1 - body_.size()));
+    if (expired_.load()) return finish(Outcome::kTimedOut);
     DWORD received = 0;
     BOOL pending = FALSE;
-    HRESULT hr;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (expired_) break;
-      hr = source_.read(chunk_, size, &received, &pending);
-    }
+    const HRESULT hr = source_.read(chunk_, size, &received, &pending);
     if (hr == kEndOfBody) return finish(Outcome::kComplete);
     if (FAILED(hr)) return finish(Outcome::kBroken);
+    // Under way: its completion may be running already, on another thread. Touch nothing.
     if (pending) return Outcome::kPending;
     if (received == 0) return finish(Outcome::kComplete);
     body_.append(chunk_, std::min<size_t>(received, size));
   }
-  return finish(Outcome::kTimedOut);
 }
 
 BodyReader::Outcome BodyReader::finish(Outcome outcome) {
   disarm();
   // A read that failed after the deadline passed was the deadline's doing.
-  if (outcome == Outcome::kBroken && expired_) return Outcome::kTimedOut;
+  if (outcome == Outcome::kBroken && expired_.load()) return Outcome::kTimedOut;
   return outcome;
 }
 
 VOID CALLBACK BodyReader::expire(PTP_CALLBACK_INSTANCE, PVOID self, PTP_TIMER) {
   auto* reader = static_cast<BodyReader*>(self);
-  std::lock_guard<std::mutex> lock(reader->mutex_);
-  reader->expired_ = true;
+  reader->expired_.store(true);
   reader->source_.cancel();
 }
 

@@ -7,9 +7,13 @@
 // for as long as it likes).
 //
 // The deadline is a thread-pool timer that cancels the pending read; the read
-// then completes with an error and the outcome is kTimedOut. A lock makes
-// "the deadline passed" and "start the next read" exclusive, so the deadline
-// cannot fall between the check and the read and be missed.
+// then completes with an error and the outcome is kTimedOut. No read starts
+// once the deadline has passed; one started just as it passed (the check
+// before it came first, the cancel before the read) is cancelled by the
+// timer's next tick, a second later: the timer goes on cancelling until it is
+// stopped. No lock is held across a read, and nothing of the reader is touched
+// once a read is under way: IIS may run the read's completion on another
+// thread before the call that started it has returned.
 //
 // Windows SDK headers only, no IIS ones: the Windows leg builds it with
 // mingw-w64 and tests it under wine against a scripted source
@@ -23,8 +27,8 @@
 #endif
 #include <windows.h>
 
+#include <atomic>
 #include <cstddef>
-#include <mutex>
 #include <string>
 
 namespace gh_iis {
@@ -41,7 +45,10 @@ class EntitySource {
    * HRESULT_FROM_WIN32(ERROR_HANDLE_EOF): nothing is left to read.
    */
   virtual HRESULT read(void* buffer, DWORD size, DWORD* received, BOOL* pending) = 0;
-  /** Cancels the pending read, which then completes with an error. Called on a thread-pool thread. */
+  /**
+   * Cancels the pending read, which then completes with an error. Called on a thread-pool
+   * thread, once the deadline has passed and every second after, whether or not a read is pending.
+   */
   virtual void cancel() = 0;
 };
 
@@ -82,8 +89,7 @@ class BodyReader {
   std::string body_;
   char chunk_[16384];  // what a pending read fills: lives as long as the request's module
   PTP_TIMER timer_ = nullptr;
-  std::mutex mutex_;      // expired_, and starting a read against the deadline's cancel
-  bool expired_ = false;  // read without the lock only once the timer is disarmed
+  std::atomic<bool> expired_{false};
 };
 
 }  // namespace gh_iis

@@ -11,8 +11,9 @@
 //     (an IIS thread) → apply: remove/set request headers and continue, or
 //     write the response and finish the request.
 //
-// IIS calls a request's notifications one at a time: OnAsyncCompletion never runs while
-// OnBeginRequest (or an earlier OnAsyncCompletion) of the same request is still running.
+// IIS may run a completion on another of its threads before the call that started the
+// operation has returned: once a body read or a submission has gone pending, the handler
+// touches nothing of the module and returns RQ_NOTIFICATION_PENDING.
 //
 // Compiled only with MSVC against the IIS SDK (httpserv.h) and libnode (see the
 // README); its portable parts (engine_slot, deferred_decision, host_link,
@@ -101,6 +102,8 @@ class RequestEntity final : public gh_iis::EntitySource {
 };
 
 class GatehouseModule final : public CHttpModule {
+  using BodyOutcome = gh_iis::BodyReader::Outcome;
+
  public:
   REQUEST_NOTIFICATION_STATUS OnBeginRequest(IHttpContext* context, IHttpEventProvider*) override {
     IHttpRequest* request = context->GetRequest();
@@ -112,14 +115,18 @@ class GatehouseModule final : public CHttpModule {
     entity_ = std::make_unique<RequestEntity>(context);
     body_ = std::make_unique<gh_iis::BodyReader>(*entity_, kMaxAuthBody, kAuthBodyDeadlineMs);
     reading_body_ = true;
-    return after_read(context, body_->start());
+    const BodyOutcome outcome = body_->start();
+    if (outcome == BodyOutcome::kPending) return RQ_NOTIFICATION_PENDING;  // and touch nothing more
+    return after_read(context, outcome);
   }
 
   // On an IIS thread: a body read completed, or (after PostCompletion) the decision is here.
   REQUEST_NOTIFICATION_STATUS OnAsyncCompletion(IHttpContext* context, DWORD, BOOL, IHttpEventProvider*, IHttpCompletionInfo* completion) override {
     if (reading_body_) {
       if (completion == nullptr) return fail(context, 500);
-      return after_read(context, body_->on_completion(completion->GetCompletionStatus(), completion->GetCompletionBytes()));
+      const BodyOutcome outcome = body_->on_completion(completion->GetCompletionStatus(), completion->GetCompletionBytes());
+      if (outcome == BodyOutcome::kPending) return RQ_NOTIFICATION_PENDING;  // and touch nothing more
+      return after_read(context, outcome);
     }
     if (decision_ == nullptr) return RQ_NOTIFICATION_CONTINUE;
     return apply(context);
@@ -128,13 +135,11 @@ class GatehouseModule final : public CHttpModule {
   void Dispose() override { delete this; }
 
  private:
-  using BodyOutcome = gh_iis::BodyReader::Outcome;
-
   // On Node's thread (or the engine's shutdown): resume the pending notification.
   static void Resume(void* context) { static_cast<IHttpContext*>(context)->PostCompletion(0); }
 
+  // The body is read, or will not be.
   REQUEST_NOTIFICATION_STATUS after_read(IHttpContext* context, BodyOutcome outcome) {
-    if (outcome == BodyOutcome::kPending) return RQ_NOTIFICATION_PENDING;
     reading_body_ = false;
     switch (outcome) {
       case BodyOutcome::kComplete:
@@ -151,7 +156,7 @@ class GatehouseModule final : public CHttpModule {
       case BodyOutcome::kBroken:  // the client went away
         return fail(context, 400);
       case BodyOutcome::kFailed:
-      case BodyOutcome::kPending:  // handled above
+      case BodyOutcome::kPending:  // never passed here
         break;
     }
     return fail(context, 500);
