@@ -392,15 +392,41 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
           continue;
         }
         if (!name.endsWith(RECORD_SUFFIX)) continue;
-        const record = this.#parse(await fs.readFile(file, 'utf8'));
-        if (record === undefined || record.expiresAt <= now) {
-          await fs.rm(file, { force: true });
-          removed++;
-        }
+        if (this.#expiredOrUnreadable(await fs.readFile(file, 'utf8'), now) && (await this.#removeOutsideTurn(file, now))) removed++;
       } catch (error) {
         if (!isErrno(error, 'ENOENT')) throw error; // removed concurrently: fine
       }
     }
     return removed;
+  }
+
+  #expiredOrUnreadable(text: string, now: number): boolean {
+    const record = this.#parse(text);
+    return record === undefined || record.expiresAt <= now;
+  }
+
+  /**
+   * Removes a record file the sweep found expired or unreadable, in its session's turn: unless a
+   * section holds that turn (a refresh, in this instance or another, may be about to write the
+   * record back renewed, and a removal after that write would end a session just renewed), and
+   * only if it is still expired or unreadable when read again in the turn. A held turn leaves the
+   * record to the next sweep; the sweep never waits.
+   */
+  async #removeOutsideTurn(file: string, now: number): Promise<boolean> {
+    const lock = `${file}${LOCK_SUFFIX}`;
+    const holder = randomBytes(12).toString('hex');
+    try {
+      await writeNewFile(lock, holder);
+    } catch (error) {
+      if (isErrno(error, 'EEXIST')) return false;
+      throw error;
+    }
+    try {
+      if (!this.#expiredOrUnreadable(await fs.readFile(file, 'utf8'), now)) return false;
+      await fs.rm(file, { force: true });
+      return true;
+    } finally {
+      await this.#release(lock, holder);
+    }
   }
 }

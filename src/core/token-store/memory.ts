@@ -31,7 +31,7 @@ export class MemoryTokenStore<T> implements TokenStore<T> {
     const now = this.now();
     let removed = 0;
     for (const [id, entry] of this.#records) {
-      if (entry.expiresAt <= now) {
+      if (entry.expiresAt <= now && !this.#turns.busy(id)) {
         this.#records.delete(id);
         removed++;
       }

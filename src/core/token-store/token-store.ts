@@ -17,7 +17,11 @@ export interface TokenStore<T> {
   put(id: string, record: T, expiresAt: number): Promise<void>;
   /** Removes the record; removing an absent record is not an error. */
   delete(id: string): Promise<void>;
-  /** Removes expired (and unreadable) records; returns how many. */
+  /**
+   * Removes expired (and unreadable) records; returns how many. A store that offers `exclusive`
+   * leaves a record whose id is in a section to a later sweep, and does not wait for it: the work
+   * in it (a session's refresh) may be about to write the record back, renewed.
+   */
   sweep(): Promise<number>;
   /**
    * Optional beyond the design's get / put / delete / sweep, and what a store

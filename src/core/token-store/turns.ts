@@ -8,6 +8,11 @@ export class Turns {
   /** Per id, the end of the last piece of work queued. */
   readonly #queues = new Map<string, Promise<void>>();
 
+  /** Whether work for this id is running or queued. */
+  busy(id: string): boolean {
+    return this.#queues.has(id);
+  }
+
   async run<R>(id: string, work: () => Promise<R>): Promise<R> {
     const before = this.#queues.get(id) ?? Promise.resolve();
     let release!: () => void;
