@@ -1,31 +1,21 @@
 // Checks the IIS module's body reader (binding/iis/body_reader.cpp) against a
 // scripted entity source, with real thread-pool timers for the deadline (built
-// by mingw-w64, run under wine by scripts/win32/test.sh). Prints every failed
-// check and "N checks passed"; exits 1 on any failure.
+// by mingw-w64, run under wine by scripts/win32/test.sh), reporting through
+// native_checks.h.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <vector>
 
 #include "../iis/body_reader.h"
+#include "native_checks.h"
 
 namespace {
 
 using Outcome = gh_iis::BodyReader::Outcome;
 
-int passed = 0;
-int failed = 0;
-
-void check(bool ok, const char* what) {
-  if (ok) {
-    ++passed;
-  } else {
-    ++failed;
-    std::printf("FAIL %s\n", what);
-  }
-}
+using gh_checks::check;
 
 const char* name(Outcome outcome) {
   switch (outcome) {
@@ -303,10 +293,5 @@ int main() {
   deadline_just_before_a_read();
   deadline_waits_for_its_cancel();
   reader_gone_before_the_deadline();
-  if (failed > 0) {
-    std::printf("%d checks failed\n", failed);
-    return 1;
-  }
-  std::printf("%d checks passed\n", passed);
-  return 0;
+  return gh_checks::summary();
 }

@@ -1,27 +1,18 @@
 // Checks the IIS module's HTTP_REQUEST → request view on Windows structures
-// (built by mingw-w64, run under wine by scripts/win32/test.sh). Prints every
-// failed check and "N checks passed"; exits 1 on any failure.
+// (built by mingw-w64, run under wine by scripts/win32/test.sh), reporting
+// through native_checks.h.
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "../iis/http_request_view.h"
+#include "native_checks.h"
 
 namespace {
 
-int passed = 0;
-int failed = 0;
+using gh_checks::check;
 
 std::string text(gh_bytes b) { return b.ptr == nullptr ? std::string("<absent>") : std::string(reinterpret_cast<const char*>(b.ptr), b.len); }
-
-void check(bool ok, const char* what) {
-  if (ok) {
-    ++passed;
-  } else {
-    ++failed;
-    std::printf("FAIL %s\n", what);
-  }
-}
 
 void check_text(gh_bytes actual, const std::string& expected, const char* what) {
   const std::string got = text(actual);
@@ -130,7 +121,5 @@ int main() {
   https_over_ipv6_with_a_body();
   nothing_at_all();
   header_names();
-  if (failed > 0) std::printf("%d checks failed\n", failed);
-  std::printf("%d checks passed\n", passed);
-  return failed == 0 ? 0 : 1;
+  return gh_checks::summary();
 }
