@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 
 import { expect } from 'chai';
 
@@ -302,6 +303,69 @@ describe('FileSystemTokenStore on disk', () => {
       expect(await store.exclusive('s', async () => 'ran')).to.equal('ran');
       expect(logs.raw()).to.contain('lock left by a vanished holder taken over');
       expect((await fs.readdir(store.directory)).filter((f) => f.endsWith('.lock'))).to.deep.equal([]);
+    });
+
+    it('waiters that find a lock left behind at once take it over one at a time: sections never overlap', async () => {
+      // Each waiter that saw the old lock stale must not remove the lock another waiter has just taken.
+      const key = randomBytes(32);
+      const handles = Array.from({ length: 4 }, () => new FileSystemTokenStore({ directory, app: 'app', masterKey: key }));
+      const lock = await lockFileOf(handles[0]!, 's');
+      let most = 0;
+      for (let round = 0; round < 40; round++) {
+        await fs.writeFile(lock, 'a crashed instance');
+        const past = new Date(Date.now() - STALE_LOCK_MS - 1000);
+        await fs.utimes(lock, past, past);
+        let active = 0;
+        await Promise.all(
+          handles.map((handle) =>
+            handle.exclusive('s', async () => {
+              active++;
+              most = Math.max(most, active);
+              await delay(2);
+              active--;
+            }),
+          ),
+        );
+      }
+      expect(most).to.equal(1);
+    });
+
+    it('a takeover file left by a waiter that crashed while removing a lock is cleared once old; the lock is then taken over', async () => {
+      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) });
+      const lock = await lockFileOf(store, 's');
+      const takeover = `${lock}.takeover`;
+      await fs.writeFile(lock, 'a crashed instance');
+      await fs.writeFile(takeover, '');
+      const past = new Date(Date.now() - STALE_LOCK_MS - 1000);
+      await fs.utimes(lock, past, past);
+      await fs.utimes(takeover, past, past);
+      expect(await store.exclusive('s', async () => 'ran')).to.equal('ran');
+      expect((await fs.readdir(store.directory)).filter((f) => f.endsWith('.lock') || f.endsWith('.takeover'))).to.deep.equal([]);
+    });
+
+    it('sweep removes old takeover files and keeps fresh ones (a lock being taken over)', async () => {
+      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) });
+      const old = `${await lockFileOf(store, 'old')}.takeover`;
+      const fresh = `${await lockFileOf(store, 'held')}.takeover`;
+      await fs.writeFile(old, '');
+      await fs.writeFile(fresh, '');
+      const past = new Date(Date.now() - STALE_LOCK_MS - 1000);
+      await fs.utimes(old, past, past);
+      expect(await store.sweep()).to.equal(1);
+      expect((await fs.readdir(store.directory)).filter((f) => f.endsWith('.takeover'))).to.deep.equal([path.basename(fresh)]);
+    });
+
+    it('a lock left behind is not removed while a takeover file is fresh (another waiter is removing it)', async () => {
+      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) });
+      const lock = await lockFileOf(store, 's');
+      await fs.writeFile(lock, 'a crashed instance');
+      const past = new Date(Date.now() - STALE_LOCK_MS - 1000);
+      await fs.utimes(lock, past, past);
+      await fs.writeFile(`${lock}.takeover`, '');
+      expect(await store.sweep()).to.equal(0);
+      expect(await fs.readFile(lock, 'utf8')).to.equal('a crashed instance');
+      await fs.rm(`${lock}.takeover`);
+      expect(await store.sweep()).to.equal(1);
     });
 
     it("a holder that overran its time does not remove the lock of the one that took over", async () => {

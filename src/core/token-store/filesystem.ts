@@ -30,6 +30,11 @@ const LOCK_SUFFIX = '.lock';
  * call's 10 s timeout plus the record's write.
  */
 export const STALE_LOCK_MS = 15_000;
+/**
+ * Beside a lock, held while a lock left behind is removed: one remover at a time. One older than
+ * STALE_LOCK_MS was left by a remover that crashed in the middle (a removal takes milliseconds).
+ */
+const TAKEOVER_SUFFIX = '.takeover';
 /** How often a waiter looks again, at most (it starts at 5 ms and doubles). */
 const LOCK_POLL_MAX_MS = 100;
 export const KEY_FILE_NAME = '.gatehouse-encryption-key';
@@ -338,20 +343,39 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
       } catch (error) {
         if (!isErrno(error, 'EEXIST')) throw error;
       }
-      let age: number;
-      try {
-        // File times are wall-clock times, whatever clock this store was given.
-        age = Date.now() - (await fs.stat(lock)).mtimeMs;
-      } catch (error) {
-        if (isErrno(error, 'ENOENT')) continue; // released meanwhile
-        throw error;
-      }
-      if (age > STALE_LOCK_MS) {
-        this.#logger?.warn({ file: path.basename(lock), ageMs: Math.round(age) }, 'token store lock left by a vanished holder taken over');
-        await fs.rm(lock, { force: true });
-        continue;
-      }
+      const stale = await this.#removeIfLeftBehind(lock);
+      if (stale === 'removed') this.#logger?.warn({ file: path.basename(lock) }, 'token store lock left by a vanished holder taken over');
+      if (stale !== 'kept') continue;
       await delay(wait);
+    }
+  }
+
+  /**
+   * Removes a lock whose holder vanished (older than STALE_LOCK_MS): 'removed', or 'gone' when it
+   * was not there, or 'kept' (held, or another remover is at it). One remover at a time, each
+   * looking at the lock's age again while it holds the takeover file: two waiters that both found
+   * the lock stale must not have the second remove the lock the first has just taken.
+   */
+  async #removeIfLeftBehind(lock: string): Promise<'removed' | 'gone' | 'kept'> {
+    const takeover = `${lock}${TAKEOVER_SUFFIX}`;
+    try {
+      await writeNewFile(takeover, '');
+    } catch (error) {
+      if (isErrno(error, 'ENOENT')) return 'gone'; // the directory went: the next create recreates it
+      if (!isErrno(error, 'EEXIST')) throw error;
+      await removeIfOlder(takeover, Date.now(), STALE_LOCK_MS).catch((failure: unknown) => {
+        if (!isErrno(failure, 'ENOENT')) throw failure;
+      });
+      return 'kept';
+    }
+    try {
+      // File times are wall-clock times, whatever clock this store was given.
+      return (await removeIfOlder(lock, Date.now(), STALE_LOCK_MS)) ? 'removed' : 'kept';
+    } catch (error) {
+      if (isErrno(error, 'ENOENT')) return 'gone'; // released meanwhile
+      throw error;
+    } finally {
+      await fs.rm(takeover, { force: true });
     }
   }
 
@@ -383,7 +407,10 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
       const file = path.join(this.#directory, name);
       try {
         if (name.endsWith(LOCK_SUFFIX)) {
-          // A lock's age on the wall clock, as #acquire judges it.
+          if ((await this.#removeIfLeftBehind(file)) === 'removed') removed++;
+          continue;
+        }
+        if (name.endsWith(TAKEOVER_SUFFIX)) {
           if (await removeIfOlder(file, Date.now(), STALE_LOCK_MS)) removed++;
           continue;
         }
