@@ -17,7 +17,8 @@
 //
 // Compiled only with MSVC against the IIS SDK (httpserv.h) and libnode (see the
 // README); its portable parts (engine_slot, deferred_decision, host_link,
-// http_request_view, node_runtime) are built and tested on Linux and under wine.
+// http_request_view, body_reader, node_runtime) are built and tested on Linux and
+// under wine.
 #define WIN32_LEAN_AND_MEAN
 #include <winsock2.h>
 #include <windows.h>
