@@ -302,6 +302,7 @@ describe('FileSystemTokenStore on disk', () => {
       await fs.utimes(lock, past, past);
       expect(await store.exclusive('s', async () => 'ran')).to.equal('ran');
       expect(logs.raw()).to.contain('lock left by a vanished holder taken over');
+      expect(logs.raw()).to.match(/"ageMs":1[6-9]\d{3}\b/); // how old it was: a crashed holder, not clocks that disagree
       expect((await fs.readdir(store.directory)).filter((f) => f.endsWith('.lock'))).to.deep.equal([]);
     });
 

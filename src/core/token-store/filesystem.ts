@@ -78,11 +78,12 @@ async function writeNewFile(file: string, contents: string): Promise<void> {
   await handle.close();
 }
 
-/** Removes `file` if it was last written more than `limitMs` before `now`; whether it did. */
-async function removeIfOlder(file: string, now: number, limitMs: number): Promise<boolean> {
-  if (now - (await fs.stat(file)).mtimeMs <= limitMs) return false;
+/** Removes `file` if it was last written more than `limitMs` before `now`: its age then (ms), else undefined. */
+async function removeIfOlder(file: string, now: number, limitMs: number): Promise<number | undefined> {
+  const age = now - (await fs.stat(file)).mtimeMs;
+  if (age <= limitMs) return undefined;
   await fs.rm(file, { force: true });
-  return true;
+  return age;
 }
 
 /**
@@ -344,19 +345,20 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
         if (!isErrno(error, 'EEXIST')) throw error;
       }
       const stale = await this.#removeIfLeftBehind(lock);
-      if (stale === 'removed') this.#logger?.warn({ file: path.basename(lock) }, 'token store lock left by a vanished holder taken over');
+      // The age tells a crashed holder from clocks that disagree (file times are the file server's).
+      if (typeof stale === 'number') this.#logger?.warn({ file: path.basename(lock), ageMs: Math.round(stale) }, 'token store lock left by a vanished holder taken over');
       if (stale !== 'kept') continue;
       await delay(wait);
     }
   }
 
   /**
-   * Removes a lock whose holder vanished (older than STALE_LOCK_MS): 'removed', or 'gone' when it
-   * was not there, or 'kept' (held, or another remover is at it). One remover at a time, each
-   * looking at the lock's age again while it holds the takeover file: two waiters that both found
-   * the lock stale must not have the second remove the lock the first has just taken.
+   * Removes a lock whose holder vanished (older than STALE_LOCK_MS): its age (ms) when removed,
+   * 'gone' when it was not there, or 'kept' (held, or another remover is at it). One remover at
+   * a time, each looking at the lock's age again while it holds the takeover file: two waiters
+   * that both found the lock stale must not have the second remove the lock the first has just taken.
    */
-  async #removeIfLeftBehind(lock: string): Promise<'removed' | 'gone' | 'kept'> {
+  async #removeIfLeftBehind(lock: string): Promise<number | 'gone' | 'kept'> {
     const takeover = `${lock}${TAKEOVER_SUFFIX}`;
     try {
       await writeNewFile(takeover, '');
@@ -370,7 +372,7 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
     }
     try {
       // File times are wall-clock times, whatever clock this store was given.
-      return (await removeIfOlder(lock, Date.now(), STALE_LOCK_MS)) ? 'removed' : 'kept';
+      return (await removeIfOlder(lock, Date.now(), STALE_LOCK_MS)) ?? 'kept';
     } catch (error) {
       if (isErrno(error, 'ENOENT')) return 'gone'; // released meanwhile
       throw error;
@@ -407,15 +409,15 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
       const file = path.join(this.#directory, name);
       try {
         if (name.endsWith(LOCK_SUFFIX)) {
-          if ((await this.#removeIfLeftBehind(file)) === 'removed') removed++;
+          if (typeof (await this.#removeIfLeftBehind(file)) === 'number') removed++;
           continue;
         }
         if (name.endsWith(TAKEOVER_SUFFIX)) {
-          if (await removeIfOlder(file, Date.now(), STALE_LOCK_MS)) removed++;
+          if ((await removeIfOlder(file, Date.now(), STALE_LOCK_MS)) !== undefined) removed++;
           continue;
         }
         if (name.endsWith(TEMP_SUFFIX)) {
-          if (await removeIfOlder(file, now, STALE_TEMP_MS)) removed++;
+          if ((await removeIfOlder(file, now, STALE_TEMP_MS)) !== undefined) removed++;
           continue;
         }
         if (!name.endsWith(RECORD_SUFFIX)) continue;
