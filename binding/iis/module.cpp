@@ -39,9 +39,10 @@
 
 namespace {
 
-// The largest auth-route body the module reads (token exchange JSON, form_post
-// callbacks). One byte more is read so that the core sees "too large" and says so.
-constexpr size_t kMaxAuthBody = 1024 * 1024;
+// The largest auth-route body the core takes (MAX_AUTH_BODY_BYTES: token exchange JSON,
+// form_post callbacks, back-channel logouts). One byte more is read so that the core sees
+// "too large" and says so (413); nothing beyond, so a slow upload holds at most this much.
+constexpr size_t kMaxAuthBody = 64 * 1024;
 
 // How long an auth-route body may take to arrive in full: the sidecar's deadline
 // (DEFAULT_AUTH_BODY_DEADLINE_MS). Later, the module answers 408 and closes the connection.

@@ -20,6 +20,13 @@ export interface RequestView {
   readonly readBody: (limit: number) => Promise<Buffer>;
 }
 
+/**
+ * The largest body an /.auth POST takes: a form_post callback, a token exchange, a back-channel
+ * logout (a few KB of tokens each). A host need never hold more than one byte beyond it; the IIS
+ * module reads no more (kMaxAuthBody in binding/iis/module.cpp, kept equal by a test).
+ */
+export const MAX_AUTH_BODY_BYTES = 64 * 1024;
+
 /** What readBody rejects with when the body is over its limit: the caller answers 413. */
 export class BodyTooLargeError extends Error {
   constructor(readonly limit: number) {

@@ -4,14 +4,12 @@
 // signed; the sessions the token names end here too. The caller is the
 // provider, not a person: 200 without a body once the sign-out is kept, 400
 // with an OAuth error (§2.8) when the request or its token is not good.
-import { mediaType, readBoundedBody, type Decision } from '../http/request-view.js';
+import { MAX_AUTH_BODY_BYTES, mediaType, readBoundedBody, type Decision } from '../http/request-view.js';
 import { emptyDecision, jsonDecision } from '../http/responses.js';
 import { ProviderUnavailableError } from '../providers/errors.js';
 import { InvalidTokenError } from '../tokens/errors.js';
 import type { LayerContext, RouteRequest } from './context.js';
 
-/** A logout token is a few KB (MAX_TOKEN_LENGTH); the form around it needs no more than a callback's. */
-const MAX_LOGOUT_BODY = 64 * 1024;
 
 /** `alias`: as the path names it (letters, digits, '-' and '_'); matched exactly, since it is the URL registered with the provider. */
 export async function backChannelLogout(context: LayerContext, request: RouteRequest, alias: string): Promise<Decision> {
@@ -24,7 +22,7 @@ export async function backChannelLogout(context: LayerContext, request: RouteReq
   // Only OpenID providers sign logout tokens.
   if (provider.verifyLogoutToken === undefined) return refuse(404, `${provider.displayName} has no back-channel logout`);
   if (mediaType(request.view) !== 'application/x-www-form-urlencoded') return refuse(415, 'the logout token must come as a form (application/x-www-form-urlencoded)');
-  const read = await readBoundedBody(request.view, MAX_LOGOUT_BODY);
+  const read = await readBoundedBody(request.view, MAX_AUTH_BODY_BYTES);
   if (!('body' in read)) return refuse(read.status, read.reason, read.headers);
   const tokens = new URLSearchParams(read.body.toString('utf8')).getAll('logout_token');
   if (tokens.length !== 1 || tokens[0] === '') return refuse(400, tokens.length > 1 ? 'more than one logout_token' : 'no logout_token');

@@ -2,7 +2,7 @@
 // protected path, and token exchange at `POST /.auth/login/<provider>` that
 // answers an authentication token for X-ZUMO-AUTH.
 import { unsendableHeaderValue, type Identity } from '../identity.js';
-import { asSentence, headerValue, mediaType, readBoundedBody, type Decision } from '../http/request-view.js';
+import { asSentence, headerValue, MAX_AUTH_BODY_BYTES, mediaType, readBoundedBody, type Decision } from '../http/request-view.js';
 import { jsonDecision } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import type { Provider, SignIn, TokenExchange } from '../providers/provider.js';
@@ -14,7 +14,6 @@ import { ValidatedTokenCache } from '../tokens/validated-token-cache.js';
 import type { LayerContext, RouteRequest } from './context.js';
 import { sessionRecord } from './login-flow.js';
 
-const MAX_EXCHANGE_BODY = 64 * 1024;
 
 /** 401 as RFC 6750 §3 describes it: the reason in WWW-Authenticate and in the JSON body. */
 export function invalidTokenDecision(description: string): Decision {
@@ -142,7 +141,7 @@ interface MalformedExchange {
 
 async function exchangeRequest(request: RouteRequest): Promise<{ exchange: TokenExchange } | MalformedExchange> {
   if (mediaType(request.view) !== 'application/json') return { status: 415, error: 'Send the provider token as JSON (Content-Type: application/json).' };
-  const read = await readBoundedBody(request.view, MAX_EXCHANGE_BODY);
+  const read = await readBoundedBody(request.view, MAX_AUTH_BODY_BYTES);
   if (!('body' in read)) return { status: read.status, error: asSentence(read.reason), ...(read.headers ? { headers: read.headers } : {}) };
   let parsed: unknown;
   try {

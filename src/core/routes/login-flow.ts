@@ -5,7 +5,7 @@ import * as oidc from 'openid-client';
 
 import { seal, unseal } from '../crypto/sealed.js';
 import { isLoopbackHost, originUrl } from '../http/origin.js';
-import { asSentence, mediaType, readBoundedBody, requestCookie, requestCookiesByPrefix, type Decision } from '../http/request-view.js';
+import { asSentence, MAX_AUTH_BODY_BYTES, mediaType, readBoundedBody, requestCookie, requestCookiesByPrefix, type Decision } from '../http/request-view.js';
 import { errorDecision, nameRequiresSecure, redirectDecision, setCookie, type PageLink } from '../http/responses.js';
 import { unsendableHeaderValue } from '../identity.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
@@ -31,7 +31,6 @@ interface LoginTransaction {
 
 /** The cookie outlives the nonce window so an expired transaction can restart instead of failing. */
 const TRANSACTION_COOKIE_GRACE_MS = 60 * 60_000;
-const MAX_CALLBACK_BODY = 64 * 1024;
 /**
  * Sign-ins with one provider a browser may have under way at once (tabs that were all sent to
  * sign in). Each has its own cookie; starting one more drops the oldest, so the cookies a
@@ -198,7 +197,7 @@ async function callbackParameters(request: RouteRequest): Promise<URLSearchParam
   if (mediaType(request.view) !== 'application/x-www-form-urlencoded') {
     return { status: 415, reason: 'callback POST is not a form', message: 'The callback must be a GET or a form POST.' };
   }
-  const read = await readBoundedBody(request.view, MAX_CALLBACK_BODY);
+  const read = await readBoundedBody(request.view, MAX_AUTH_BODY_BYTES);
   if ('body' in read) return new URLSearchParams(read.body.toString('utf8'));
   return { status: read.status, reason: `callback: ${read.reason}`, message: asSentence(read.reason), ...(read.headers ? { headers: read.headers } : {}) };
 }
