@@ -10,7 +10,6 @@ import { ProviderUnavailableError } from '../providers/errors.js';
 import { InvalidTokenError } from '../tokens/errors.js';
 import type { LayerContext, RouteRequest } from './context.js';
 
-
 /** `alias`: as the path names it (letters, digits, '-' and '_'); matched exactly, since it is the URL registered with the provider. */
 export async function backChannelLogout(context: LayerContext, request: RouteRequest, alias: string): Promise<Decision> {
   const refuse = (status: number, reason: string, headers?: Readonly<Record<string, string>>): Decision => {

@@ -14,7 +14,6 @@ import { ValidatedTokenCache } from '../tokens/validated-token-cache.js';
 import type { LayerContext, RouteRequest } from './context.js';
 import { sessionRecord } from './login-flow.js';
 
-
 /** 401 as RFC 6750 §3 describes it: the reason in WWW-Authenticate and in the JSON body. */
 export function invalidTokenDecision(description: string): Decision {
   const safe = description.replace(/["\\\r\n]/g, ' ').slice(0, 120);
