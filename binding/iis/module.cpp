@@ -110,7 +110,7 @@ class GatehouseModule final : public CHttpModule {
   REQUEST_NOTIFICATION_STATUS OnBeginRequest(IHttpContext* context, IHttpEventProvider*) override {
     IHttpRequest* request = context->GetRequest();
     const HTTP_REQUEST* raw = request->GetRawHttpRequest();
-    if (raw == nullptr) return fail(context, 500);
+    if (raw == nullptr) return refuse(context, 500, "The authentication layer could not read this request.");
     view_ = std::make_unique<gh_iis::HttpRequestView>(*raw, request->GetHttpMethod());
     const gh_request_view& v = view_->view();
     if (!g_slot->needs_body(reinterpret_cast<const char*>(v.path.ptr), v.path.len)) return decide(context);
@@ -125,7 +125,7 @@ class GatehouseModule final : public CHttpModule {
   // On an IIS thread: a body read completed, or (after PostCompletion) the decision is here.
   REQUEST_NOTIFICATION_STATUS OnAsyncCompletion(IHttpContext* context, DWORD, BOOL, IHttpEventProvider*, IHttpCompletionInfo* completion) override {
     if (reading_body_) {
-      if (completion == nullptr) return fail(context, 500);
+      if (completion == nullptr) return refuse(context, 500, "The authentication layer could not read this request.");
       const BodyOutcome outcome = body_->on_completion(completion->GetCompletionStatus(), completion->GetCompletionBytes());
       if (outcome == BodyOutcome::kPending) return RQ_NOTIFICATION_PENDING;  // and touch nothing more
       return after_read(context, outcome);
@@ -148,20 +148,19 @@ class GatehouseModule final : public CHttpModule {
         view_->set_body(body_->body().data(), body_->body().size());
         return decide(context);
       case BodyOutcome::kTimedOut: {
-        // The sidecar's answer, in the native errors' JSON shape; the unread rest of the body
-        // would hold the connection, so it is closed after the response.
-        const gh::ErrorResponse slow(408, "The body did not arrive in time.");
-        const REQUEST_NOTIFICATION_STATUS status = respond(context, gh::OwnedDecision(*slow.decision()));
+        // The sidecar's answer; the unread rest of the body would hold the connection, so it
+        // is closed after the response.
+        const REQUEST_NOTIFICATION_STATUS status = refuse(context, 408, "The body did not arrive in time.");
         context->GetResponse()->SetNeedDisconnect();  // after respond's Clear()
         return status;
       }
       case BodyOutcome::kBroken:  // the client went away
-        return fail(context, 400);
+        return refuse(context, 400, "The body could not be read.");
       case BodyOutcome::kFailed:
       case BodyOutcome::kPending:  // never passed here
         break;
     }
-    return fail(context, 500);
+    return refuse(context, 500, "The authentication layer could not read this request.");
   }
 
   REQUEST_NOTIFICATION_STATUS decide(IHttpContext* context) {
@@ -178,7 +177,7 @@ class GatehouseModule final : public CHttpModule {
     // Remove first: a spoofed alias never survives next to the identity set after it.
     for (const std::string& name : d.remove()) request->DeleteHeader(name.c_str());
     for (const auto& [name, value] : d.headers()) {
-      if (value.size() > 0xFFFF || FAILED(request->SetHeader(name.c_str(), value.c_str(), static_cast<USHORT>(value.size()), TRUE))) return fail(context, 500);
+      if (value.size() > 0xFFFF || FAILED(request->SetHeader(name.c_str(), value.c_str(), static_cast<USHORT>(value.size()), TRUE))) return refuse(context, 500, "The identity headers could not be set.");
     }
     return RQ_NOTIFICATION_CONTINUE;
   }
@@ -228,6 +227,13 @@ class GatehouseModule final : public CHttpModule {
     }
   }
 
+  // What the module answers by itself, in the shape of every native error: {"error": message}.
+  static REQUEST_NOTIFICATION_STATUS refuse(IHttpContext* context, int status, const char* message) {
+    const gh::ErrorResponse answer(status, message);
+    return respond(context, gh::OwnedDecision(*answer.decision()));
+  }
+
+  // The bare status, for when even an answer cannot be written (respond's own failures).
   static REQUEST_NOTIFICATION_STATUS fail(IHttpContext* context, USHORT status) {
     IHttpResponse* response = context->GetResponse();
     response->Clear();
