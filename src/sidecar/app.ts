@@ -12,12 +12,14 @@ import proxies from 'koa-proxies';
 
 import type { AuthLayer } from '../core/auth-layer.js';
 import { requestOrigin } from '../core/http/origin.js';
-import { wantsJson, type Decision } from '../core/http/request-view.js';
+import { wantsJson, type Decision, type RespondDecision } from '../core/http/request-view.js';
 import { jsonDecision } from '../core/http/responses.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
+import type { AccessLog } from './access-log.js';
 import { cutOffWhenTheAppBreaksOff } from './broken-answers.js';
 import { forwardHeaders } from './forward-headers.js';
+import { loggedPath } from './logged-path.js';
 import { keepHopByHopOnTheAppsHop } from './response-headers.js';
 import { toRequestView } from './request-view.js';
 import { StaleConnectionRetry } from './stale-connection.js';
@@ -38,6 +40,8 @@ export interface SidecarOptions {
   readonly authBodyDeadlineMs?: number;
   /** Whether the listener is TLS (else the scheme comes from trusted forwarded headers, or http). */
   readonly tls?: boolean;
+  /** The access log, when it is on: told who made each forwarded request, and writes the WebSocket handshakes' lines. */
+  readonly accessLog?: AccessLog;
 }
 
 const STARTED = Symbol('gatehouse.forwardStarted');
@@ -51,18 +55,13 @@ export interface Sidecar {
   close(): void;
 }
 
-/** The path a log line names: never the query, which may carry codes or tokens. */
-function loggedPath(req: IncomingMessage): string {
-  return (req.url ?? '').split('?')[0]!;
-}
-
 /** wantsJson for a node request whose headers are all the host still has. */
 function nodeWantsJson(req: IncomingMessage): boolean {
   return wantsJson({ headers: Object.entries(req.headers).map(([name, value]) => [name, String(value)] as const) });
 }
 
 export function createSidecar(options: SidecarOptions): Sidecar {
-  const { layer, core, logger } = options;
+  const { layer, core, logger, accessLog } = options;
   const config = layer.config;
   const timeoutMs = options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   // `timeout` closes connections idle that long; it also makes node honour an app's announced
@@ -80,6 +79,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     const view = toRequestView(req, options.tls ? 'https' : 'http', options.authBodyDeadlineMs);
     const decision = await layer.decide(view);
     if (decision.kind === 'forward') {
+      if (decision.identity !== null) accessLog?.identify(req, decision.identity);
       const origin = requestOrigin(view, config) ?? { scheme: view.scheme, host: view.host };
       req.headers = forwardHeaders(req.headers, view.headers, decision.identity, core, normalizeOptions, {
         remoteAddress: view.remoteAddress,
@@ -160,13 +160,22 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   );
 
   const wsProxy = HttpProxy.createProxyServer({ target: options.upstream, ws: true, xfwd: false, agent: singleUse });
-  wsProxy.on('proxyReqWs', (proxyReq, _req, socket) => {
+  wsProxy.on('proxyReqWs', (proxyReq, req, socket) => {
     // A client that leaves before the app has answered its upgrade: the app's half is closed too.
-    const abandon = (): void => void proxyReq.destroy();
+    const abandon = (): void => {
+      proxyReq.destroy();
+      accessLog?.end(req, undefined, false);
+    };
     socket.once('close', abandon);
-    proxyReq.once('upgrade', () => socket.off('close', abandon));
+    proxyReq.once('upgrade', () => {
+      socket.off('close', abandon);
+      accessLog?.end(req, 101, true);
+    });
+    // The app declined the upgrade with an ordinary answer, which http-proxy passes on as it is.
+    if (accessLog) proxyReq.once('response', (answer: IncomingMessage) => accessLog.end(req, answer.statusCode, true));
   });
   wsProxy.on('error', (error, req, socket) => {
+    accessLog?.end(req, undefined, false);
     const client = 'destroy' in socket ? (socket as Duplex) : undefined;
     // Already gone: the client left first, and its upstream request was abandoned above.
     if (client?.destroyed) logger.debug({ path: loggedPath(req) }, 'client left before the app answered its upgrade');
@@ -179,25 +188,34 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     // once the app has switched protocols: until then a reset from the client would be an
     // uncaught error that ends the process.
     socket.on('error', (error: NodeJS.ErrnoException) => logger.debug({ path: loggedPath(req), reason: error.code ?? error.message }, 'client connection failed during upgrade'));
+    accessLog?.begin(req);
+    /** Answers the handshake itself, with its line in the access log. */
+    const answer = (decision: RespondDecision): void => {
+      endUpgrade(socket, decision);
+      accessLog?.end(req, decision.status, true);
+    };
     // Matched on the origin form of the target, as the request listener does (request-target.ts).
     const target = toOriginForm(req);
     if (target.kind === 'refused') {
       logger.info({ reason: target.reason, method: req.method }, 'request rejected');
-      endUpgrade(socket, jsonDecision(400, { error: BAD_TARGET_MESSAGE }));
+      answer(jsonDecision(400, { error: BAD_TARGET_MESSAGE }));
       return;
     }
     authorize(req, true).then(
       (decision) => {
         if (decision.kind === 'respond') {
-          endUpgrade(socket, decision);
+          answer(decision);
           return;
         }
-        if (socket.destroyed) return; // gone while it was decided: nothing to open at the app
+        if (socket.destroyed) {
+          accessLog?.end(req, undefined, false);
+          return; // gone while it was decided: nothing to open at the app
+        }
         wsProxy.ws(req, socket, head);
       },
       (error: unknown) => {
         logger.error({ err: (error as Error).message, path: loggedPath(req) }, 'auth layer failed on upgrade');
-        endUpgrade(socket, gatewayError(500, nodeWantsJson(req)));
+        answer(gatewayError(500, nodeWantsJson(req)));
       },
     );
   }

@@ -10,6 +10,7 @@ import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
+import { AccessLog, resolveAccessLog } from './access-log.js';
 import { createSidecar } from './app.js';
 import type { Listening } from './listen.js';
 import { serveRequests } from './serve-requests.js';
@@ -34,6 +35,8 @@ export interface GatewayOptions {
   readonly authBodyDeadlineMs?: number;
   readonly version?: string;
   readonly sessionCacheTtlMs?: number;
+  /** One log line per request answered or forwarded (access-log.ts); default GATEHOUSE_ACCESS_LOG, else off. */
+  readonly accessLog?: boolean;
 }
 
 export interface Gateway {
@@ -54,7 +57,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   // Before anything starts: nothing is left running when the app's address is unusable.
   const upstream = parseUpstreamUrl(options.upstream);
   if ('problem' in upstream) throw new TypeError(`upstream ${upstream.problem}`);
-  const upstreamTimeoutMs = resolveUpstreamTimeout(options.upstreamTimeoutMs, options.env ?? process.env);
+  const env = options.env ?? process.env;
+  const upstreamTimeoutMs = resolveUpstreamTimeout(options.upstreamTimeoutMs, env);
+  const accessLog = resolveAccessLog(options.accessLog, env) ? new AccessLog(logger) : undefined;
   const runtime = await startAuthRuntime({ config, logger, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
   const { layer } = runtime;
   const sidecar = createSidecar({
@@ -63,11 +68,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     core: options.core,
     logger,
     upstreamTimeoutMs,
+    ...(accessLog ? { accessLog } : {}),
     ...(options.authBodyDeadlineMs !== undefined ? { authBodyDeadlineMs: options.authBodyDeadlineMs } : {}),
   });
   const receiver = new WebhookReceiver({ logger, core: options.core, ...(options.env ? { env: options.env } : {}), ...options.webhook });
   // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
-  const listener = createRequestListener(receiver, sidecar.app);
+  const listener = accessLog ? accessLog.wrap(createRequestListener(receiver, sidecar.app)) : createRequestListener(receiver, sidecar.app);
   return {
     layer,
     receiver,

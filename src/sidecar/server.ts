@@ -4,6 +4,7 @@ import Koa from 'koa';
 
 import { createLogger, type Logger } from '../logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from '../native/index.js';
+import { AccessLog, resolveAccessLog } from './access-log.js';
 import { listenEarly, type Listening } from './listen.js';
 import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
 import { serveRequests } from './serve-requests.js';
@@ -19,6 +20,8 @@ export interface ServeOptions {
   logger?: Logger;
   /** Core selection; default from GATEHOUSE_NATIVE. */
   core?: CoreSelection;
+  /** One log line per request answered (access-log.ts); default GATEHOUSE_ACCESS_LOG, else off. */
+  accessLog?: boolean;
 }
 
 export interface RunningServer extends Listening {
@@ -63,8 +66,9 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
   if (receiver.config.secrets.length === 0) {
     logger.warn({ variable: receiver.config.secretVariable }, 'webhook secret not set: deliveries will be answered 500');
   }
+  const accessLog = resolveAccessLog(options.accessLog, process.env);
   const listening = await listenEarly(options.host ?? '127.0.0.1', options.port ?? 8080);
-  const listener = createRequestListener(receiver);
+  const listener = accessLog ? new AccessLog(logger).wrap(createRequestListener(receiver)) : createRequestListener(receiver);
   serveRequests(listening.server, listener, logger);
   return { ...listening, receiver };
 }

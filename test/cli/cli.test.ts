@@ -261,6 +261,36 @@ describe('gatehouse serve --upstream / dev', function () {
     }
   });
 
+  it('GATEHOUSE_ACCESS_LOG=on logs a line per request, with and without --upstream; a bad value is a startup error', async () => {
+    const app = http.createServer((_req, res) => void res.end('app answer'));
+    const listening = await listen(app);
+    const { config, remove } = anonymousConfig();
+    const withApp = ['serve', '--upstream', listening.url, '--port', '0'];
+    try {
+      for (const args of [withApp, ['serve', '--port', '0']]) {
+        const server = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config, FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_ACCESS_LOG: 'on' }, args);
+        try {
+          const answer = await raw(server.url, 'GET /orders?token=query-secret HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+          const status = args === withApp ? 200 : 404;
+          expect(answer).to.match(new RegExp(`^HTTP/1\\.1 ${status} `));
+          const line = new RegExp(`"method":"GET","path":"/orders","status":${status},"durationMs":[0-9.]+,"remoteAddress":"127\\.0\\.0\\.1","msg":"request completed"`);
+          expect(await outputShowing(server, line), args.join(' ')).to.match(line);
+          expect(server.output()).not.to.contain('query-secret');
+        } finally {
+          await server.stop();
+        }
+      }
+      for (const args of [withApp, ['serve', '--port', '0']]) {
+        const bad = run(args, { env: { GATEHOUSE_AUTH_CONFIG_JSON: config, GATEHOUSE_ACCESS_LOG: 'yes' } });
+        expect(bad.status, args.join(' ')).to.equal(1);
+        expect(bad.stderr).to.contain('gatehouse: GATEHOUSE_ACCESS_LOG must be on or off (got "yes")');
+      }
+    } finally {
+      await listening.close();
+      remove();
+    }
+  });
+
   it('an https app: its certificate is checked against its own address, not the Host the client sent; one not trusted is a 502 naming why', async () => {
     // A self-signed test certificate for 127.0.0.1 and localhost, valid for a century
     // (openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -days 36500 -addext subjectAltName=IP:127.0.0.1,DNS:localhost).

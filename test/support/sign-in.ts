@@ -31,6 +31,8 @@ export interface DeploymentOptions {
   readonly upstreamTimeoutMs?: number;
   readonly authBodyDeadlineMs?: number;
   readonly sessionCacheTtlMs?: number;
+  /** Turns the access log on (default off, whatever GATEHOUSE_ACCESS_LOG says). */
+  readonly accessLog?: boolean;
   /** Where the gateway logs (default: silent, or GATEHOUSE_TEST_LOG_LEVEL on stdout). */
   readonly logger?: Logger;
   /** Set up on the upstream server (e.g. a WebSocket handshake). */
@@ -109,6 +111,7 @@ export async function startGatewayDeployment(options: GatewayOptions): Promise<G
     ...(options.upstreamTimeoutMs ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}),
     ...(options.authBodyDeadlineMs ? { authBodyDeadlineMs: options.authBodyDeadlineMs } : {}),
     ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
+    accessLog: options.accessLog ?? false,
   });
   attach(front, gateway);
   return {
