@@ -6,6 +6,7 @@ import type { AuthConfig } from './config/auth-config.js';
 import { aliasIgnoringCase } from './config/provider-settings.js';
 import { deriveKey } from './crypto/keys.js';
 import { matchExcludedPath } from './excluded-paths.js';
+import { isCorsPreflight } from './http/cors-preflight.js';
 import { requestOrigin } from './http/origin.js';
 import { requestCookie, type Decision, type RequestView } from './http/request-view.js';
 import { errorDecision, escapeHtml, fragmentPreservingRedirect, jsonDecision, pageDecision, redirectDecision, type PageLink } from './http/responses.js';
@@ -130,6 +131,8 @@ export class AuthLayer {
       const session = await currentSession(this.#context, request);
       return { kind: 'forward', identity: session ? identityFromRecord(session.record, config.tokenStore.enabled) : null };
     }
+    // Anonymous, whatever credentials it carries: a browser sends a preflight without any.
+    if (config.forwardCorsPreflights && isCorsPreflight(view)) return { kind: 'forward', identity: null };
     return await this.#protected(request);
   }
 

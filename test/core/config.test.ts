@@ -45,6 +45,7 @@ describe('authsettingsV2 configuration', () => {
       headerPrefix: 'X-PLATFORM-',
       sessionCookieName: 'PlatformAuthSession',
       refreshWindowMs: 300_000,
+      forwardCorsPreflights: false,
     });
     expect(config.cookieExpiration).to.deep.equal({ convention: 'FixedTime', lifetimeMs: 8 * 3_600_000 });
     expect(config.nonce).to.deep.equal({ validate: true, lifetimeMs: 300_000 });
@@ -83,7 +84,7 @@ describe('authsettingsV2 configuration', () => {
             },
           },
         },
-        gatehouse: { app: 'shop', headerPrefix: 'X-MS-', sessionCookieName: 'AppServiceAuthSession', refreshWindowSeconds: 60 },
+        gatehouse: { app: 'shop', headerPrefix: 'X-MS-', sessionCookieName: 'AppServiceAuthSession', refreshWindowSeconds: 60, forwardCorsPreflights: true },
       },
       {},
     );
@@ -94,7 +95,7 @@ describe('authsettingsV2 configuration', () => {
     expect(config.cookieExpiration).to.deep.equal({ convention: 'IdentityProviderDerived', lifetimeMs: 26 * 3_600_000 });
     expect(config.nonce.lifetimeMs).to.equal(600_000);
     expect((config.providers.get('corp') as OidcProviderConfig).endpoints).to.deep.equal({ authorization: 'https://idp/authorize', token: 'https://idp/token', issuer: 'https://idp', jwksUri: 'https://idp/jwks' });
-    expect(config).to.include({ app: 'shop', headerPrefix: 'X-MS-', sessionCookieName: 'AppServiceAuthSession', refreshWindowMs: 60_000 });
+    expect(config).to.include({ app: 'shop', headerPrefix: 'X-MS-', sessionCookieName: 'AppServiceAuthSession', refreshWindowMs: 60_000, forwardCorsPreflights: true });
   });
 
   it('maps RejectWith401 to Return401 and AllowAnonymous to optional authentication', () => {

@@ -39,6 +39,8 @@ export interface AuthConfig {
   readonly headerPrefix: string;
   readonly sessionCookieName: string;
   readonly refreshWindowMs: number;
+  /** CORS preflights on protected paths go to the app anonymously instead of being challenged (cors-preflight.ts). */
+  readonly forwardCorsPreflights: boolean;
 }
 
 /**
@@ -140,6 +142,7 @@ export function resolveAuthConfig(given: unknown, env: NodeJS.ProcessEnv = proce
       headerPrefix: extras.headerPrefix ?? DEFAULT_HEADER_PREFIX,
       sessionCookieName: extras.sessionCookieName ?? DEFAULT_SESSION_COOKIE,
       refreshWindowMs: (extras.refreshWindowSeconds ?? 300) * 1000,
+      forwardCorsPreflights: extras.forwardCorsPreflights ?? false,
     },
   };
 }

@@ -229,6 +229,8 @@ export const authSettingsSchema = z.object({
       sessionCookieName: z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'expected a cookie name').optional(),
       /** Refresh implicitly when the access token expires within this many seconds. */
       refreshWindowSeconds: duration('seconds', 24 * 3600).int().optional(),
+      /** Forward CORS preflights (OPTIONS with Origin and Access-Control-Request-Method) on protected paths to the app, anonymously. */
+      forwardCorsPreflights: z.boolean().optional(),
     })
     .optional(),
 });
