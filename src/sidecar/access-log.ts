@@ -34,15 +34,38 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
 interface InFlight {
   readonly started: number;
+  readonly forwardedFor: string | undefined;
   identity?: Identity;
+}
+
+/** Longer than any address a proxy writes (an IPv6 address with brackets and a port is at most 53 characters). */
+const MAX_ADDRESS_LENGTH = 64;
+
+/**
+ * The address the trusted proxy in front saw the request come from: the last entry of the
+ * X-Forwarded-For it received (each proxy appends its peer; entries before it are the client's own
+ * claims). Undefined when there is none, or when it is too long to be an address.
+ */
+function lastForwardedFor(value: string | string[] | undefined): string | undefined {
+  const chain = Array.isArray(value) ? value.join(',') : value;
+  if (chain === undefined) return undefined;
+  const last = chain.slice(chain.lastIndexOf(',') + 1).trim();
+  return last !== '' && last.length <= MAX_ADDRESS_LENGTH ? last : undefined;
+}
+
+export interface AccessLogOptions {
+  /** A proxy gatehouse trusts is in front (`forwardProxy.convention` other than NoProxy): log the address it saw. */
+  readonly trustForwardedFor?: boolean;
 }
 
 export class AccessLog {
   readonly #logger: Logger;
+  readonly #trustForwardedFor: boolean;
   readonly #inFlight = new WeakMap<IncomingMessage, InFlight>();
 
-  constructor(logger: Logger) {
+  constructor(logger: Logger, options: AccessLogOptions = {}) {
     this.#logger = logger;
+    this.#trustForwardedFor = options.trustForwardedFor ?? false;
   }
 
   /** `listener`, with a line for each request once its answer is written, or once the client left before that. */
@@ -64,7 +87,9 @@ export class AccessLog {
 
   /** A request starts: its duration is counted from here. (wrap calls it; WebSocket handshakes call it themselves.) */
   begin(req: IncomingMessage): void {
-    this.#inFlight.set(req, { started: performance.now() });
+    // Read now: a forwarded request's headers are replaced by what the app gets, gatehouse's own entry appended.
+    const forwardedFor = this.#trustForwardedFor ? lastForwardedFor(req.headers['x-forwarded-for']) : undefined;
+    this.#inFlight.set(req, { started: performance.now(), forwardedFor });
   }
 
   /** Who made the request, once the auth layer decided to forward it with an identity. */
@@ -88,6 +113,7 @@ export class AccessLog {
       ...(status !== undefined ? { status } : {}),
       durationMs: Math.round((performance.now() - entry.started) * 1000) / 1000,
       remoteAddress: req.socket.remoteAddress,
+      ...(entry.forwardedFor !== undefined ? { forwardedFor: entry.forwardedFor } : {}),
       ...(entry.identity !== undefined ? { userId: entry.identity.userId, idp: entry.identity.provider } : {}),
     };
     this.#logger.info(line, completed ? 'request completed' : 'request aborted');

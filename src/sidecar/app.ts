@@ -11,7 +11,7 @@ import Koa from 'koa';
 import proxies from 'koa-proxies';
 
 import type { AuthLayer } from '../core/auth-layer.js';
-import { requestOrigin } from '../core/http/origin.js';
+import { behindTrustedProxy, requestOrigin } from '../core/http/origin.js';
 import { wantsJson, type Decision, type RespondDecision } from '../core/http/request-view.js';
 import { jsonDecision } from '../core/http/responses.js';
 import type { Logger } from '../logging.js';
@@ -72,7 +72,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   // Retries and WebSocket handshakes take a connection of their own, used once.
   const singleUse = upstreamAgent(upstreamUrl, { keepAlive: false });
   const normalizeOptions = { prefix: config.headerPrefix, exposeTokens: config.tokenStore.enabled };
-  const trustForwardedFor = config.forwardProxy.convention !== 'NoProxy';
+  const trustForwardedFor = behindTrustedProxy(config);
 
   /** Decides; for a forward, also rewrites the request's headers to what the app must receive. */
   async function authorize(req: IncomingMessage, upgrade: boolean): Promise<Decision> {

@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import type { AuthLayer } from '../core/auth-layer.js';
 import { startAuthRuntime } from '../core/auth-runtime.js';
 import type { AuthConfig } from '../core/config/auth-config.js';
+import { behindTrustedProxy } from '../core/http/origin.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
@@ -59,7 +60,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   if ('problem' in upstream) throw new TypeError(`upstream ${upstream.problem}`);
   const env = options.env ?? process.env;
   const upstreamTimeoutMs = resolveUpstreamTimeout(options.upstreamTimeoutMs, env);
-  const accessLog = resolveAccessLog(options.accessLog, env) ? new AccessLog(logger) : undefined;
+  const accessLog = resolveAccessLog(options.accessLog, env) ? new AccessLog(logger, { trustForwardedFor: behindTrustedProxy(config) }) : undefined;
   const runtime = await startAuthRuntime({ config, logger, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
   const { layer } = runtime;
   const sidecar = createSidecar({

@@ -7,7 +7,7 @@ import { Browser } from '../support/browser.js';
 import { deliver } from '../support/http.js';
 import { capturingLogger, type CapturedLogs } from '../support/logs.js';
 import { raw, rawConnection } from '../support/raw-http.js';
-import { signIn, startDeployment, type Deployment } from '../support/sign-in.js';
+import { defaultDocument, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 type Line = Record<string, unknown>;
 
@@ -178,6 +178,13 @@ describe('access log', function () {
     expect(logs.lines().filter((l) => l.msg === 'forged')).to.deep.equal([]);
   });
 
+  it("with no trusted proxy in front, a client's X-Forwarded-For is not logged", async () => {
+    await raw(deployment.url, `GET /public/spoofed-for HTTP/1.1\r\nHost: ${host}\r\nX-Forwarded-For: 203.0.113.9\r\nConnection: close\r\n\r\n`);
+    const [line] = await awaitLines('/public/spoofed-for');
+    expect(line).to.include({ remoteAddress: '127.0.0.1', status: 200 });
+    expect(line).not.to.have.property('forwardedFor');
+  });
+
   it('never logs a query, a cookie, a token or a header value', async () => {
     const browser = new Browser();
     await signIn(browser, deployment);
@@ -186,6 +193,45 @@ describe('access log', function () {
     const session = browser.cookie(deployment.url, 'PlatformAuthSession')!.value;
     const text = logs.raw();
     for (const secret of ['query-secret', 'header-secret', session]) expect(text).not.to.contain(secret);
+  });
+});
+
+describe('access log behind a trusted proxy (forwardProxy Standard)', function () {
+  this.timeout(30_000);
+  let logs: CapturedLogs;
+  let deployment: Deployment;
+  before(async () => {
+    logs = capturingLogger('info');
+    deployment = await startDeployment({
+      logger: logs.logger,
+      accessLog: true,
+      document: (issuer) => ({ ...defaultDocument(issuer), httpSettings: { forwardProxy: { convention: 'Standard' } } }),
+    });
+  });
+  after(() => deployment.close());
+
+  async function lineFor(path: string, forwardedFor: string | undefined): Promise<Line> {
+    const host = new URL(deployment.url).host;
+    const header = forwardedFor === undefined ? '' : `X-Forwarded-For: ${forwardedFor}\r\n`;
+    await raw(deployment.url, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\n${header}Connection: close\r\n\r\n`);
+    for (let waited = 0; waited < 5_000; waited += 10) {
+      const line = logs.lines().find((l) => l.path === path && l.msg === 'request completed');
+      if (line !== undefined) return line;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`no access line for ${path}`);
+  }
+
+  it('logs the address the proxy saw (the last X-Forwarded-For entry), not what the client claimed before it', async () => {
+    // Forwarded: the headers the app gets (gatehouse's own entry appended) must not be what is logged.
+    expect(await lineFor('/public/through-proxy', '203.0.113.9, 198.51.100.7')).to.include({ forwardedFor: '198.51.100.7', remoteAddress: '127.0.0.1', status: 200 });
+    expect(await lineFor('/protected/through-proxy', '2001:db8::7')).to.include({ forwardedFor: '2001:db8::7', status: 401 });
+  });
+
+  it('no X-Forwarded-For, an empty last entry, or one too long to be an address: no forwardedFor', async () => {
+    for (const [path, value] of [['/public/no-for', undefined], ['/public/empty-for', '203.0.113.9, '], ['/public/long-for', `203.0.113.9, ${'x'.repeat(65)}`]] as const) {
+      expect(await lineFor(path, value), path).not.to.have.property('forwardedFor');
+    }
   });
 });
 

@@ -58,6 +58,11 @@ function checkedOrigin(rawScheme: string, host: string): Origin | null {
   }
 }
 
+/** Whether a proxy gatehouse trusts is in front of it (it sets the forwarding headers; their X-Forwarded-For chain is kept). */
+export function behindTrustedProxy(config: Pick<AuthConfig, 'forwardProxy'>): boolean {
+  return config.forwardProxy.convention !== 'NoProxy';
+}
+
 export function originUrl(origin: Origin): string {
   return `${origin.scheme}://${origin.host}`;
 }
