@@ -74,7 +74,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const receiver = new WebhookReceiver({ logger, core: options.core, ...(options.env ? { env: options.env } : {}), ...options.webhook });
   // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
-  const listener = accessLog ? accessLog.wrap(createRequestListener(receiver, sidecar.app)) : createRequestListener(receiver, sidecar.app);
+  const served = createRequestListener(receiver, sidecar.app);
+  const listener = accessLog?.wrap(served) ?? served;
   return {
     layer,
     receiver,

@@ -68,7 +68,8 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
   }
   const accessLog = resolveAccessLog(options.accessLog, process.env);
   const listening = await listenEarly(options.host ?? '127.0.0.1', options.port ?? 8080);
-  const listener = accessLog ? new AccessLog(logger).wrap(createRequestListener(receiver)) : createRequestListener(receiver);
+  const served = createRequestListener(receiver);
+  const listener = accessLog ? new AccessLog(logger).wrap(served) : served;
   serveRequests(listening.server, listener, logger);
   return { ...listening, receiver };
 }
