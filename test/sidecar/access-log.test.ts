@@ -11,6 +11,18 @@ import { defaultDocument, signIn, startDeployment, type Deployment } from '../su
 
 type Line = Record<string, unknown>;
 
+/**
+ * The access lines about `path`, once there is one (written when the answer is done, which may be
+ * just after the client has it), and a moment more, so that a second line for the same request
+ * would be seen too.
+ */
+async function accessLines(logs: CapturedLogs, path: string): Promise<Line[]> {
+  const lines = () => logs.lines().filter((l) => l.path === path && (l.msg === 'request completed' || l.msg === 'request aborted'));
+  for (let waited = 0; lines().length === 0 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  return lines();
+}
+
 describe('access log setting', () => {
   it('is off unless asked for; an empty variable counts as unset', () => {
     expect(resolveAccessLog(undefined, {})).to.equal(false);
@@ -72,16 +84,7 @@ describe('access log', function () {
   });
   after(() => deployment.close());
 
-  /** The access lines about `path` (other lines, and other paths' lines, left out). */
-  const linesFor = (path: string): Line[] => logs.lines().filter((l) => l.path === path && (l.msg === 'request completed' || l.msg === 'request aborted'));
-
-  /** Waits for `count` access lines about `path` (written when the answer is done, which may be just after the client has it). */
-  async function awaitLines(path: string, count = 1): Promise<Line[]> {
-    for (let waited = 0; linesFor(path).length < count && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
-    // A moment more, so that a second line for the same request would be seen too.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    return linesFor(path);
-  }
+  const awaitLines = (path: string): Promise<Line[]> => accessLines(logs, path);
 
   function wsHandshake(path: string, extra = ''): string {
     return `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAccept: application/json\r\n${extra}\r\n`;
@@ -214,12 +217,10 @@ describe('access log behind a trusted proxy (forwardProxy Standard)', function (
     const host = new URL(deployment.url).host;
     const header = forwardedFor === undefined ? '' : `X-Forwarded-For: ${forwardedFor}\r\n`;
     await raw(deployment.url, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\n${header}Connection: close\r\n\r\n`);
-    for (let waited = 0; waited < 5_000; waited += 10) {
-      const line = logs.lines().find((l) => l.path === path && l.msg === 'request completed');
-      if (line !== undefined) return line;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error(`no access line for ${path}`);
+    const [line, ...more] = await accessLines(logs, path);
+    expect(more, path).to.deep.equal([]);
+    expect(line, `an access line for ${path}`).to.include({ msg: 'request completed' });
+    return line!;
   }
 
   it('logs the address the proxy saw (the last X-Forwarded-For entry), not what the client claimed before it', async () => {
