@@ -72,15 +72,12 @@ export class AccessLog {
   wrap(listener: Listener): Listener {
     return (req, res) => {
       this.begin(req);
-      const finished = (): void => this.end(req, res.statusCode, true);
       // Both events: 'close' alone misses a response served on a connection an upgrade handed over
       // (upgrades.ts), detached from its socket once finished, which never sees 'close'; 'finish'
-      // alone misses a client that left before the answer was written.
-      res.once('finish', finished);
-      res.once('close', () => {
-        res.off('finish', finished);
-        this.end(req, res.headersSent ? res.statusCode : undefined, false);
-      });
+      // alone misses a client that left before the answer was written. After 'finish', the
+      // 'close' that usually follows finds the line written (end writes it once).
+      res.once('finish', () => this.end(req, res.statusCode, true));
+      res.once('close', () => this.end(req, res.headersSent ? res.statusCode : undefined, false));
       listener(req, res);
     };
   }
