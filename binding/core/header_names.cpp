@@ -35,10 +35,21 @@ bool is_header_token(gh_bytes name) {
   return true;
 }
 
+namespace {
+
+bool names_identity_under(const std::string& canonical, const std::string& prefix) {
+  return starts_with(canonical, prefix + "CLIENT-PRINCIPAL") || starts_with(canonical, prefix + "TOKEN-");
+}
+
+// App Service's own names: an app written for App Service trusts them, whatever prefix
+// gatehouse is configured with, so a client must never be able to send them.
+const std::string kAppServicePrefix = "X-MS-";
+
+}  // namespace
+
 bool is_identity_alias(gh_bytes name, const std::string& canonical_prefix) {
   const std::string canonical = canonical_header_name(name);
-  return starts_with(canonical, canonical_prefix + "CLIENT-PRINCIPAL") ||
-         starts_with(canonical, canonical_prefix + "TOKEN-");
+  return names_identity_under(canonical, canonical_prefix) || names_identity_under(canonical, kAppServicePrefix);
 }
 
 std::string provider_header_part(gh_bytes provider) {

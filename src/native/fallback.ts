@@ -100,6 +100,16 @@ export function canonicalHeaderName(name: string): string {
   return canonical;
 }
 
+/**
+ * App Service's own identity header prefix: stripped always, whatever prefix is configured (an
+ * app written for App Service trusts those names), as the C++ core does.
+ */
+export const APP_SERVICE_PREFIX = 'X-MS-';
+
+function namesIdentityUnder(canonical: string, prefix: string): boolean {
+  return canonical.startsWith(`${prefix}CLIENT-PRINCIPAL`) || canonical.startsWith(`${prefix}TOKEN-`);
+}
+
 /** canonicalHeaderName(name).startsWith(canonicalPrefix), without building a string per name. */
 export function hasCanonicalPrefix(name: string, canonicalPrefix: string): boolean {
   if (name.length < canonicalPrefix.length) return false;
@@ -203,10 +213,7 @@ function normalizeHeaders(
   const remove: string[] = [];
   for (const [name, value] of pairs) {
     const canonical = canonicalHeaderName(name);
-    const strip =
-      canonical.startsWith(`${prefix}CLIENT-PRINCIPAL`) ||
-      canonical.startsWith(`${prefix}TOKEN-`) ||
-      FORBIDDEN_VALUE_CHARACTER.test(value);
+    const strip = namesIdentityUnder(canonical, prefix) || namesIdentityUnder(canonical, APP_SERVICE_PREFIX) || FORBIDDEN_VALUE_CHARACTER.test(value);
     const bytes = byteString(name);
     if (strip && !remove.includes(bytes)) remove.push(bytes);
   }

@@ -6,19 +6,19 @@
 // some inbound header could be an alias at all. Both hosts (sidecar and
 // in-server) go through here, so they apply the very same bytes.
 import { DEFAULT_HEADER_PREFIX, type Identity, type NormalizeOptions } from '../core/identity.js';
-import { canonicalHeaderName, hasCanonicalPrefix } from './fallback.js';
+import { APP_SERVICE_PREFIX, canonicalHeaderName, hasCanonicalPrefix } from './fallback.js';
 import type { GatehouseCore } from './types.js';
 
 /**
  * False only when the core's alias strip would certainly remove nothing: no
  * header name that, upper-cased with `_` and `.` read as `-`, starts with the
- * prefix, and no value with CR, LF or NUL. Then the native call is skipped; the
+ * prefix or with App Service's `X-MS-`, and no value with CR, LF or NUL. Then the native call is skipped; the
  * outcome is the same by construction (the vectors pin the core's rules).
  */
 export function mayCarryIdentityAliases(rawPairs: ReadonlyArray<readonly [string, string]>, prefix: string): boolean {
   const canonicalPrefix = canonicalPrefixOf(prefix);
   for (const [name, value] of rawPairs) {
-    if (hasCanonicalPrefix(name, canonicalPrefix)) return true;
+    if (hasCanonicalPrefix(name, canonicalPrefix) || hasCanonicalPrefix(name, APP_SERVICE_PREFIX)) return true;
     if (/[\r\n\0]/.test(value)) return true;
   }
   return false;
