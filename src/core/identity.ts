@@ -43,6 +43,15 @@ export interface HeaderBoundValues {
 }
 
 /**
+ * Whether a sign-in names no user: an id that is missing, not a string (read as ''), or blank.
+ * Such a caller would reach the app as one and the same empty user as every other such caller,
+ * so it is refused wherever an identity is made (a sign-in, a bearer token, a token exchange).
+ */
+export function lacksUserId(values: Pick<HeaderBoundValues, 'userId'>): boolean {
+  return values.userId.trim() === '';
+}
+
+/**
  * Which value of a sign-in could not be sent to the app as a header (its name, for logs), or
  * undefined when all can. Checked where a session or a bearer identity is made: a session made
  * with such a value would fail every request after it.

@@ -134,6 +134,18 @@ describe('bearer tokens (client-directed)', () => {
     expect((await get(await corp.mint({ ...corpClaims(), name: 'Seven\r\n\u0001' }))).status).to.equal(200);
   });
 
+  it('refuses a validly signed token that names no user: sub missing, empty, blank, a number, an object, an array, null', async () => {
+    const forwardedBefore = deployment.upstream.requests.length;
+    for (const sub of [undefined, '', '  ', 42, { id: 'admin' }, ['admin'], null]) {
+      const { sub: _dropped, ...rest } = corpClaims();
+      const answer = await get(await corp.mint((sub === undefined ? rest : { ...rest, sub }) as Record<string, unknown>));
+      expectInvalidToken(answer);
+      expect(JSON.parse(answer.body).error_description, JSON.stringify(sub)).to.match(/names no user/);
+    }
+    expect(deployment.upstream.requests.length, 'none of them reached the app').to.equal(forwardedBefore);
+    expect((await get(await corp.mint(corpClaims()))).status).to.equal(200);
+  });
+
   it("refuses a token signed by another configured provider's key but claiming this provider's issuer", async () => {
     expectInvalidToken(await get(await partner.mint(corpClaims())));
   });

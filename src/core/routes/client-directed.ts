@@ -1,7 +1,7 @@
 // The client-directed flow: `Authorization: Bearer <provider JWT>` on any
 // protected path, and token exchange at `POST /.auth/login/<provider>` that
 // answers an authentication token for X-ZUMO-AUTH.
-import { unsendableHeaderValue, type Identity } from '../identity.js';
+import { lacksUserId, unsendableHeaderValue, type Identity } from '../identity.js';
 import { asSentence, headerValue, MAX_AUTH_BODY_BYTES, mediaType, readBoundedBody, type Decision } from '../http/request-view.js';
 import { jsonDecision } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
@@ -73,6 +73,7 @@ export async function bearerIdentity(context: LayerContext, request: RouteReques
   for (const provider of candidates) {
     try {
       const signIn = await provider.bearer!.validate(token, peeked);
+      if (lacksUserId(signIn)) return refuseToken(context, request, 'no subject: the token names no user');
       const unsendable = unsendableHeaderValue(signIn);
       if (unsendable !== undefined) return refuseToken(context, request, `${unsendable} holds a control character`);
       const identity = identityOf(provider, signIn, context.config.tokenStore.enabled);
@@ -189,6 +190,10 @@ export async function exchangeToken(context: LayerContext, request: RouteRequest
       return jsonDecision(502, { error: 'The identity provider could not be reached.' });
     }
     throw error;
+  }
+  if (lacksUserId(signIn)) {
+    context.logger.warn({ provider: provider.alias, reason: 'no user id' }, 'token exchange refused');
+    return invalidTokenDecision('the provider token names no user');
   }
   const unsendable = unsendableHeaderValue(signIn);
   if (unsendable !== undefined) {

@@ -7,7 +7,7 @@ import { seal, unseal } from '../crypto/sealed.js';
 import { isLoopbackHost, originUrl } from '../http/origin.js';
 import { asSentence, MAX_AUTH_BODY_BYTES, mediaType, readBoundedBody, requestCookie, requestCookiesByPrefix, type Decision } from '../http/request-view.js';
 import { errorDecision, nameRequiresSecure, redirectDecision, setCookie, type PageLink } from '../http/responses.js';
-import { unsendableHeaderValue } from '../identity.js';
+import { lacksUserId, unsendableHeaderValue } from '../identity.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import { loggableErrorCode, shownErrorCode } from '../providers/oauth-error-code.js';
 import { ACCOUNT_PROMPTS, type AccountPrompt, type Provider, type SignIn } from '../providers/provider.js';
@@ -277,6 +277,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
     context.logger.error({ provider: alias, reason: (error as Error).message, path: request.view.path }, 'sign-in failed unexpectedly');
     return errorDecision(500, 'Sign-in failed', 'Something went wrong while signing you in. Please try again.', request.json, { cookies: clearTransaction }, again());
   }
+  if (lacksUserId(signIn)) return refuse(502, "the provider's answer names no user", 'The identity provider sent an answer that names no user.');
   const unsendable = unsendableHeaderValue(signIn);
   if (unsendable !== undefined) {
     return refuse(502, `the provider's ${unsendable} holds a control character`, 'The identity provider sent an answer that cannot be passed on to the application.');
