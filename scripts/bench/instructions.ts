@@ -99,8 +99,8 @@ export async function benchInstructions(quick: boolean): Promise<string> {
     // Sessions are bound to the host they were made on: each gatehouse process gets its own.
     const session = (port: number) => signedInSession(document, directory, masterKey, `127.0.0.1:${port}`);
     const { cookie, identityHeaders } = await session(40000); // any five-digit port: the same header bytes
-    await measure('bare koa-proxies (baseline)', ['koa', upstream], async () => ({ cookie }));
-    await measure('koa-proxies + the same header bytes', ['koa-bytes', upstream, JSON.stringify(identityHeaders)], async () => ({ cookie }));
+    await measure('bare Koa + forwarder (baseline)', ['koa', upstream], async () => ({ cookie }));
+    await measure('Koa + forwarder + the same header bytes', ['koa-bytes', upstream, JSON.stringify(identityHeaders)], async () => ({ cookie }));
     await measure('gatehouse (signed in)', gatehouseArgs, async (port) => ({ cookie: (await session(port)).cookie }));
     await measure('gatehouse (bearer token)', gatehouseArgs, async () => ({ authorization: `Bearer ${bearer.token}` }));
   } finally {

@@ -1,13 +1,12 @@
 // One of the processes of the sidecar benchmark, reporting its port over IPC:
 //   app:        the upstream app (a small fixed answer)
-//   koa:        bare koa-proxies in front of the app (the baseline)
-//   koa-bytes:  koa-proxies adding the same identity header bytes gatehouse adds (static)
+//   koa:        bare Koa with gatehouse's forwarder (undici) in front of the app (the baseline)
+//   koa-bytes:  the same, adding the same identity header bytes gatehouse adds (static)
 //   gatehouse:  the gatehouse gateway (compiled package) in front of the app
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import Koa from 'koa';
-import proxies from 'koa-proxies';
 
 const [kind, upstream, configJson, masterKeyHex] = process.argv.slice(2) as [string, string?, string?, string?];
 
@@ -22,16 +21,21 @@ async function start(): Promise<number> {
     const body = JSON.stringify({ ok: true, pad: 'x'.repeat(200) });
     return listen(http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)));
   }
-  if (kind === 'koa') {
+  if (kind === 'koa' || kind === 'koa-bytes') {
+    // The forwarder gatehouse uses, with nothing decided: the headers as received (less framing), plus static ones.
+    const { AppForwarder } = (await import(new URL('../../dist/sidecar/forward-to-app.js', import.meta.url).href)) as typeof import('../../src/sidecar/forward-to-app.js');
+    const { upstreamPool } = (await import(new URL('../../dist/sidecar/upstream-pool.js', import.meta.url).href)) as typeof import('../../src/sidecar/upstream-pool.js');
+    const { createLogger } = (await import(new URL('../../dist/logging.js', import.meta.url).href)) as typeof import('../../src/logging.js');
+    const pool = upstreamPool(new URL(upstream!), { connections: 512, timeoutMs: 60_000, idleMs: 30_000 });
+    const forwarder = new AppForwarder({ pool, maxInFlight: 1536, timeoutMs: 60_000, logger: createLogger('silent'), wantsJson: () => true });
+    const extra = kind === 'koa-bytes' ? (JSON.parse(configJson!) as Record<string, string>) : {};
     const app = new Koa();
     app.silent = true; // clients closing at the end of a run are not errors worth printing
-    app.use(proxies('/', { target: upstream!, changeOrigin: false, agent: new http.Agent({ keepAlive: true, maxSockets: 512 }) } as proxies.IKoaProxiesOptions));
-    return listen(http.createServer(app.callback()));
-  }
-  if (kind === 'koa-bytes') {
-    const app = new Koa();
-    app.silent = true;
-    app.use(proxies('/', { target: upstream!, changeOrigin: false, agent: new http.Agent({ keepAlive: true, maxSockets: 512 }), headers: JSON.parse(configJson!) as Record<string, string> } as proxies.IKoaProxiesOptions));
+    app.use((ctx) => {
+      ctx.respond = false;
+      const { connection: _c, 'keep-alive': _k, ...headers } = ctx.req.headers;
+      forwarder.forward(ctx.req, ctx.res, { ...headers, ...extra });
+    });
     return listen(http.createServer(app.callback()));
   }
   if (kind === 'gatehouse') {

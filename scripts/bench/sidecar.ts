@@ -183,7 +183,7 @@ type Measured = Awaited<ReturnType<typeof load>>;
  * throughput. Each target runs alongside the baseline at the same rate, so the machine carries twice this.
  */
 const PACED_FRACTION = 0.125;
-const BASELINE = 'bare koa-proxies (baseline)';
+const BASELINE = 'bare Koa + forwarder (baseline)';
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
@@ -210,7 +210,7 @@ export async function benchSidecar(quick: boolean): Promise<string> {
       { name: 'direct to the app', port: app.port, pid: app.child.pid! },
       { name: 'nginx proxy_pass', port: nginx.port, pid: nginx.child.pid! },
       { name: BASELINE, port: koa.port, pid: koa.child.pid! },
-      { name: 'koa-proxies + the same header bytes', port: koaBytes.port, pid: koaBytes.child.pid! },
+      { name: 'Koa + forwarder + the same header bytes', port: koaBytes.port, pid: koaBytes.child.pid! },
       { name: 'gatehouse (signed in)', port: gatehouse.port, pid: gatehouse.child.pid! },
       { name: 'gatehouse (bearer token)', port: gatehouse.port, pid: gatehouse.child.pid!, credentials: { authorization: `Bearer ${bearer.token}` } },
     ];

@@ -5,14 +5,20 @@ import http, { type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 import type { RespondDecision } from '../core/http/request-view.js';
+import { lingerWhenNodeCloses } from '../lingering-close.js';
 import { jsonDecision, pageDecision } from '../core/http/responses.js';
 
-/** 500: gatehouse itself failed (say, its token store); 502: the app is unreachable or broke; 504: the app was too slow. */
-export type GatewayErrorStatus = 500 | 502 | 504;
+/**
+ * 408: the client stopped sending a body on its way to the app; 500: gatehouse itself failed (say, its token store); 502: the app is unreachable or broke;
+ * 503: too many requests are waiting for the app already; 504: the app was too slow.
+ */
+export type GatewayErrorStatus = 408 | 500 | 502 | 503 | 504;
 
 const PAGES: Record<GatewayErrorStatus, { readonly title: string; readonly message: string }> = {
+  408: { title: 'Request Timeout', message: 'The request body stopped arriving.' },
   500: { title: 'Internal Server Error', message: 'Sign-in could not be checked because of an error on the server.' },
   502: { title: 'Bad Gateway', message: 'The application is not reachable right now.' },
+  503: { title: 'Service Unavailable', message: 'The application is busy with too many requests right now.' },
   504: { title: 'Gateway Timeout', message: 'The application did not answer in time.' },
 };
 
@@ -23,6 +29,14 @@ export function gatewayError(status: GatewayErrorStatus, wantsJson: boolean): Re
 
 /** A decision that answers the request itself, written as the response (headers as given, the length counted). */
 export function writeAnswer(res: ServerResponse, answer: RespondDecision): void {
+  // Already answered: gatehouse refused the request's body while it was being read (client-errors.ts).
+  if (res.headersSent || res.destroyed) return;
+  // Answered before its body has arrived (a challenge, a refusal, a 504 for a stalled upload): the
+  // connection closes behind the answer, gracefully, rather than reading on a body nobody wants.
+  if (!res.req.complete) {
+    res.shouldKeepAlive = false;
+    lingerWhenNodeCloses(res.socket!);
+  }
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(answer.headers)) headers[name] = typeof value === 'string' ? value : [...value];
   const body = answer.body ?? Buffer.alloc(0);

@@ -1,14 +1,11 @@
 // The Koa sidecar: every request goes through AuthLayer.decide; a forward is
-// proxied to the app (koa-proxies, streamed, keep-alive) with normalized
-// identity headers, a respond is written as is. WebSocket upgrades get the
-// same decision before they are proxied.
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { performance } from 'node:perf_hooks';
+// sent to the app (forward-to-app.ts, on undici: framed, bounded, abortable) with
+// normalized identity headers, a respond is written as is. WebSocket handshakes
+// get the same decision before they are proxied (websocket-proxy.ts).
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 
-import HttpProxy from 'http-proxy';
 import Koa from 'koa';
-import proxies from 'koa-proxies';
 
 import type { AuthLayer } from '../core/auth-layer.js';
 import { behindTrustedProxy, requestOrigin } from '../core/http/origin.js';
@@ -17,16 +14,17 @@ import { jsonDecision } from '../core/http/responses.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import type { AccessLog } from './access-log.js';
-import { cutOffWhenTheAppBreaksOff } from './broken-answers.js';
-import { forwardHeaders } from './forward-headers.js';
-import { loggedPath } from './logged-path.js';
-import { keepHopByHopOnTheAppsHop } from './response-headers.js';
-import { toRequestView } from './request-view.js';
-import { StaleConnectionRetry } from './stale-connection.js';
-import { upstreamAgent } from './upstream-agent.js';
-import { DEFAULT_UPSTREAM_TIMEOUT_MS } from './upstream-timeout.js';
 import { endUpgrade, gatewayError, sendGatewayError, writeAnswer } from './answers.js';
+import { forwardHeaders } from './forward-headers.js';
+import { AppForwarder } from './forward-to-app.js';
+import { loggedPath } from './logged-path.js';
 import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
+import { toRequestView } from './request-view.js';
+import { upstreamAgent } from './upstream-agent.js';
+import { DEFAULT_UPSTREAM_CONNECTIONS, DEFAULT_UPSTREAM_QUEUE } from './upstream-limits.js';
+import { upstreamPool } from './upstream-pool.js';
+import { DEFAULT_UPSTREAM_TIMEOUT_MS } from './upstream-timeout.js';
+import { webSocketProxy } from './websocket-proxy.js';
 
 export interface SidecarOptions {
   readonly layer: AuthLayer;
@@ -42,16 +40,19 @@ export interface SidecarOptions {
   readonly tls?: boolean;
   /** The access log, when it is on: told who made each forwarded request, and writes the WebSocket handshakes' lines. */
   readonly accessLog?: AccessLog;
+  /** Connections to the app at most (default DEFAULT_UPSTREAM_CONNECTIONS). */
+  readonly upstreamConnections?: number;
+  /** Requests that may wait for a connection to the app; past them, 503 (default DEFAULT_UPSTREAM_QUEUE). */
+  readonly upstreamQueue?: number;
 }
 
-const STARTED = Symbol('gatehouse.forwardStarted');
 /** How long a keep-alive connection to the app may sit idle before gatehouse closes it. */
 export const UPSTREAM_IDLE_MS = 30_000;
-type Tagged = IncomingMessage & { [STARTED]?: number };
 
 export interface Sidecar {
   readonly app: Koa;
   readonly handleUpgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  readonly forwarder: AppForwarder;
   close(): void;
 }
 
@@ -64,129 +65,58 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   const { layer, core, logger, accessLog } = options;
   const config = layer.config;
   const timeoutMs = options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
-  // `timeout` closes connections idle that long; it also makes node honour an app's announced
-  // idle timeout (`Keep-Alive: timeout=N`, closed a second before it), which node ignores when
-  // the agent has none. A request in flight is governed by proxyTimeout instead.
   const upstreamUrl = new URL(options.upstream);
-  const agent = upstreamAgent(upstreamUrl, { keepAlive: true, maxSockets: 512, timeout: UPSTREAM_IDLE_MS });
-  // Retries and WebSocket handshakes take a connection of their own, used once.
+  const connections = options.upstreamConnections ?? DEFAULT_UPSTREAM_CONNECTIONS;
+  const pool = upstreamPool(upstreamUrl, { connections, timeoutMs, idleMs: UPSTREAM_IDLE_MS });
+  const forwarder = new AppForwarder({ pool, maxInFlight: connections + (options.upstreamQueue ?? DEFAULT_UPSTREAM_QUEUE), timeoutMs, logger, wantsJson: nodeWantsJson });
+  // WebSocket handshakes take a connection of their own, used once.
   const singleUse = upstreamAgent(upstreamUrl, { keepAlive: false });
+  const websocket = webSocketProxy({ upstream: upstreamUrl, agent: singleUse, timeoutMs, logger, wantsJson: nodeWantsJson, ...(accessLog ? { accessLog } : {}) });
   const normalizeOptions = { prefix: config.headerPrefix, exposeTokens: config.tokenStore.enabled };
   const trustForwardedFor = behindTrustedProxy(config);
 
-  /** Decides; for a forward, also rewrites the request's headers to what the app must receive. */
-  async function authorize(req: IncomingMessage, upgrade: boolean): Promise<Decision> {
+  /** Decides; for a forward, also the headers the app must receive. */
+  async function authorize(req: IncomingMessage, upgrade: boolean): Promise<{ decision: Decision; headers?: OutgoingHttpHeaders }> {
     const view = toRequestView(req, options.tls ? 'https' : 'http', options.authBodyDeadlineMs);
     const decision = await layer.decide(view);
-    if (decision.kind === 'forward') {
-      if (decision.identity !== null) accessLog?.identify(req, decision.identity);
-      const origin = requestOrigin(view, config) ?? { scheme: view.scheme, host: view.host };
-      req.headers = forwardHeaders(req.headers, view.headers, decision.identity, core, normalizeOptions, {
-        remoteAddress: view.remoteAddress,
-        scheme: origin.scheme,
-        host: origin.host,
-        trustForwardedFor,
-        upgrade,
-      });
-    }
-    return decision;
+    if (decision.kind !== 'forward') return { decision };
+    if (decision.identity !== null) accessLog?.identify(req, decision.identity);
+    const origin = requestOrigin(view, config) ?? { scheme: view.scheme, host: view.host };
+    const headers = forwardHeaders(req.headers, view.headers, decision.identity, core, normalizeOptions, {
+      remoteAddress: view.remoteAddress,
+      scheme: origin.scheme,
+      host: origin.host,
+      trustForwardedFor,
+      upgrade,
+    });
+    return { decision, headers };
   }
 
   const app = new Koa();
   app.silent = true;
-  app.use(async (ctx, next) => {
-    let decision: Decision;
+  app.use(async (ctx) => {
+    // Every answer is written by gatehouse or the forwarder, never by Koa.
+    ctx.respond = false;
+    let decided: Awaited<ReturnType<typeof authorize>>;
     try {
-      decision = await authorize(ctx.req, false);
+      decided = await authorize(ctx.req, false);
     } catch (error) {
       logger.error({ err: (error as Error).message, path: ctx.path }, 'auth layer failed');
-      ctx.respond = false;
       sendGatewayError(ctx.res, 500, nodeWantsJson(ctx.req));
       return;
     }
-    if (decision.kind === 'respond') {
-      ctx.respond = false;
-      writeAnswer(ctx.res, decision);
+    if (decided.decision.kind === 'respond') {
+      writeAnswer(ctx.res, decided.decision);
       return;
     }
-    (ctx.req as Tagged)[STARTED] = performance.now();
-    // The answer is written by the proxy, a retry or the error page, never by Koa: after a failed
-    // first attempt koa-proxies sets a status and returns while a retry may still be under way.
-    ctx.respond = false;
-    try {
-      await next();
-    } catch (error) {
-      // koa-proxies rejects when the client goes away before the answer is written: nothing to log or send.
-      if (ctx.res.headersSent || ctx.res.destroyed) return;
-      logger.error({ err: (error as Error).message, path: loggedPath(ctx.req) }, 'proxying failed');
-      sendGatewayError(ctx.res, 502, nodeWantsJson(ctx.req));
-    }
-  });
-
-  const watchAnswer = cutOffWhenTheAppBreaksOff((req) => logger.error({ path: loggedPath(req), reason: 'the app broke off its answer' }, 'upstream request failed'));
-  const onAnswer = (proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse): void => {
-    keepHopByHopOnTheAppsHop(proxyRes, req, res);
-    watchAnswer(proxyRes, req, res);
-  };
-  const staleConnections = new StaleConnectionRetry();
-  // The one retry after a stale keep-alive connection: a new connection, used once.
-  const retryProxy = HttpProxy.createProxyServer({ target: options.upstream, xfwd: false, proxyTimeout: timeoutMs, agent: singleUse });
-  retryProxy.on('proxyRes', onAnswer);
-  function onUpstreamError(error: NodeJS.ErrnoException, req: IncomingMessage, res: ServerResponse): void {
-    // An abort by proxyTimeout surfaces as a reset; what tells it apart is how long it took.
-    const started = (req as Tagged)[STARTED];
-    const timedOut = started !== undefined && performance.now() - started >= timeoutMs - 5;
-    const path = loggedPath(req);
-    if (!timedOut && staleConnections.shouldRetry(error, req, res)) {
-      logger.debug({ path, reason: error.code }, 'upstream connection closed by the app as it was reused; sending the request again');
-      (req as Tagged)[STARTED] = performance.now();
-      retryProxy.web(req, res, {}, (retryError) => onUpstreamError(retryError as NodeJS.ErrnoException, req, res));
-      return;
-    }
-    logger.error({ path, reason: timedOut ? 'upstream timeout' : error.code ?? error.message }, 'upstream request failed');
-    sendGatewayError(res, timedOut ? 504 : 502, nodeWantsJson(req));
-  }
-  app.use(
-    proxies('/', {
-      target: options.upstream,
-      changeOrigin: false,
-      agent,
-      // Only what forwardHeaders set: http-proxy's own xfwd would append to client values.
-      xfwd: false,
-      // http-proxy aborts the upstream request after this long (then the error below decides 504).
-      proxyTimeout: timeoutMs,
-      events: { error: onUpstreamError, proxyReq: staleConnections.noteAttempt, proxyRes: onAnswer },
-    } as proxies.IKoaProxiesOptions),
-  );
-
-  const wsProxy = HttpProxy.createProxyServer({ target: options.upstream, ws: true, xfwd: false, agent: singleUse });
-  wsProxy.on('proxyReqWs', (proxyReq, req, socket) => {
-    // A client that leaves before the app has answered its upgrade: the app's half is closed too.
-    const abandon = (): void => {
-      proxyReq.destroy();
-      accessLog?.end(req, undefined, false);
-    };
-    socket.once('close', abandon);
-    proxyReq.once('upgrade', () => {
-      socket.off('close', abandon);
-      accessLog?.end(req, 101, true);
-    });
-    // The app declined the upgrade with an ordinary answer, which http-proxy passes on as it is.
-    if (accessLog) proxyReq.once('response', (answer: IncomingMessage) => accessLog.end(req, answer.statusCode, true));
-  });
-  wsProxy.on('error', (error, req, socket) => {
-    accessLog?.end(req, undefined, false);
-    const client = 'destroy' in socket ? (socket as Duplex) : undefined;
-    // Already gone: the client left first, and its upstream request was abandoned above.
-    if (client?.destroyed) logger.debug({ path: loggedPath(req) }, 'client left before the app answered its upgrade');
-    else logger.error({ reason: (error as NodeJS.ErrnoException).code ?? error.message }, 'upstream websocket failed');
-    client?.destroy();
+    // Gone while it was decided, or its body refused meanwhile (and answered): nothing to send the app.
+    if (ctx.res.headersSent || ctx.res.destroyed) return;
+    forwarder.forward(ctx.req, ctx.res, decided.headers!);
   });
 
   function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    // node hands an upgraded socket over with no 'error' listener, and http-proxy adds one only
-    // once the app has switched protocols: until then a reset from the client would be an
-    // uncaught error that ends the process.
+    // node hands an upgraded socket over with no 'error' listener: until one is added, a reset
+    // from the client would be an uncaught error that ends the process.
     socket.on('error', (error: NodeJS.ErrnoException) => logger.debug({ path: loggedPath(req), reason: error.code ?? error.message }, 'client connection failed during upgrade'));
     accessLog?.begin(req);
     /** Answers the handshake itself, with its line in the access log. */
@@ -202,7 +132,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
       return;
     }
     authorize(req, true).then(
-      (decision) => {
+      ({ decision, headers }) => {
         if (decision.kind === 'respond') {
           answer(decision);
           return;
@@ -211,7 +141,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
           accessLog?.end(req, undefined, false);
           return; // gone while it was decided: nothing to open at the app
         }
-        wsProxy.ws(req, socket, head);
+        websocket(req, socket, head, headers!);
       },
       (error: unknown) => {
         logger.error({ err: (error as Error).message, path: loggedPath(req) }, 'auth layer failed on upgrade');
@@ -223,11 +153,10 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   return {
     app,
     handleUpgrade,
+    forwarder,
     close: () => {
-      agent.destroy();
+      void pool.destroy();
       singleUse.destroy();
-      wsProxy.close();
-      retryProxy.close();
     },
   };
 }

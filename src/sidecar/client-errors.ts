@@ -8,8 +8,10 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 
 import { jsonDecision } from '../core/http/responses.js';
+import { lingerWhenNodeCloses, lingeringClose } from '../lingering-close.js';
 import type { Logger } from '../logging.js';
 import { endUpgrade } from './answers.js';
+import { refuseBody } from './body-refusal.js';
 
 interface Refusal {
   readonly status: number;
@@ -40,9 +42,6 @@ function refusesHead(error: NodeJS.ErrnoException & { readonly rawPacket?: unkno
   return Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
 }
 
-/** How long a refused client may take to read the answer and hang up before the connection is cut. */
-const LINGER_MS = 2_000;
-
 /**
  * Sockets with a refusal waiting behind a response still in progress, or already answered: node's
  * parser, left in error, reports every further byte the client sends as another error.
@@ -62,22 +61,51 @@ function afterResponses(socket: Duplex, then: () => void): void {
 }
 
 /**
+ * A body node's parser refused after the request's headers were accepted (a bad chunk size,
+ * chunk extensions too large): the request is already being served, by the forwarder or by
+ * gatehouse reading its body. Whoever serves it stops (body-refusal.ts: the app's request is
+ * aborted), and the refusal is answered at once on the request's own response, the connection
+ * closed gracefully behind it. An answer already under way (the app answered before reading the
+ * body) cannot become a refusal: the connection is cut.
+ */
+function refuseBodyInProgress(res: http.ServerResponse, socket: Duplex, refusal: Refusal): void {
+  refuseBody(res.req);
+  if (res.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const answer = jsonDecision(refusal.status, { error: refusal.message });
+  const body = answer.body ?? Buffer.alloc(0);
+  res.shouldKeepAlive = false;
+  lingerWhenNodeCloses(socket);
+  res.writeHead(refusal.status, { ...(answer.headers as Record<string, string>), 'Content-Length': String(body.length) });
+  res.end(body);
+}
+
+/**
  * A server's 'clientError' listener. A connection that failed below HTTP (reset, broken pipe) is
- * only closed: there is nobody to answer. A request that fails to parse behind pipelined ones
- * still being answered is answered after them, so that no answer is cut or overtaken (node's
- * default writes its 400 at once, ahead of an answer not yet begun, or cuts one under way).
+ * only closed: there is nobody to answer. A body that fails to parse is refused at once
+ * (refuseBodyInProgress). A request that fails to parse behind pipelined ones still being
+ * answered is answered after them, so that no answer is cut or overtaken (node's default writes
+ * its 400 at once, ahead of an answer not yet begun, or cuts one under way). Every refusal closes
+ * the connection gracefully (lingering-close.ts), so that a client still sending reads it.
  */
 export function answerClientError(logger: Logger): (error: NodeJS.ErrnoException, socket: Duplex) => void {
   return (error, socket) => {
-    const state = refused.get(socket);
-    if (state === 'waiting') return;
-    if (state === 'answered' || error.code === 'ECONNRESET' || error.code === 'EPIPE') {
+    if (refused.has(socket)) return; // what a refused client still sends: discarded, the connection closing
+    if (error.code === 'ECONNRESET' || error.code === 'EPIPE') {
       socket.destroy();
       return;
     }
     const refusal = refusalFor(error.code);
-    const head = refusesHead(error);
     logger.info({ reason: refusal.reason, code: error.code }, 'request rejected');
+    const current = responseInProgress(socket);
+    if (current !== undefined && !current.req.complete) {
+      refused.set(socket, 'answered');
+      refuseBodyInProgress(current, socket, refusal);
+      return;
+    }
+    const head = refusesHead(error);
     refused.set(socket, 'waiting');
     afterResponses(socket, () => {
       refused.set(socket, 'answered');
@@ -86,10 +114,7 @@ export function answerClientError(logger: Logger): (error: NodeJS.ErrnoException
         return;
       }
       endUpgrade(socket, jsonDecision(refusal.status, { error: refusal.message }), head);
-      // Ended, not destroyed: a client still sending would otherwise get a reset that can discard
-      // the answer before it reads it. But one that never hangs up must not hold the connection.
-      const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
-      socket.once('close', () => clearTimeout(linger));
+      lingeringClose(socket);
     });
   };
 }

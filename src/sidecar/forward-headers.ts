@@ -19,6 +19,14 @@ export interface ForwardContext {
   readonly upgrade: boolean;
 }
 
+/**
+ * Request fields of the client's hop that are not hop-by-hop by name. `Content-Length`: the body's
+ * framing toward the app is the forwarder's to write (undici writes the length of what it sends,
+ * or chunks it), from the framing node's parser read. `Expect`: gatehouse answers the client's
+ * `100-continue` itself when it starts reading the body (expect-continue.ts).
+ */
+const NOT_PASSED_ON = new Set(['content-length', 'expect']);
+
 const lowerCased = new WeakMap<ReadonlyArray<readonly [string, string]>, ReadonlyArray<readonly [string, string]>>();
 
 /** The identity headers with node's lower-case names, made once per built set (so once per identity). */
@@ -60,7 +68,7 @@ export function forwardHeaders(
 
   const out: IncomingHttpHeaders = {};
   for (const name of Object.keys(headers)) {
-    const drop = HOP_BY_HOP.has(name) || dropped?.has(name) === true || isSpoofedForwarding(name, context.trustForwardedFor);
+    const drop = HOP_BY_HOP.has(name) || NOT_PASSED_ON.has(name) || dropped?.has(name) === true || isSpoofedForwarding(name, context.trustForwardedFor);
     // WebSocket handshakes keep Upgrade and Connection.
     if (drop && !(context.upgrade && (name === 'upgrade' || name === 'connection'))) continue;
     out[name] = headers[name];
@@ -69,6 +77,9 @@ export function forwardHeaders(
   if (identity !== null) {
     for (const [name, value] of identityHeaders(core, identity, normalizeOptions)) out[name] = value;
   }
+  // A body of known length goes on with that length (undici checks it sends exactly that many bytes).
+  const length = headers['content-length'];
+  if (length !== undefined && headers['transfer-encoding'] === undefined && !context.upgrade) out['content-length'] = length;
   const previous = context.trustForwardedFor ? headers['x-forwarded-for'] : undefined;
   const chain = Array.isArray(previous) ? previous.join(', ') : previous;
   out['x-forwarded-for'] = chain ? `${chain}, ${context.remoteAddress}` : context.remoteAddress;

@@ -13,10 +13,12 @@ import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import { AccessLog, resolveAccessLog } from './access-log.js';
 import { createSidecar } from './app.js';
+import type { AppForwarder } from './forward-to-app.js';
 import type { Listening } from './listen.js';
 import { serveRequests } from './serve-requests.js';
 import { createRequestListener } from './server.js';
 import { routeUpgrades } from './upgrades.js';
+import { resolveUpstreamLimits } from './upstream-limits.js';
 import { CLIENT_IDLE_MARGIN_MS, resolveUpstreamTimeout } from './upstream-timeout.js';
 import { parseUpstreamUrl } from './upstream-url.js';
 
@@ -38,10 +40,16 @@ export interface GatewayOptions {
   readonly sessionCacheTtlMs?: number;
   /** One log line per request answered or forwarded (access-log.ts); default GATEHOUSE_ACCESS_LOG, else off. */
   readonly accessLog?: boolean;
+  /** Connections to the app at most; default GATEHOUSE_UPSTREAM_CONNECTIONS, else 512 (upstream-limits.ts). */
+  readonly upstreamConnections?: number;
+  /** Requests that may wait for a connection to the app; default GATEHOUSE_UPSTREAM_QUEUE, else 1024. */
+  readonly upstreamQueue?: number;
 }
 
 export interface Gateway {
   readonly layer: AuthLayer;
+  /** What sends forwarded requests to the app (its requests in flight, for tests and metrics). */
+  readonly forwarder: AppForwarder;
   readonly receiver: WebhookReceiver;
   readonly listener: (req: IncomingMessage, res: ServerResponse) => void;
   /** WebSocket handshakes, authorized then proxied; any other upgrade is served as an ordinary request (upgrades.ts). */
@@ -60,6 +68,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   if ('problem' in upstream) throw new TypeError(`upstream ${upstream.problem}`);
   const env = options.env ?? process.env;
   const upstreamTimeoutMs = resolveUpstreamTimeout(options.upstreamTimeoutMs, env);
+  const limits = resolveUpstreamLimits({ connections: options.upstreamConnections, queue: options.upstreamQueue }, env);
   const accessLog = resolveAccessLog(options.accessLog, env) ? new AccessLog(logger, { trustForwardedFor: behindTrustedProxy(config) }) : undefined;
   const runtime = await startAuthRuntime({ config, logger, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
   const { layer } = runtime;
@@ -69,6 +78,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     core: options.core,
     logger,
     upstreamTimeoutMs,
+    upstreamConnections: limits.connections,
+    upstreamQueue: limits.queue,
     ...(accessLog ? { accessLog } : {}),
     ...(options.authBodyDeadlineMs !== undefined ? { authBodyDeadlineMs: options.authBodyDeadlineMs } : {}),
   });
@@ -78,6 +89,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const listener = accessLog?.wrap(served) ?? served;
   return {
     layer,
+    forwarder: sidecar.forwarder,
     receiver,
     listener,
     upgrade: routeUpgrades({ websocket: sidecar.handleUpgrade, ordinary: listener, logger }),

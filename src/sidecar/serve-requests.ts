@@ -7,9 +7,11 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Logger } from '../logging.js';
 import { answerClientError } from './client-errors.js';
 import { deferContinue } from './expect-continue.js';
+import { startServing } from './listen.js';
 import { refuseConnect } from './refuse-connect.js';
 
 export function serveRequests(server: Server, listener: (req: IncomingMessage, res: ServerResponse) => void, logger: Logger): void {
+  startServing(server);
   server.on('request', listener);
   server.on('checkContinue', deferContinue(listener));
   server.on('connect', refuseConnect(logger));

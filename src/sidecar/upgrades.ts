@@ -17,6 +17,12 @@ import { endUpgrade } from './answers.js';
 
 export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
+/**
+ * A handshake has no body (RFC 6455 §4.1): bytes after its headers would reach the app as the
+ * first bytes of the new protocol, or, should the app decline, as a next request on its connection.
+ */
+export const WEBSOCKET_WITH_BODY_MESSAGE = 'A WebSocket handshake carries no body: send it without Content-Length or Transfer-Encoding.';
+
 export const UPGRADE_WITH_BODY_MESSAGE = 'Only WebSocket upgrades are supported: send this request without the Upgrade header.';
 
 /** A WebSocket handshake is a GET that names that one protocol alone (RFC 6455 §4.1); a list could let the app pick another. */
@@ -54,17 +60,19 @@ function serveWithoutUpgrade(req: IncomingMessage, socket: Duplex, listener: (re
 /** The server's 'upgrade' listener: WebSocket handshakes to `websocket`, every other upgrade served by `ordinary` as a plain request. */
 export function routeUpgrades(options: { websocket: UpgradeListener; ordinary: (req: IncomingMessage, res: ServerResponse) => void; logger: Logger }): UpgradeListener {
   return (req, socket, head) => {
+    if (declaresBody(req)) {
+      // node leaves an upgraded socket without an 'error' listener: a reset would be an uncaught error.
+      socket.on('error', () => socket.destroy());
+      const websocket = isWebSocketUpgrade(req);
+      options.logger.info({ reason: websocket ? 'WebSocket handshake with a body' : 'upgrade other than WebSocket with a body', method: req.method }, 'request rejected');
+      endUpgrade(socket, jsonDecision(400, { error: websocket ? WEBSOCKET_WITH_BODY_MESSAGE : UPGRADE_WITH_BODY_MESSAGE }));
+      return;
+    }
     if (isWebSocketUpgrade(req)) {
       options.websocket(req, socket, head);
       return;
     }
-    // node leaves an upgraded socket without an 'error' listener: a reset would be an uncaught error.
     socket.on('error', () => socket.destroy());
-    if (declaresBody(req)) {
-      options.logger.info({ reason: 'upgrade other than WebSocket with a body', method: req.method }, 'request rejected');
-      endUpgrade(socket, jsonDecision(400, { error: UPGRADE_WITH_BODY_MESSAGE }));
-      return;
-    }
     serveWithoutUpgrade(req, socket, options.ordinary);
   };
 }

@@ -1,20 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+import { lingerWhenNodeCloses } from '../lingering-close.js';
 import type { WebhookResponse } from './response.js';
 
-/** How long an unread request body may keep draining after a 408/413 before the socket is cut. */
-const LINGER_MS = 2000;
-
 /**
- * After answering without reading the whole body, close the connection
- * gracefully: Node discards (never buffers) what the client still sends, for
- * a bounded time, so the client can read the answer before the socket goes.
+ * After answering without reading the whole body, close the connection gracefully (lingering-close.ts):
+ * what the client still sends is read and discarded, for a bounded time and amount, so the client
+ * reads the answer instead of a reset.
  */
 export function closeAfterResponse(req: IncomingMessage, res: ServerResponse): void {
-  res.once('finish', () => {
-    req.resume();
-    setTimeout(() => req.socket.destroy(), LINGER_MS).unref();
-  });
+  res.shouldKeepAlive = false;
+  lingerWhenNodeCloses(req.socket);
 }
 
 /** Runs the response's after-send work once the bytes have left. */

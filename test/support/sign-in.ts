@@ -29,6 +29,11 @@ export interface DeploymentOptions {
   readonly interceptProvider?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   readonly upstreamHandler?: http.RequestListener;
   readonly upstreamTimeoutMs?: number;
+  /** Connections to the app at most, and requests that may wait for one (the gateway's defaults otherwise). */
+  readonly upstreamConnections?: number;
+  readonly upstreamQueue?: number;
+  /** How long request headers may take to arrive (the server's default otherwise). */
+  readonly headersTimeoutMs?: number;
   readonly authBodyDeadlineMs?: number;
   readonly sessionCacheTtlMs?: number;
   /** Turns the access log on (default off, whatever GATEHOUSE_ACCESS_LOG says). */
@@ -94,7 +99,7 @@ export async function startGatewayDeployment(options: GatewayOptions): Promise<G
   );
   options.upstreamSetup?.(upstreamServer);
   const upstream = await listen(upstreamServer);
-  const front: Listening = await listenEarly('127.0.0.1', 0);
+  const front: Listening = await listenEarly('127.0.0.1', 0, options.headersTimeoutMs ? { headersTimeoutMs: options.headersTimeoutMs } : {});
   const prepared = await options.prepare(front.url);
   const storeDirectory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-deploy-'));
   const document = prepared.document;
@@ -109,6 +114,8 @@ export async function startGatewayDeployment(options: GatewayOptions): Promise<G
     masterKey: randomBytes(32),
     webhook: { env: {} },
     ...(options.upstreamTimeoutMs ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}),
+    ...(options.upstreamConnections ? { upstreamConnections: options.upstreamConnections } : {}),
+    ...(options.upstreamQueue !== undefined ? { upstreamQueue: options.upstreamQueue } : {}),
     ...(options.authBodyDeadlineMs ? { authBodyDeadlineMs: options.authBodyDeadlineMs } : {}),
     ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
     accessLog: options.accessLog ?? false,

@@ -1,0 +1,186 @@
+// Sends a request the core decided to forward to the app, and the app's answer back: the
+// sidecar's proxy, on undici (upstream-pool.ts). What it adds to the pool:
+// - admission: requests in flight (on a connection or waiting for one) are bounded; past the
+//   bound the answer is 503 with Retry-After at once, never an unbounded queue;
+// - the client's departure (or a body gatehouse refused) aborts the app's request at once, so
+//   an abandoned request frees its connection instead of holding it until the upstream timeout;
+// - the app's answer is passed on with its connection-specific headers left on the app's hop;
+// - one more try, on another connection, for a request without a body and without side
+//   effects whose connection failed before any answer (stale-connection.ts).
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+
+import { PassThrough, type Readable } from 'node:stream';
+
+import type { Dispatcher, Pool } from 'undici';
+
+import type { Logger } from '../logging.js';
+import { gatewayError, sendGatewayError, writeAnswer } from './answers.js';
+import { onBodyRefused } from './body-refusal.js';
+import { loggedPath } from './logged-path.js';
+import { appAnswerHeaders } from './response-headers.js';
+import { mayTryAgain } from './stale-connection.js';
+
+export interface AppForwarderOptions {
+  readonly pool: Pool;
+  /** Requests in flight at most (on a connection or waiting for one); past it, 503. */
+  readonly maxInFlight: number;
+  /** How long a request body may stop arriving before the request is given up (408). */
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+  /** Whether the caller wants JSON (else an error page). */
+  readonly wantsJson: (req: IncomingMessage) => boolean;
+  /** Called with each answer of the app's, before it is passed on. */
+  readonly onAnswer?: (req: IncomingMessage, status: number) => void;
+}
+
+/** How long a client refused for a full pool is asked to wait (seconds). */
+export const RETRY_AFTER_FULL_SECONDS = 1;
+
+const UPSTREAM_TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** Whether the request has a body, by the framing node's parser read (which refuses any other). */
+function declaresBody(headers: IncomingHttpHeaders): boolean {
+  if (headers['transfer-encoding'] !== undefined) return true;
+  const length = headers['content-length'];
+  return length !== undefined && length !== '0';
+}
+
+/** Why gatehouse gave up on a request itself (the client left, or its body was refused): no answer is owed. */
+class Abandoned extends Error {
+  constructor() {
+    super('the client left, or its body was refused');
+  }
+}
+
+/** One request on its way to the app and its answer on its way back (undici's dispatch handler). */
+class Exchange implements Dispatcher.DispatchHandler {
+  #controller: Dispatcher.DispatchController | undefined;
+  #abandoned = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly onFailure: (error: Error) => void,
+    private readonly onAnswer: ((status: number) => void) | undefined,
+  ) {}
+
+  /** Stops the exchange: at once if it has started, else as soon as it does. */
+  abandon(): void {
+    this.#abandoned = true;
+    this.#controller?.abort(new Abandoned());
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#abandoned) controller.abort(new Abandoned());
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    if (statusCode < 200) return; // an interim answer (100 Continue, 103 Early Hints): not passed on
+    this.onAnswer?.(statusCode);
+    this.res.writeHead(statusCode, appAnswerHeaders(headers));
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    // A client that reads slowly slows the app's answer down instead of filling memory.
+    if (this.res.write(chunk)) return;
+    controller.pause();
+    this.res.once('drain', () => controller.resume());
+  }
+
+  onResponseEnd(): void {
+    this.res.end();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (error instanceof Abandoned) return;
+    this.onFailure(error);
+  }
+}
+
+export class AppForwarder {
+  #inFlight = 0;
+
+  constructor(private readonly options: AppForwarderOptions) {}
+
+  /** Requests forwarded and not yet done with (for tests and metrics). */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /**
+   * Forwards `req` with `headers` (hop-by-hop fields removed, framing as forwardHeaders leaves it)
+   * and writes the app's answer to `res`, or gatehouse's own 502/503/504.
+   */
+  forward(req: IncomingMessage, res: ServerResponse, headers: OutgoingHttpHeaders): void {
+    const { logger } = this.options;
+    if (this.#inFlight >= this.options.maxInFlight) {
+      logger.warn({ path: loggedPath(req), inFlight: this.#inFlight }, 'upstream pool full: request refused with 503');
+      writeAnswer(res, withRetryAfter(gatewayError(503, this.options.wantsJson(req))));
+      return;
+    }
+    this.#inFlight += 1;
+    // Read through a stream of its own: undici destroys the body it was given when the request
+    // fails, and destroying node's request would cut the connection before gatehouse's answer.
+    const body = declaresBody(req.headers) ? req.pipe(new PassThrough()) : null;
+    let current: Exchange | undefined;
+    const stalled = body === null ? undefined : this.#watchUpload(req, res, () => current?.abandon());
+    res.once('close', () => {
+      this.#inFlight -= 1;
+      if (stalled !== undefined) clearTimeout(stalled);
+      // Gone before its answer was written whole: the app's request is abandoned with it.
+      if (!res.writableFinished) current?.abandon();
+    });
+    onBodyRefused(req, () => current?.abandon());
+    const onAnswer = this.options.onAnswer;
+    const attempt = (retried: boolean): void => {
+      current = new Exchange(res, (error) => this.#failed(error as NodeJS.ErrnoException, req, res, body, retried, attempt), onAnswer && ((status) => onAnswer(req, status)));
+      this.options.pool.dispatch({ method: req.method ?? 'GET', path: req.url ?? '/', headers: headers as Record<string, string | string[]>, body }, current);
+    };
+    attempt(false);
+  }
+
+  /**
+   * A body that stops arriving for as long as the app may stay silent: undici does not time the
+   * app's answer while it is still sending the body, so the client's silence is timed here. The
+   * app's request is abandoned and the client told 408, the connection closed.
+   */
+  #watchUpload(req: IncomingMessage, res: ServerResponse, abandon: () => void): NodeJS.Timeout {
+    const timer = setTimeout(() => {
+      req.off('data', moved);
+      abandon();
+      this.options.logger.info({ path: loggedPath(req), reason: 'the request body stopped arriving' }, 'request rejected');
+      if (res.headersSent) res.destroy();
+      else writeAnswer(res, gatewayError(408, this.options.wantsJson(req)));
+    }, this.options.timeoutMs);
+    const moved = (): void => void timer.refresh();
+    req.on('data', moved);
+    req.once('end', () => {
+      clearTimeout(timer);
+      req.off('data', moved);
+    });
+    return timer;
+  }
+
+  #failed(error: NodeJS.ErrnoException, req: IncomingMessage, res: ServerResponse, body: Readable | null, retried: boolean, again: (retried: boolean) => void): void {
+    if (res.destroyed) return; // the client is gone: nobody to answer
+    const { logger } = this.options;
+    const path = loggedPath(req);
+    if (!retried && !res.headersSent && body === null && mayTryAgain(req.method ?? '', error)) {
+      logger.debug({ path, reason: error.code }, 'upstream connection closed by the app as it was reused; sending the request again');
+      again(true);
+      return;
+    }
+    if (res.headersSent) {
+      logger.error({ path, reason: 'the app broke off its answer' }, 'upstream request failed');
+      res.destroy();
+      return;
+    }
+    const timedOut = error.code !== undefined && UPSTREAM_TIMEOUTS.has(error.code);
+    logger.error({ path, reason: timedOut ? 'upstream timeout' : (error.code ?? error.message) }, 'upstream request failed');
+    sendGatewayError(res, timedOut ? 504 : 502, this.options.wantsJson(req));
+  }
+}
+
+function withRetryAfter(answer: ReturnType<typeof gatewayError>): ReturnType<typeof gatewayError> {
+  return { ...answer, headers: { ...answer.headers, 'Retry-After': String(RETRY_AFTER_FULL_SECONDS) } };
+}

@@ -1,0 +1,114 @@
+// A WebSocket handshake the core decided to forward: sent to the app on a connection of its
+// own (node's HTTP client), and, once the app switches protocols, the two sockets joined. An app
+// that declines answers an ordinary response, passed on as it is, and the connection closes.
+// (undici's upgrade API reports such an answer only as an error, so the client would never see
+// the app's reason.) The handshake carries no body: routeUpgrades refuses one.
+import http, { type Agent, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+
+import type { Logger } from '../logging.js';
+import type { AccessLog } from './access-log.js';
+import { endUpgrade, gatewayError } from './answers.js';
+import { HOP_BY_HOP } from './hop-by-hop.js';
+import { loggedPath } from './logged-path.js';
+
+export interface WebSocketProxyOptions {
+  readonly upstream: URL;
+  /** An agent whose connections are used once (upstream-agent.ts names the app's TLS host). */
+  readonly agent: Agent;
+  /** How long the app may take to answer the handshake. */
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+  readonly accessLog?: AccessLog;
+  readonly wantsJson: (req: IncomingMessage) => boolean;
+}
+
+/** The head of an answer as raw bytes: the status line and the headers as the app sent them, less `skip`. */
+function answerHead(answer: IncomingMessage, skip: (name: string) => boolean, extra: readonly string[] = []): string {
+  const lines = [`HTTP/1.1 ${answer.statusCode} ${answer.statusMessage ?? ''}`];
+  const raw = answer.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) if (!skip(raw[i]!.toLowerCase())) lines.push(`${raw[i]}: ${raw[i + 1]}`);
+  lines.push(...extra);
+  return `${lines.join('\r\n')}\r\n\r\n`;
+}
+
+export function webSocketProxy(options: WebSocketProxyOptions): (req: IncomingMessage, socket: Duplex, head: Buffer, headers: OutgoingHttpHeaders) => void {
+  const { upstream, logger, accessLog } = options;
+  const client = upstream.protocol === 'https:' ? https : http;
+  return (req, socket, head, headers) => {
+    const path = loggedPath(req);
+    const toApp = client.request({
+      agent: options.agent,
+      protocol: upstream.protocol,
+      hostname: upstream.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: upstream.port,
+      method: 'GET',
+      path: req.url ?? '/',
+      headers,
+      setHost: false,
+    });
+    // The access log's line is written once, whichever way the handshake ends.
+    let logged = false;
+    const logEnd = (status: number | undefined, answered: boolean): void => {
+      if (logged) return;
+      logged = true;
+      accessLog?.end(req, status, answered);
+    };
+    // A client that leaves before the app has answered: the app's half is closed too.
+    const abandon = (): void => {
+      toApp.destroy();
+      logEnd(undefined, false);
+    };
+    socket.once('close', abandon);
+    toApp.setTimeout(options.timeoutMs, () => {
+      toApp.destroy(Object.assign(new Error('upstream timeout'), { code: 'ETIMEDOUT' }));
+    });
+
+    toApp.once('upgrade', (answer: IncomingMessage, appSocket: Socket, appHead: Buffer) => {
+      socket.off('close', abandon);
+      toApp.setTimeout(0);
+      logEnd(101, true);
+      appSocket.on('error', () => socket.destroy());
+      socket.on('error', () => appSocket.destroy());
+      appSocket.once('close', () => socket.destroy());
+      socket.once('close', () => appSocket.destroy());
+      socket.write(answerHead(answer, () => false));
+      if (appHead.length > 0) socket.write(appHead);
+      if (head.length > 0) appSocket.write(head);
+      appSocket.pipe(socket);
+      socket.pipe(appSocket);
+    });
+
+    // The app declined the upgrade with an ordinary answer: passed on, then the connection closes.
+    let answering = false;
+    toApp.once('response', (answer: IncomingMessage) => {
+      answering = true;
+      socket.off('close', abandon);
+      toApp.setTimeout(0);
+      logEnd(answer.statusCode, true);
+      // The body is delimited by the close (or its own Content-Length): node has already undone any chunking.
+      socket.write(answerHead(answer, (name) => HOP_BY_HOP.has(name), ['Connection: close']));
+      socket.once('close', () => answer.destroy());
+      answer.pipe(socket);
+    });
+
+    toApp.once('error', (error: NodeJS.ErrnoException) => {
+      socket.off('close', abandon);
+      if (socket.destroyed) {
+        logger.debug({ path }, 'client left before the app answered its upgrade');
+        return;
+      }
+      logEnd(undefined, false);
+      if (answering) {
+        socket.destroy(); // the app's answer was under way: cut, so a half answer does not look whole
+        return;
+      }
+      const timedOut = error.code === 'ETIMEDOUT';
+      logger.error({ path, reason: timedOut ? 'upstream timeout' : (error.code ?? error.message) }, 'upstream websocket failed');
+      endUpgrade(socket, gatewayError(timedOut ? 504 : 502, options.wantsJson(req)));
+    });
+    toApp.end();
+  };
+}
