@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, exportJWK, jwtVerify, SignJWT, type JWK } from 'jose';
 
 import { AuthLayer } from '../../dist/core/auth-layer.js';
+import { loadAddonCore } from '../../dist/native/index.js';
 import { resolveAuthConfig } from '../../dist/core/config/auth-config.js';
 import { generateRsaKeyPair } from '../../dist/dev/rsa-key-pair.js';
 import type { RequestView } from '../../dist/core/http/request-view.js';
@@ -19,6 +20,9 @@ import type { SessionRecord } from '../../dist/core/session/record.js';
 import { MemoryTokenStore } from '../../dist/core/token-store/memory.js';
 import { createLogger } from '../../dist/logging.js';
 import { formatRate, interleavedMeasure, keepInFlight, table } from './measure.js';
+
+/** The shared core the layer's header policy is built on, as gatehouse runs it. */
+const benchCore = loadAddonCore();
 
 const CONCURRENCY = 32;
 /** Validations per in-flight run: long enough that the drain at its end hardly counts. */
@@ -88,7 +92,7 @@ export async function benchBearer(quick: boolean): Promise<string> {
   try {
     const { config } = resolveAuthConfig(bearerDocument(fixture), {});
     const layer = (bearerCacheMax?: number) =>
-      new AuthLayer({ config, store: new MemoryTokenStore<SessionRecord>(), masterKey: randomBytes(32), logger: createLogger('silent'), ...(bearerCacheMax !== undefined ? { bearerCacheMax } : {}) });
+      new AuthLayer({ headers: benchCore, config, store: new MemoryTokenStore<SessionRecord>(), masterKey: randomBytes(32), logger: createLogger('silent'), ...(bearerCacheMax !== undefined ? { bearerCacheMax } : {}) });
     const cached = layer();
     const missing = layer(MISS_CACHE_MAX);
     const uncached = layer(0);

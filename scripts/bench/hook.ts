@@ -23,6 +23,9 @@ import { forwardHeaders } from '../../dist/sidecar/forward-headers.js';
 import { formatRate, table } from './measure.js';
 import { storeBenchSession } from './session.js';
 
+/** The shared core the layer's header policy is built on, as gatehouse runs it. */
+const benchCore = loadAddonCore();
+
 const HOST = '127.0.0.1:8080';
 
 async function signedInLayer(): Promise<{ layer: AuthLayer; cookie: string }> {
@@ -40,7 +43,7 @@ async function signedInLayer(): Promise<{ layer: AuthLayer; cookie: string }> {
   const masterKey = randomBytes(32);
   const store = new FileSystemTokenStore<SessionRecord>({ directory, app: 'bench', masterKey });
   const { cookie } = await storeBenchSession(config, store, masterKey, HOST);
-  const layer = new AuthLayer({ config, store, masterKey, logger: createLogger('silent') });
+  const layer = new AuthLayer({ headers: benchCore, config, store, masterKey, logger: createLogger('silent') });
   return { layer, cookie };
 }
 
@@ -48,7 +51,6 @@ const percentile = (values: number[], p: number) => [...values].sort((a, b) => a
 
 export async function benchHook(quick: boolean): Promise<string> {
   const { layer, cookie } = await signedInLayer();
-  const core = loadAddonCore();
   const headers: Array<[string, string]> = [
     ['Host', HOST],
     ['Accept', 'text/html'],
@@ -60,13 +62,11 @@ export async function benchHook(quick: boolean): Promise<string> {
   // The sidecar's work for the same request, in process: decide, then the forwarded-header build.
   const nodeHeaders = Object.fromEntries(headers.map(([n, v]) => [n.toLowerCase(), v]));
   const view = (): RequestView => ({ method: 'GET', path: '/page', query: '', headers: headers.map(([n, v]) => [n, v] as const), scheme: 'http', host: HOST, remoteAddress: '127.0.0.1', readBody: async () => Buffer.alloc(0) });
-  const options = { prefix: layer.config.headerPrefix, exposeTokens: true };
-  const context = { remoteAddress: '127.0.0.1', scheme: 'http' as const, host: HOST, trustForwardedFor: false, upgrade: false };
   const sidecarOnce = async () => {
     const v = view();
     const decision = await layer.decide(v);
     if (decision.kind !== 'forward' || decision.identity === null) throw new Error('the bench session is not signed in');
-    forwardHeaders(nodeHeaders, v.headers, decision.identity, core, options, context);
+    forwardHeaders(nodeHeaders, decision.edits, false);
   };
   const sidecarSamples: number[] = [];
   for (let i = 0; i < 2000; i++) await sidecarOnce(); // warm-up
@@ -79,7 +79,7 @@ export async function benchHook(quick: boolean): Promise<string> {
   }
   const sidecarRate = (sidecarCount * 1000) / (performance.now() - sidecarStart);
 
-  const interceptor = createInterceptor(inServerPolicy(layer, core));
+  const interceptor = createInterceptor(inServerPolicy(layer));
   const host = loadModuleHost();
   interceptor.attachHost(host.link, `${layer.config.apiPrefix}/`);
   try {

@@ -7,8 +7,10 @@ import { aliasIgnoringCase } from './config/provider-settings.js';
 import { deriveKey } from './crypto/keys.js';
 import { matchExcludedPath } from './excluded-paths.js';
 import { isCorsPreflight } from './http/cors-preflight.js';
-import { requestOrigin } from './http/origin.js';
-import { requestCookie, type Decision, type RequestView } from './http/request-view.js';
+import { forwardEdits, type HeaderPolicy } from './http/forward-edits.js';
+import type { HeaderNormalizer } from './http/identity-headers.js';
+import { behindTrustedProxy, requestOrigin } from './http/origin.js';
+import { requestCookie, type Decision, type RequestView, type Verdict } from './http/request-view.js';
 import { errorDecision, escapeHtml, fragmentPreservingRedirect, jsonDecision, pageDecision, redirectDecision, type PageLink } from './http/responses.js';
 import { createProviders } from './providers/registry.js';
 import type { Identity } from './identity.js';
@@ -44,6 +46,8 @@ export interface AuthLayerOptions {
   readonly sessionCacheTtlMs?: number;
   /** How many validated bearer tokens are remembered (default VALIDATED_TOKEN_CACHE_MAX; 0 checks every time). */
   readonly bearerCacheMax?: number;
+  /** The shared core's header normalization (the native addon, or its fallback) the header policy is built on. */
+  readonly headers: HeaderNormalizer;
 }
 
 const LOGIN_PATH = /^\/login\/([A-Za-z0-9][A-Za-z0-9_-]*)(\/callback)?$/;
@@ -69,12 +73,18 @@ const OWN_ROUTE_METHODS: ReadonlyMap<string, readonly string[]> = new Map([
 
 export class AuthLayer {
   readonly #context: LayerContext;
+  readonly #headerPolicy: HeaderPolicy;
   readonly #identities = new WeakMap<SessionRecord, Identity>();
 
   constructor(options: AuthLayerOptions) {
     const logger = options.logger ?? createLogger();
     const now = options.now ?? Date.now;
     const providers = createProviders(options.config.providers, now);
+    this.#headerPolicy = {
+      normalizer: options.headers,
+      options: { prefix: options.config.headerPrefix, exposeTokens: options.config.tokenStore.enabled },
+      behindTrustedProxy: behindTrustedProxy(options.config),
+    };
     this.#context = {
       config: options.config,
       providers,
@@ -109,6 +119,13 @@ export class AuthLayer {
   }
 
   async decide(view: RequestView): Promise<Decision> {
+    const verdict = await this.#verdict(view);
+    if (verdict.kind !== 'forward') return verdict;
+    const origin = requestOrigin(view, this.#context.config) ?? { scheme: view.scheme, host: view.host };
+    return { kind: 'forward', identity: verdict.identity, origin, edits: forwardEdits(this.#headerPolicy, view.headers, verdict.identity, origin, view.remoteAddress) };
+  }
+
+  async #verdict(view: RequestView): Promise<Verdict> {
     const { config, logger } = this.#context;
     if (!config.enabled) return { kind: 'forward', identity: null };
     const origin = requestOrigin(view, config);
@@ -219,7 +236,7 @@ export class AuthLayer {
   }
 
   /** A protected path: forward with identity, refresh, or challenge, as the lifecycle table says. */
-  async #protected(request: RouteRequest): Promise<Decision> {
+  async #protected(request: RouteRequest): Promise<Verdict> {
     const { sessions } = this.#context;
     // Client-directed: a provider's bearer token, checked on its own (no session).
     const bearer = bearerToken(request);
@@ -296,7 +313,7 @@ export class AuthLayer {
     return identity;
   }
 
-  #challenge(request: RouteRequest, reason: string, clearCookie: boolean): Decision {
+  #challenge(request: RouteRequest, reason: string, clearCookie: boolean): Verdict {
     const { config, logger, sessions } = this.#context;
     const { view } = request;
     if (!config.requireAuthentication) return { kind: 'forward', identity: null };

@@ -6,6 +6,7 @@ import path from 'node:path';
 
 import type { Logger } from '../logging.js';
 import { AuthLayer } from './auth-layer.js';
+import type { HeaderNormalizer } from './http/identity-headers.js';
 import type { AuthConfig } from './config/auth-config.js';
 import { encryptionKeyFromEnv } from './crypto/keys.js';
 import type { ProviderSignOut } from './session/provider-sign-outs.js';
@@ -20,6 +21,8 @@ export interface AuthRuntimeOptions {
   readonly masterKey?: Buffer;
   readonly version?: string;
   readonly sessionCacheTtlMs?: number;
+  /** The shared core's header normalization (the native addon, or its fallback). */
+  readonly headers: HeaderNormalizer;
 }
 
 export interface AuthRuntime {
@@ -66,6 +69,7 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
   await inStoreDirectory(directory, () => signOutStore.prepare());
   const layer = new AuthLayer({
     config,
+    headers: options.headers,
     store,
     signOutStore,
     masterKey,

@@ -54,8 +54,8 @@ export async function startInServer(options: InServerOptions): Promise<InServer>
   for (const warning of loaded.warnings) logger.warn({ source: loaded.source }, `configuration: ${warning}`);
   // The hook is native: no TypeScript fallback here. A missing addon fails the start, loudly.
   const core = loadAddonCore();
-  const runtime = await startAuthRuntime({ config: loaded.config, logger, env, ...(options.version ? { version: options.version } : {}) });
-  const interceptor = createInterceptor(inServerPolicy(runtime.layer, core));
+  const runtime = await startAuthRuntime({ config: loaded.config, logger, env, headers: core, ...(options.version ? { version: options.version } : {}) });
+  const interceptor = createInterceptor(inServerPolicy(runtime.layer));
   interceptor.attachHost(link, inServerBodyPrefix(loaded.config));
   logger.info({ source: loaded.source, app: loaded.config.app }, 'in-server: the auth core is attached to the web-server module');
   return {

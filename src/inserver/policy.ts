@@ -1,11 +1,9 @@
 // The in-server host's side of the interception hook: a native request (from
 // the web-server module, through the addon) becomes a RequestView for the very
 // same AuthLayer.decide the sidecar runs, and its Decision becomes the native
-// decision: header changes made by the shared normalization, or a response.
+// decision: the core's header edits, or a response.
 import type { AuthLayer } from '../core/auth-layer.js';
 import { BodyTooLargeError, type Decision, type RequestView } from '../core/http/request-view.js';
-import { identityHeaderPairs, inboundAliases } from '../native/identity-headers.js';
-import type { GatehouseCore } from '../native/types.js';
 
 /** A request as the native hook hands it over. */
 export interface NativeRequest {
@@ -43,11 +41,10 @@ function requestView(request: NativeRequest): RequestView {
 }
 
 /**
- * Decision → native decision. A forward becomes: strip every inbound alias, set the
- * identity headers (built once per identity, as the sidecar does; the arrays of a
- * decision are shared between requests and never changed).
+ * Decision → native decision. A forward becomes the core's edit list as the module applies it:
+ * remove every header the edits name, then set the identity headers and X-Forwarded-*.
  */
-export function nativeDecision(decision: Decision, request: NativeRequest, core: GatehouseCore, prefix: string, exposeTokens: boolean): NativeDecision {
+export function nativeDecision(decision: Decision): NativeDecision {
   if (decision.kind === 'respond') {
     const headers: Array<[string, string]> = [];
     for (const [name, value] of Object.entries(decision.headers)) {
@@ -55,20 +52,22 @@ export function nativeDecision(decision: Decision, request: NativeRequest, core:
     }
     return { kind: 'respond', status: decision.status, headers, body: decision.body ?? Buffer.alloc(0) };
   }
-  const options = { prefix, exposeTokens };
-  const remove = inboundAliases(core, request.headers, options);
-  return { kind: 'continue', remove, set: decision.identity === null ? [] : identityHeaderPairs(core, decision.identity, options) };
+  const { remove, set, forwarded } = decision.edits;
+  return {
+    kind: 'continue',
+    remove,
+    set: [...set, ['X-Forwarded-For', forwarded.for], ['X-Forwarded-Proto', forwarded.proto], ['X-Forwarded-Host', forwarded.host]],
+  };
 }
 
 /**
  * The interceptor policy for the native hook: the sidecar's auth core, applied in-server.
  * A failure of the layer is logged here and rejects, and the native side answers 500 (fail closed).
  */
-export function inServerPolicy(layer: AuthLayer, core: GatehouseCore): (request: NativeRequest) => Promise<NativeDecision> {
-  const { headerPrefix, tokenStore } = layer.config;
+export function inServerPolicy(layer: AuthLayer): (request: NativeRequest) => Promise<NativeDecision> {
   const failed = (request: NativeRequest) => (error: unknown): never => {
     layer.logger.error({ err: (error as Error).message, path: request.path }, 'auth layer failed');
     throw error;
   };
-  return (request) => layer.decide(requestView(request)).then((decision) => nativeDecision(decision, request, core, headerPrefix, tokenStore.enabled), failed(request));
+  return (request) => layer.decide(requestView(request)).then(nativeDecision, failed(request));
 }

@@ -9,6 +9,7 @@ import {
   type NormalizeOptions,
   type NormalizedHeaders,
 } from '../core/identity.js';
+import { APP_SERVICE_PREFIX, canonicalHeaderName, namesIdentityUnder } from '../core/http/header-names.js';
 import type { GatehouseCore, Secret, SignatureHeader, SignatureVerifier } from './types.js';
 
 const SIGNATURE_PREFIX = Buffer.from('sha256=', 'latin1');
@@ -85,36 +86,6 @@ class FallbackVerifier implements SignatureVerifier {
 /** Node's http layer writes string characters as latin1 bytes; this carries UTF-8 through it. */
 function byteString(text: string): string {
   return Buffer.from(text, 'utf8').toString('latin1');
-}
-
-/** One UTF-16 unit of a canonical header name: ASCII letters upper-cased, `_` and `.` read as `-`, as the C++ core does. */
-function canonicalCharCode(c: number): number {
-  if (c >= 0x61 && c <= 0x7a) return c - 0x20;
-  return c === 0x5f || c === 0x2e ? 0x2d : c;
-}
-
-/** Upper-cases ASCII letters and reads `_` and `.` as `-`, as the C++ core does. */
-export function canonicalHeaderName(name: string): string {
-  let canonical = '';
-  for (let i = 0; i < name.length; i++) canonical += String.fromCharCode(canonicalCharCode(name.charCodeAt(i)));
-  return canonical;
-}
-
-/**
- * App Service's own identity header prefix: stripped always, whatever prefix is configured (an
- * app written for App Service trusts those names), as the C++ core does.
- */
-export const APP_SERVICE_PREFIX = 'X-MS-';
-
-function namesIdentityUnder(canonical: string, prefix: string): boolean {
-  return canonical.startsWith(`${prefix}CLIENT-PRINCIPAL`) || canonical.startsWith(`${prefix}TOKEN-`);
-}
-
-/** canonicalHeaderName(name).startsWith(canonicalPrefix), without building a string per name. */
-export function hasCanonicalPrefix(name: string, canonicalPrefix: string): boolean {
-  if (name.length < canonicalPrefix.length) return false;
-  for (let i = 0; i < canonicalPrefix.length; i++) if (canonicalCharCode(name.charCodeAt(i)) !== canonicalPrefix.charCodeAt(i)) return false;
-  return true;
 }
 
 function providerHeaderPart(provider: string): string {

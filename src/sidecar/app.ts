@@ -8,11 +8,9 @@ import type { Duplex } from 'node:stream';
 import Koa from 'koa';
 
 import type { AuthLayer } from '../core/auth-layer.js';
-import { behindTrustedProxy, requestOrigin } from '../core/http/origin.js';
 import { wantsJson, type Decision, type RespondDecision } from '../core/http/request-view.js';
 import { jsonDecision } from '../core/http/responses.js';
 import type { Logger } from '../logging.js';
-import type { GatehouseCore } from '../native/types.js';
 import type { AccessLog } from './access-log.js';
 import { endUpgrade, gatewayError, sendGatewayError, writeAnswer } from './answers.js';
 import { forwardHeaders } from './forward-headers.js';
@@ -28,7 +26,6 @@ import { webSocketProxy } from './websocket-proxy.js';
 
 export interface SidecarOptions {
   readonly layer: AuthLayer;
-  readonly core: GatehouseCore;
   readonly logger: Logger;
   /** The app's origin, `scheme://host[:port]`, as parseUpstreamUrl gives it. */
   readonly upstream: string;
@@ -62,8 +59,7 @@ function nodeWantsJson(req: IncomingMessage): boolean {
 }
 
 export function createSidecar(options: SidecarOptions): Sidecar {
-  const { layer, core, logger, accessLog } = options;
-  const config = layer.config;
+  const { layer, logger, accessLog } = options;
   const timeoutMs = options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   const upstreamUrl = new URL(options.upstream);
   const connections = options.upstreamConnections ?? DEFAULT_UPSTREAM_CONNECTIONS;
@@ -72,24 +68,13 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   // WebSocket handshakes take a connection of their own, used once.
   const singleUse = upstreamAgent(upstreamUrl, { keepAlive: false });
   const websocket = webSocketProxy({ upstream: upstreamUrl, agent: singleUse, timeoutMs, logger, wantsJson: nodeWantsJson, ...(accessLog ? { accessLog } : {}) });
-  const normalizeOptions = { prefix: config.headerPrefix, exposeTokens: config.tokenStore.enabled };
-  const trustForwardedFor = behindTrustedProxy(config);
 
-  /** Decides; for a forward, also the headers the app must receive. */
+  /** Decides; for a forward, also the headers the app must receive (the core's edits, applied). */
   async function authorize(req: IncomingMessage, upgrade: boolean): Promise<{ decision: Decision; headers?: OutgoingHttpHeaders }> {
-    const view = toRequestView(req, options.tls ? 'https' : 'http', options.authBodyDeadlineMs);
-    const decision = await layer.decide(view);
+    const decision = await layer.decide(toRequestView(req, options.tls ? 'https' : 'http', options.authBodyDeadlineMs));
     if (decision.kind !== 'forward') return { decision };
     if (decision.identity !== null) accessLog?.identify(req, decision.identity);
-    const origin = requestOrigin(view, config) ?? { scheme: view.scheme, host: view.host };
-    const headers = forwardHeaders(req.headers, view.headers, decision.identity, core, normalizeOptions, {
-      remoteAddress: view.remoteAddress,
-      scheme: origin.scheme,
-      host: origin.host,
-      trustForwardedFor,
-      upgrade,
-    });
-    return { decision, headers };
+    return { decision, headers: forwardHeaders(req.headers, decision.edits, upgrade) };
   }
 
   const app = new Koa();

@@ -70,12 +70,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const upstreamTimeoutMs = resolveUpstreamTimeout(options.upstreamTimeoutMs, env);
   const limits = resolveUpstreamLimits({ connections: options.upstreamConnections, queue: options.upstreamQueue }, env);
   const accessLog = resolveAccessLog(options.accessLog, env) ? new AccessLog(logger, { trustForwardedFor: behindTrustedProxy(config) }) : undefined;
-  const runtime = await startAuthRuntime({ config, logger, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
+  const runtime = await startAuthRuntime({ config, logger, headers: options.core, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
   const { layer } = runtime;
   const sidecar = createSidecar({
     layer,
     upstream: upstream.origin,
-    core: options.core,
     logger,
     upstreamTimeoutMs,
     upstreamConnections: limits.connections,

@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { startAuthRuntime, TokenStoreDirectoryError } from '../../src/core/auth-runtime.js';
 import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
 import { KEY_FILE_NAME } from '../../src/core/token-store/filesystem.js';
+import { fallbackCore } from '../../src/native/index.js';
 import { capturingLogger } from '../support/logs.js';
 
 const silent = pino({ level: 'silent' });
@@ -27,7 +28,7 @@ function configWithStore(directory: string) {
 
 async function startFails(directory: string, env: NodeJS.ProcessEnv): Promise<Error> {
   try {
-    const runtime = await startAuthRuntime({ config: configWithStore(directory), logger: silent, env });
+    const runtime = await startAuthRuntime({ headers: fallbackCore, config: configWithStore(directory), logger: silent, env });
     runtime.close();
   } catch (error) {
     return error as Error;
@@ -56,7 +57,7 @@ describe('auth runtime start', () => {
 
   it('a usable directory: the app directory and key file are made at start, and the write probe leaves nothing behind', async () => {
     const directory = path.join(base, 'tokens');
-    const runtime = await startAuthRuntime({ config: configWithStore(directory), logger: silent, env: {} });
+    const runtime = await startAuthRuntime({ headers: fallbackCore, config: configWithStore(directory), logger: silent, env: {} });
     runtime.close();
     const entries = await fs.readdir(directory);
     expect(entries).to.include(KEY_FILE_NAME);
@@ -70,7 +71,7 @@ describe('auth runtime start', () => {
     const warnings = async (enabled: boolean) => {
       const logs = capturingLogger('info');
       const { config } = resolveAuthConfig({ platform: { enabled }, globalValidation: { requireAuthentication: false }, login: { tokenStore: { fileSystem: { directory } } } }, {});
-      const runtime = await startAuthRuntime({ config, logger: logs.logger, env: {} });
+      const runtime = await startAuthRuntime({ headers: fallbackCore, config, logger: logs.logger, env: {} });
       runtime.close();
       return logs.lines().filter((line) => line.level === 40).map((line) => line.msg);
     };

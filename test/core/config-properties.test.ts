@@ -12,6 +12,7 @@ import fc from 'fast-check';
 
 import { startAuthRuntime } from '../../src/core/auth-runtime.js';
 import { AuthConfigError, resolveAuthConfig, type AuthConfig } from '../../src/core/config/auth-config.js';
+import { fallbackCore } from '../../src/native/index.js';
 import { capturingLogger } from '../support/logs.js';
 
 const SECRET = 'Secret-Marker-7f3a9c';
@@ -183,7 +184,7 @@ describe('configuration documents (property tests)', () => {
           }
           started++;
           const logs = capturingLogger('debug');
-          const runtime = await startAuthRuntime({ config: { ...config, tokenStore: { ...config.tokenStore, directory } }, logger: logs.logger, masterKey: Buffer.alloc(32, 1) });
+          const runtime = await startAuthRuntime({ headers: fallbackCore, config: { ...config, tokenStore: { ...config.tokenStore, directory } }, logger: logs.logger, masterKey: Buffer.alloc(32, 1) });
           try {
             const decision = await runtime.layer.decide({
               method: 'GET',

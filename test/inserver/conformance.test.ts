@@ -11,7 +11,6 @@ import { inServerPolicy, type NativeRequest } from '../../src/inserver/policy.js
 import { inServerBodyPrefix } from '../../src/inserver/host.js';
 import { createInterceptor, type NativeInterceptor } from '../../src/native/interceptor.js';
 import { loadModuleHost, type HostedDecision } from '../../src/native/module-host.js';
-import { loadAddonCore } from '../../src/native/index.js';
 import { Browser } from '../support/browser.js';
 import { capturingLogger } from '../support/logs.js';
 import { breakSessionRecords, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
@@ -72,7 +71,7 @@ describe('host conformance: sidecar and native in-server host', function () {
     const browser = new Browser();
     await signIn(browser, deployment);
     cookie = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
-    interceptor = createInterceptor(inServerPolicy(deployment.gateway.layer, loadAddonCore()));
+    interceptor = createInterceptor(inServerPolicy(deployment.gateway.layer));
     interceptor.attachHost(host.link, inServerBodyPrefix(deployment.gateway.layer.config));
   });
   after(async () => {
@@ -126,6 +125,64 @@ describe('host conformance: sidecar and native in-server host', function () {
     expect(results).to.have.length(batch.length);
     results.forEach((result, i) => expect(nativeOutcome(batch[i]!, result), batch[i]!.name).to.deep.equal(expected[i % VECTORS.length]));
   });
+
+  {
+    // One hostile header matrix through both hosts: the app sees the same headers. (Plain tests,
+    // not a nested suite: mocha would run a nested suite after the last test, which breaks the store.)
+    const HOSTILE: Array<[string, string]> = [
+      ...SPOOFED,
+      ['X-MS-CLIENT-PRINCIPAL-ID', 'admin'],
+      ['x_ms_token_aad_access_token', 'stolen'],
+      ['X-Original-URL', '/admin'],
+      ['X-Rewrite-URL', '/admin'],
+      ['X-Forwarded-For', '6.6.6.6'],
+      ['X_Forwarded_Host', 'evil.example'],
+      ['X-Forwarded-Host', 'evil.example'],
+      ['X-Forwarded-Proto', 'https'],
+      ['X-Forwarded-Port', '1'],
+      ['X-Forwarded-Prefix', '/admin'],
+      ['Forwarded', 'for=6.6.6.6;host=evil.example'],
+      ['X-Real-IP', '6.6.6.6'],
+      ['X-Custom', 'kept'],
+    ];
+    /** What the matrix concerns: its own names, the identity headers and the forwarding headers gatehouse sets. */
+    const concerned = new Set([...HOSTILE.map(([n]) => n.toLowerCase()), 'x-platform-client-principal', 'x-platform-client-principal-id', 'x-platform-client-principal-name', 'x-platform-client-principal-idp']);
+    const relevant = (pairs: Array<[string, string]>) =>
+      pairs
+        .map(([n, v]) => [n.toLowerCase(), v] as [string, string])
+        .filter(([n]) => concerned.has(n) || n.startsWith('x-platform-token-'))
+        .sort(([a, av], [b, bv]) => a.localeCompare(b) || av.localeCompare(bv));
+
+    /** The inbound headers with the module's edits applied, as IIS would hand them to the app. */
+    function applied(inbound: Array<[string, string]>, result: HostedDecision): Array<[string, string]> {
+      const removed = new Set(result.remove!.map((n) => n.toLowerCase()));
+      const set = result.set!;
+      const setNames = new Set(set.map(([n]) => n.toLowerCase()));
+      return [...inbound.filter(([n]) => !removed.has(n.toLowerCase()) && !setNames.has(n.toLowerCase())), ...set];
+    }
+
+    for (const vector of [
+      { name: 'signed in, protected path', path: '/orders', signedIn: true, extra: HOSTILE },
+      { name: 'anonymous, excluded path', path: '/public/app.js', signedIn: false, extra: HOSTILE },
+    ] satisfies Vector[]) {
+      it(`one hostile header matrix, ${vector.name}: the app sees the same headers from both hosts`, async () => {
+        const before = deployment.upstream.requests.length;
+        await throughSidecar(vector);
+        expect(deployment.upstream.requests.length, 'forwarded by the sidecar').to.equal(before + 1);
+        const received = deployment.upstream.requests.at(-1)!.headers;
+        const sidecar = relevant(Object.entries(received).flatMap(([n, v]) => (Array.isArray(v) ? v.map((x) => [n, x] as [string, string]) : [[n, String(v)] as [string, string]])));
+        const [native] = await host.replay([nativeRequest(vector)], 1);
+        expect(native!.kind).to.equal('continue');
+        const inServer = relevant(applied(headersOf(vector), native!));
+        expect(inServer).to.deep.equal(sidecar);
+        // And what both agree on is what the policy says: nothing hostile left but the benign header.
+        const names = sidecar.map(([n]) => n);
+        expect(names.filter((n) => !n.startsWith('x-platform-') && !n.startsWith('x-forwarded-'))).to.deep.equal(['x-custom']);
+        expect(Object.fromEntries(sidecar.filter(([n]) => n.startsWith('x-forwarded-')))).to.deep.equal({ 'x-forwarded-for': '127.0.0.1', 'x-forwarded-host': new URL(deployment.url).host, 'x-forwarded-proto': 'http' });
+        expect(names.includes('x-platform-client-principal-id')).to.equal(vector.signedIn);
+      });
+    }
+  }
 
   // Last: it breaks the deployment's token store.
   it('a failing auth layer (an unreadable session record): 500 from both hosts, each failure logged with its path', async () => {

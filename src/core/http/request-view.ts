@@ -1,4 +1,6 @@
 import type { Identity } from '../identity.js';
+import type { ForwardEdits } from './forward-edits.js';
+import type { Origin } from './origin.js';
 
 /** What a host tells the core about one request (DESIGN §2). */
 export interface RequestView {
@@ -75,6 +77,10 @@ export type Decision =
   | {
       readonly kind: 'forward';
       readonly identity: Identity | null;
+      /** The origin the request was judged by (X-Forwarded-Host/-Proto come from it). */
+      readonly origin: Origin;
+      /** Every header edit the app's copy gets (forward-edits.ts): hosts apply it, and add nothing of their own. */
+      readonly edits: ForwardEdits;
     }
   | {
       readonly kind: 'respond';
@@ -86,6 +92,15 @@ export type Decision =
 
 /** A decision that answers the request itself. */
 export type RespondDecision = Extract<Decision, { kind: 'respond' }>;
+
+/** A forward as the layer's routes decide it, before the header edits are added to it. */
+export interface ForwardVerdict {
+  readonly kind: 'forward';
+  readonly identity: Identity | null;
+}
+
+/** What the layer's routes decide: an answer, or a forward (AuthLayer.decide adds the edits). */
+export type Verdict = RespondDecision | ForwardVerdict;
 
 /** The body's media type: Content-Type without its parameters, lower case ('' when absent). */
 export function mediaType(request: Pick<RequestView, 'headers'>): string {

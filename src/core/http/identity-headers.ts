@@ -3,11 +3,15 @@
 // to remove depend on the request, the identity headers to set only on the
 // identity. A session's identity object is the same on each of its requests,
 // so its headers are built once; and the alias half needs the core only when
-// some inbound header could be an alias at all. Both hosts (sidecar and
-// in-server) go through here, so they apply the very same bytes.
-import { DEFAULT_HEADER_PREFIX, type Identity, type NormalizeOptions } from '../core/identity.js';
-import { APP_SERVICE_PREFIX, canonicalHeaderName, hasCanonicalPrefix } from './fallback.js';
-import type { GatehouseCore } from './types.js';
+// some inbound header could be an alias at all. The header policy
+// (forward-edits.ts) is built on these, once for both hosts.
+import { DEFAULT_HEADER_PREFIX, type Identity, type NormalizedHeaders, type NormalizeOptions } from '../identity.js';
+import { APP_SERVICE_PREFIX, canonicalHeaderName, hasCanonicalPrefix } from './header-names.js';
+
+/** The shared core's normalization (the C++ addon, or its TypeScript fallback): what the header policy is built on. */
+export interface HeaderNormalizer {
+  normalizeHeaders(inbound: ReadonlyArray<readonly [string, string]>, identity: Identity | null, options?: NormalizeOptions): NormalizedHeaders;
+}
 
 /**
  * False only when the core's alias strip would certainly remove nothing: no
@@ -34,7 +38,7 @@ function canonicalPrefixOf(prefix: string): string {
 const NOTHING_TO_REMOVE: readonly string[] = Object.freeze([]);
 
 /** The inbound header names the core strips (identity aliases, values that could split a header), as the core spells them. */
-export function inboundAliases(core: GatehouseCore, rawPairs: ReadonlyArray<readonly [string, string]>, options: NormalizeOptions): readonly string[] {
+export function inboundAliases(core: HeaderNormalizer, rawPairs: ReadonlyArray<readonly [string, string]>, options: NormalizeOptions): readonly string[] {
   if (!mayCarryIdentityAliases(rawPairs, options.prefix ?? DEFAULT_HEADER_PREFIX)) return NOTHING_TO_REMOVE;
   return core.normalizeHeaders(rawPairs, null, options).remove;
 }
@@ -52,7 +56,7 @@ const built = new WeakMap<Identity, BuiltHeaders>();
  * values), built once per identity object and options, and frozen (they are shared).
  * Throws HeaderValueError, every time, for an identity whose values could split a header.
  */
-export function identityHeaderPairs(core: GatehouseCore, identity: Identity, options: NormalizeOptions): ReadonlyArray<readonly [string, string]> {
+export function identityHeaderPairs(core: HeaderNormalizer, identity: Identity, options: NormalizeOptions): ReadonlyArray<readonly [string, string]> {
   const cached = built.get(identity);
   if (cached !== undefined && cached.prefix === options.prefix && cached.exposeTokens === options.exposeTokens) return cached.set;
   // Frozen: every request of the identity shares these arrays, so none may change them.

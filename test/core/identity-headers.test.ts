@@ -6,7 +6,8 @@ import fc from 'fast-check';
 import { HeaderValueError, type Identity, type NormalizeOptions } from '../../src/core/identity.js';
 import { nativeDecision } from '../../src/inserver/policy.js';
 import { fallbackCore, loadAddonCore } from '../../src/native/index.js';
-import { identityHeaderPairs, inboundAliases, mayCarryIdentityAliases } from '../../src/native/identity-headers.js';
+import { forwardEdits } from '../../src/core/http/forward-edits.js';
+import { identityHeaderPairs, inboundAliases, mayCarryIdentityAliases } from '../../src/core/http/identity-headers.js';
 import { coresUnderTest } from '../support/cores.js';
 
 interface HeaderVector {
@@ -60,9 +61,13 @@ describe('identity headers applied per request', () => {
           expect(inboundAliases(core, vector.inbound, options), vector.name).to.deep.equal(whole.remove);
           if (identity !== null) {
             expect(identityHeaderPairs(core, identity, options), vector.name).to.deep.equal(whole.set);
-            // What the in-server host hands its module for a forward.
-            const decision = nativeDecision({ kind: 'forward', identity }, { method: 'GET', scheme: 'http', host: 'h', path: '/', query: '', remoteAddress: '127.0.0.1', headers: vector.inbound }, core, options.prefix ?? 'X-PLATFORM-', options.exposeTokens ?? true);
-            expect(decision, vector.name).to.deep.equal({ kind: 'continue', remove: whole.remove, set: whole.set });
+            // The core's edit list for a forward, and what the in-server host hands its module for it.
+            const origin = { scheme: 'http', host: 'h' } as const;
+            const edits = forwardEdits({ normalizer: core, options, behindTrustedProxy: false }, vector.inbound, identity, origin, '127.0.0.1');
+            expect(edits.remove, vector.name).to.deep.equal([...new Set(whole.remove.map((name) => name.toLowerCase()))]);
+            expect(edits.set, vector.name).to.equal(identityHeaderPairs(core, identity, options));
+            const forwarded: Array<[string, string]> = [['X-Forwarded-For', '127.0.0.1'], ['X-Forwarded-Proto', 'http'], ['X-Forwarded-Host', 'h']];
+            expect(nativeDecision({ kind: 'forward', identity, origin, edits }), vector.name).to.deep.equal({ kind: 'continue', remove: edits.remove, set: [...whole.set, ...forwarded] });
             checked++;
           }
         }

@@ -13,7 +13,7 @@
 //   `Forwarded`, `X-Real-IP`) can only be the client's own claim, and is dropped. Behind a
 //   trusted proxy they are that proxy's to set, and pass.
 
-import { canonicalHeaderName } from '../native/fallback.js';
+import { canonicalHeaderName } from './header-names.js';
 
 // Canonical names (canonicalHeaderName: upper case, `_` and `.` read as `-`), as the shared core
 // reads identity header aliases.

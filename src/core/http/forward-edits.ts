@@ -1,0 +1,73 @@
+// The header policy (DESIGN §2): every edit the app's copy of a forwarded request gets, decided
+// once, here, for every host. The sidecar and the in-server module only apply it, so an app sees
+// the same headers whichever way gatehouse is deployed (test/inserver/conformance.test.ts).
+//
+// - Removed: every inbound identity alias (the shared core's normalization, DESIGN §3), the
+//   forwarding headers a client could spoof (spoofed-forwarding.ts), and the client's own
+//   X-Forwarded-For, -Proto and -Host, which gatehouse sets itself.
+// - Set: the identity headers (the same array for every request of an identity), then
+//   X-Forwarded-For (behind a trusted proxy, its chain extended), -Proto and -Host, from the
+//   origin the core judged the request by.
+//
+// What belongs to one hop of HTTP/1.1 (Connection and the fields it names, Keep-Alive,
+// Transfer-Encoding, the body's framing) is not in here: that is the sidecar's transport, and a
+// web server's module never touches it.
+import type { Identity, NormalizeOptions } from '../identity.js';
+import { identityHeaderPairs, inboundAliases, type HeaderNormalizer } from './identity-headers.js';
+import type { Origin } from './origin.js';
+import { isSpoofedForwarding } from './spoofed-forwarding.js';
+
+export interface ForwardedValues {
+  readonly for: string;
+  readonly proto: string;
+  readonly host: string;
+}
+
+export interface ForwardEdits {
+  /** Inbound headers the app must not receive: lower-case names, each once; every header of each name goes. */
+  readonly remove: readonly string[];
+  /** The identity headers (canonical names, byte-string values), set after the removals. Shared: never changed. */
+  readonly set: ReadonlyArray<readonly [string, string]>;
+  /** X-Forwarded-For, -Proto and -Host as the app receives them. */
+  readonly forwarded: ForwardedValues;
+}
+
+export interface HeaderPolicy {
+  readonly normalizer: HeaderNormalizer;
+  readonly options: NormalizeOptions;
+  /** A proxy gatehouse trusts is in front (forwardProxy): its forwarding headers pass, its X-Forwarded-For chain is kept. */
+  readonly behindTrustedProxy: boolean;
+}
+
+/** The names gatehouse sets itself: a client's own are always replaced. */
+const SET_BY_GATEHOUSE = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
+
+const NOTHING: readonly string[] = Object.freeze([]);
+const NO_IDENTITY: ReadonlyArray<readonly [string, string]> = Object.freeze([]);
+
+/** Whether a name can concern forwarding at all: every such name starts with `x` or `f` (any case). */
+function mayBeForwarding(name: string): boolean {
+  const first = name.charCodeAt(0) | 0x20;
+  return first === 0x78 || first === 0x66;
+}
+
+/** The edits for a request the core forwards with `identity` (null: anonymous), judged by `origin`. */
+export function forwardEdits(policy: HeaderPolicy, headers: ReadonlyArray<readonly [string, string]>, identity: Identity | null, origin: Origin, remoteAddress: string): ForwardEdits {
+  let remove: string[] | undefined;
+  let chain: string | undefined;
+  for (const [name, value] of headers) {
+    if (!mayBeForwarding(name)) continue;
+    const lower = name.toLowerCase();
+    if (lower === 'x-forwarded-for' && policy.behindTrustedProxy) chain = chain === undefined ? value : `${chain}, ${value}`;
+    if ((SET_BY_GATEHOUSE.has(lower) || isSpoofedForwarding(lower, policy.behindTrustedProxy)) && !(remove ??= []).includes(lower)) remove.push(lower);
+  }
+  for (const alias of inboundAliases(policy.normalizer, headers, policy.options)) {
+    const lower = alias.toLowerCase();
+    if (!(remove ??= []).includes(lower)) remove.push(lower);
+  }
+  return {
+    remove: remove ?? NOTHING,
+    set: identity === null ? NO_IDENTITY : identityHeaderPairs(policy.normalizer, identity, policy.options),
+    forwarded: { for: chain ? `${chain}, ${remoteAddress}` : remoteAddress, proto: origin.scheme, host: origin.host },
+  };
+}
