@@ -9,6 +9,7 @@
 //   effects whose connection failed before any answer (stale-connection.ts).
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
+import type { Socket } from 'node:net';
 import { PassThrough, type Readable } from 'node:stream';
 
 import type { Dispatcher, Pool } from 'undici';
@@ -43,6 +44,27 @@ function declaresBody(headers: IncomingHttpHeaders): boolean {
   if (headers['transfer-encoding'] !== undefined) return true;
   const length = headers['content-length'];
   return length !== undefined && length !== '0';
+}
+
+/** What to do when a client connection closes, per connection: one listener however many requests are pipelined on it. */
+const onClose = new WeakMap<Socket, Set<() => void>>();
+
+function onConnectionClose(socket: Socket, then: () => void): void {
+  let waiting = onClose.get(socket);
+  if (waiting === undefined) {
+    const set = new Set<() => void>();
+    waiting = set;
+    onClose.set(socket, set);
+    socket.once('close', () => {
+      onClose.delete(socket);
+      for (const callback of set) callback();
+    });
+  }
+  waiting.add(then);
+}
+
+function forgetOnConnectionClose(socket: Socket, then: () => void): void {
+  onClose.get(socket)?.delete(then);
 }
 
 /** Why gatehouse gave up on a request itself (the client left, or its body was refused): no answer is owed. */
@@ -113,6 +135,8 @@ export class AppForwarder {
    */
   forward(req: IncomingMessage, res: ServerResponse, headers: OutgoingHttpHeaders): void {
     const { logger } = this.options;
+    // The client's connection is gone already (a request pipelined behind an answer that closed it): nobody to answer.
+    if (req.socket.destroyed) return;
     if (this.#inFlight >= this.options.maxInFlight) {
       logger.warn({ path: loggedPath(req), inFlight: this.#inFlight }, 'upstream pool full: request refused with 503');
       writeAnswer(res, withRetryAfter(gatewayError(503, this.options.wantsJson(req))));
@@ -124,17 +148,30 @@ export class AppForwarder {
     const body = declaresBody(req.headers) ? req.pipe(new PassThrough()) : null;
     let current: Exchange | undefined;
     const stalled = body === null ? undefined : this.#watchUpload(req, res, () => current?.abandon());
-    res.once('close', () => {
+    let done = false;
+    const finished = (): void => {
+      if (done) return;
+      done = true;
       this.#inFlight -= 1;
       if (stalled !== undefined) clearTimeout(stalled);
+      forgetOnConnectionClose(req.socket, finished);
       // Gone before its answer was written whole: the app's request is abandoned with it.
       if (!res.writableFinished) current?.abandon();
-    });
+    };
+    res.once('close', finished);
+    // A response queued behind a pipelined one is never closed by node when the connection goes
+    // (an HTTP/1.0 client that closes after its first answer): the connection's close ends it too.
+    onConnectionClose(req.socket, finished);
     onBodyRefused(req, () => current?.abandon());
     const onAnswer = this.options.onAnswer;
     const attempt = (retried: boolean): void => {
       current = new Exchange(res, (error) => this.#failed(error as NodeJS.ErrnoException, req, res, body, retried, attempt), onAnswer && ((status) => onAnswer(req, status)));
-      this.options.pool.dispatch({ method: req.method ?? 'GET', path: req.url ?? '/', headers: headers as Record<string, string | string[]>, body }, current);
+      try {
+        this.options.pool.dispatch({ method: req.method ?? 'GET', path: req.url ?? '/', headers: headers as Record<string, string | string[]>, body }, current);
+      } catch (error) {
+        // undici refuses what it cannot send (it reports most such refusals to the handler instead).
+        this.#failed(error as NodeJS.ErrnoException, req, res, body, true, attempt);
+      }
     };
     attempt(false);
   }

@@ -167,6 +167,9 @@ describe('request framing toward the app (smuggling)', function () {
         }),
         { numRuns: 150 },
       );
+      // After the attack group: nothing is left waiting on the app, and an excluded path still answers.
+      expect(deployment.gateway.forwarder.inFlight).to.equal(0);
+      expect((await fetch(`${deployment.url}/public/after`)).status).to.equal(200);
     });
   });
 });
