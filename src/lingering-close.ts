@@ -4,6 +4,7 @@
 // refusal before the client has read it: the client sees ECONNRESET or EPIPE, not the 413. So,
 // as nginx's lingering close does: say we are done (FIN), then keep reading and discarding what
 // still comes, until the client closes its side, or for a bounded time and amount, then close.
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
@@ -43,4 +44,14 @@ export function lingeringClose(socket: Duplex): void {
  */
 export function lingerWhenNodeCloses(socket: Duplex): void {
   (socket as Socket).destroySoon = () => lingeringClose(socket);
+}
+
+/**
+ * Makes `res` the last answer on its connection, closed gracefully behind it. A response queued
+ * behind a pipelined one has no socket yet: it gets its socket when its turn comes.
+ */
+export function closeGracefullyAfter(res: ServerResponse): void {
+  res.shouldKeepAlive = false;
+  if (res.socket) lingerWhenNodeCloses(res.socket);
+  else res.once('socket', (socket: Socket) => lingerWhenNodeCloses(socket));
 }

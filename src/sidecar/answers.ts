@@ -5,7 +5,7 @@ import http, { type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 import type { RespondDecision } from '../core/http/request-view.js';
-import { lingerWhenNodeCloses } from '../lingering-close.js';
+import { closeGracefullyAfter } from '../lingering-close.js';
 import { jsonDecision, pageDecision } from '../core/http/responses.js';
 
 /**
@@ -33,10 +33,7 @@ export function writeAnswer(res: ServerResponse, answer: RespondDecision): void 
   if (res.headersSent || res.destroyed) return;
   // Answered before its body has arrived (a challenge, a refusal, a 504 for a stalled upload): the
   // connection closes behind the answer, gracefully, rather than reading on a body nobody wants.
-  if (!res.req.complete) {
-    res.shouldKeepAlive = false;
-    lingerWhenNodeCloses(res.socket!);
-  }
+  if (!res.req.complete) closeGracefullyAfter(res);
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(answer.headers)) headers[name] = typeof value === 'string' ? value : [...value];
   const body = answer.body ?? Buffer.alloc(0);

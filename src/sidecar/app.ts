@@ -67,7 +67,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   const forwarder = new AppForwarder({ pool, maxInFlight: connections + (options.upstreamQueue ?? DEFAULT_UPSTREAM_QUEUE), timeoutMs, logger, wantsJson: nodeWantsJson });
   // WebSocket handshakes take a connection of their own, used once.
   const singleUse = upstreamAgent(upstreamUrl, { keepAlive: false });
-  const websocket = webSocketProxy({ upstream: upstreamUrl, agent: singleUse, timeoutMs, logger, wantsJson: nodeWantsJson, ...(accessLog ? { accessLog } : {}) });
+  const websocket = webSocketProxy({ upstream: upstreamUrl, agent: singleUse, timeoutMs, logger, wantsJson: nodeWantsJson, forwarder, ...(accessLog ? { accessLog } : {}) });
 
   /** Decides; for a forward, also the headers the app must receive (the core's edits, applied). */
   async function authorize(req: IncomingMessage, upgrade: boolean): Promise<{ decision: Decision; headers?: OutgoingHttpHeaders }> {

@@ -8,10 +8,11 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 
 import { jsonDecision } from '../core/http/responses.js';
-import { lingerWhenNodeCloses, lingeringClose } from '../lingering-close.js';
+import { closeGracefullyAfter, lingeringClose } from '../lingering-close.js';
 import type { Logger } from '../logging.js';
 import { endUpgrade } from './answers.js';
 import { refuseBody } from './body-refusal.js';
+import { afterResponses } from './responses-in-progress.js';
 
 interface Refusal {
   readonly status: number;
@@ -48,22 +49,18 @@ function refusesHead(error: NodeJS.ErrnoException & { readonly rawPacket?: unkno
  */
 const refused = new WeakMap<Duplex, 'waiting' | 'answered'>();
 
-/** The response node's socket is serving, if any (node's own clientError default reads the same field). */
-function responseInProgress(socket: Duplex): http.ServerResponse | undefined {
-  return (socket as Duplex & { _httpMessage?: http.ServerResponse | null })._httpMessage ?? undefined;
-}
+/** The response to the last request node handed over on each connection (requestSeen records it). */
+const latestResponse = new WeakMap<Duplex, http.ServerResponse>();
 
-/** Calls `then` once no response is in progress on `socket`: node starts a pipelined request's response when the one before it is done. */
-function afterResponses(socket: Duplex, then: () => void): void {
-  const current = responseInProgress(socket);
-  if (current === undefined) then();
-  else current.once('close', () => afterResponses(socket, then));
+/** For the server's request events, ahead of every other listener: which request each connection is on. */
+export function requestSeen(req: http.IncomingMessage, res: http.ServerResponse): void {
+  latestResponse.set(req.socket, res);
 }
 
 /**
  * A body node's parser refused after the request's headers were accepted (a bad chunk size,
  * chunk extensions too large): the request is already being served, by the forwarder or by
- * gatehouse reading its body. Whoever serves it stops (body-refusal.ts: the app's request is
+ * gatehouse reading its body (and may be pipelined behind others still being answered). Whoever serves it stops (body-refusal.ts: the app's request is
  * aborted), and the refusal is answered at once on the request's own response, the connection
  * closed gracefully behind it. An answer already under way (the app answered before reading the
  * body) cannot become a refusal: the connection is cut.
@@ -74,10 +71,10 @@ function refuseBodyInProgress(res: http.ServerResponse, socket: Duplex, refusal:
     socket.destroy();
     return;
   }
+  // A response queued behind a pipelined one is written when its turn comes (closeGracefullyAfter waits for its socket).
   const answer = jsonDecision(refusal.status, { error: refusal.message });
   const body = answer.body ?? Buffer.alloc(0);
-  res.shouldKeepAlive = false;
-  lingerWhenNodeCloses(socket);
+  closeGracefullyAfter(res);
   res.writeHead(refusal.status, { ...(answer.headers as Record<string, string>), 'Content-Length': String(body.length) });
   res.end(body);
 }
@@ -99,10 +96,11 @@ export function answerClientError(logger: Logger): (error: NodeJS.ErrnoException
     }
     const refusal = refusalFor(error.code);
     logger.info({ reason: refusal.reason, code: error.code }, 'request rejected');
-    const current = responseInProgress(socket);
-    if (current !== undefined && !current.req.complete) {
+    // The request node was parsing when it failed: the last one it handed over, if its body is still arriving.
+    const parsing = latestResponse.get(socket);
+    if (parsing !== undefined && !parsing.req.complete) {
       refused.set(socket, 'answered');
-      refuseBodyInProgress(current, socket, refusal);
+      refuseBodyInProgress(parsing, socket, refusal);
       return;
     }
     const head = refusesHead(error);

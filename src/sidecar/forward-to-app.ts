@@ -130,30 +130,41 @@ export class AppForwarder {
   }
 
   /**
+   * Takes a place among the requests in flight for one that goes to the app another way (a
+   * WebSocket handshake, until the app has answered it): false, and nothing taken, when full.
+   * The caller gives it back with release().
+   */
+  admit(): boolean {
+    if (this.#inFlight >= this.options.maxInFlight) return false;
+    this.#inFlight += 1;
+    return true;
+  }
+
+  release(): void {
+    this.#inFlight -= 1;
+  }
+
+  /**
    * Forwards `req` with `headers` (hop-by-hop fields removed, framing as forwardHeaders leaves it)
    * and writes the app's answer to `res`, or gatehouse's own 502/503/504.
    */
   forward(req: IncomingMessage, res: ServerResponse, headers: OutgoingHttpHeaders): void {
-    const { logger } = this.options;
     // The client's connection is gone already (a request pipelined behind an answer that closed it): nobody to answer.
     if (req.socket.destroyed) return;
-    if (this.#inFlight >= this.options.maxInFlight) {
-      logger.warn({ path: loggedPath(req), inFlight: this.#inFlight }, 'upstream pool full: request refused with 503');
-      writeAnswer(res, withRetryAfter(gatewayError(503, this.options.wantsJson(req))));
-      return;
-    }
-    this.#inFlight += 1;
     // Read through a stream of its own: undici destroys the body it was given when the request
     // fails, and destroying node's request would cut the connection before gatehouse's answer.
     const body = declaresBody(req.headers) ? req.pipe(new PassThrough()) : null;
     let current: Exchange | undefined;
+    let started = false;
     const stalled = body === null ? undefined : this.#watchUpload(req, res, () => current?.abandon());
     let done = false;
     const finished = (): void => {
       if (done) return;
       done = true;
-      this.#inFlight -= 1;
+      if (started) this.#inFlight -= 1;
       if (stalled !== undefined) clearTimeout(stalled);
+      req.off('data', start);
+      req.off('end', start);
       forgetOnConnectionClose(req.socket, finished);
       // Gone before its answer was written whole: the app's request is abandoned with it.
       if (!res.writableFinished) current?.abandon();
@@ -162,7 +173,13 @@ export class AppForwarder {
     // A response queued behind a pipelined one is never closed by node when the connection goes
     // (an HTTP/1.0 client that closes after its first answer): the connection's close ends it too.
     onConnectionClose(req.socket, finished);
-    onBodyRefused(req, () => current?.abandon());
+    onBodyRefused(req, () => {
+      // Refused and answered by gatehouse (client-errors.ts): nothing more to time, nothing to send the app.
+      if (stalled !== undefined) clearTimeout(stalled);
+      req.off('data', start);
+      req.off('end', start);
+      current?.abandon();
+    });
     const onAnswer = this.options.onAnswer;
     const attempt = (retried: boolean): void => {
       current = new Exchange(res, (error) => this.#failed(error as NodeJS.ErrnoException, req, res, body, retried, attempt), onAnswer && ((status) => onAnswer(req, status)));
@@ -173,7 +190,27 @@ export class AppForwarder {
         this.#failed(error as NodeJS.ErrnoException, req, res, body, true, attempt);
       }
     };
-    attempt(false);
+    // Admitted and sent to the app once there is something to send: a request whose body has not
+    // begun to arrive takes no connection to the app (and no place in the bound) while it waits.
+    const start = (): void => {
+      if (started || done) return;
+      req.off('data', start);
+      req.off('end', start);
+      if (this.#inFlight >= this.options.maxInFlight) {
+        this.options.logger.warn({ path: loggedPath(req), inFlight: this.#inFlight }, 'upstream pool full: request refused with 503');
+        if (stalled !== undefined) clearTimeout(stalled);
+        writeAnswer(res, withRetryAfter(gatewayError(503, this.options.wantsJson(req))));
+        return;
+      }
+      started = true;
+      this.#inFlight += 1;
+      attempt(false);
+    };
+    if (body === null || req.readableLength > 0 || req.complete) start();
+    else {
+      req.once('data', start);
+      req.once('end', start);
+    }
   }
 
   /**

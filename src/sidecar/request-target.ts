@@ -20,8 +20,10 @@ export function toOriginForm(req: { url?: string | undefined; headers: { host?: 
   if (hostHeaders(req.rawHeaders) > 1) return { kind: 'refused', reason: 'more than one Host header' };
   const url = req.url ?? '';
   if (url.charCodeAt(0) === 0x2f /* '/' */) return OK;
+  // `*` (the asterisk form, OPTIONS for the whole server) names no resource of the app's.
+  if (url === '*') return { kind: 'refused', reason: 'asterisk-form request target' };
   const absolute = ABSOLUTE.exec(url);
-  if (absolute === null) return OK; // `*` (OPTIONS) and anything else: left to the usual checks, which refuse what they cannot route
+  if (absolute === null) return OK; // anything else: left to the usual checks, which refuse what they cannot route
   const [, authority, rest] = absolute as unknown as [string, string, string];
   if (authority.toLowerCase() !== (req.headers.host ?? '').toLowerCase()) return { kind: 'refused', reason: 'request target names another host than Host' };
   if (rest.includes('#')) return { kind: 'refused', reason: 'request target has a fragment' };
@@ -42,3 +44,15 @@ function hostHeaders(raw: readonly string[]): number {
 
 /** What a refused target gets, from the request listener and the upgrade handler alike. */
 export const BAD_TARGET_MESSAGE = 'Bad request target.';
+
+/**
+ * A body coded with anything but chunked alone (`gzip, chunked`): node's parser undoes the
+ * chunking only, and passing the rest on would hand the app coded bytes it was never told about.
+ * Refused as RFC 9112 §6.1 says, with 501, as nginx does.
+ */
+export function unsupportedTransferCoding(req: { headers: { 'transfer-encoding'?: string | undefined } }): boolean {
+  const coding = req.headers['transfer-encoding'];
+  return coding !== undefined && coding.trim().toLowerCase() !== 'chunked';
+}
+
+export const UNSUPPORTED_CODING_MESSAGE = 'Transfer codings other than chunked are not supported.';

@@ -5,15 +5,20 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
 import type { Logger } from '../logging.js';
-import { answerClientError } from './client-errors.js';
+import { answerClientError, requestSeen } from './client-errors.js';
 import { deferContinue } from './expect-continue.js';
 import { startServing } from './listen.js';
 import { refuseConnect } from './refuse-connect.js';
 
 export function serveRequests(server: Server, listener: (req: IncomingMessage, res: ServerResponse) => void, logger: Logger): void {
   startServing(server);
+  server.on('request', requestSeen);
   server.on('request', listener);
-  server.on('checkContinue', deferContinue(listener));
+  const continued = deferContinue(listener);
+  server.on('checkContinue', (req, res) => {
+    requestSeen(req, res);
+    continued(req, res);
+  });
   server.on('connect', refuseConnect(logger));
   server.on('clientError', answerClientError(logger));
 }

@@ -6,7 +6,8 @@ import { createLogger, type Logger } from '../logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from '../native/index.js';
 import { AccessLog, resolveAccessLog } from './access-log.js';
 import { listenEarly, type Listening } from './listen.js';
-import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
+import { BAD_TARGET_MESSAGE, toOriginForm, UNSUPPORTED_CODING_MESSAGE, unsupportedTransferCoding } from './request-target.js';
+import { closeGracefullyAfter } from '../lingering-close.js';
 import { serveRequests } from './serve-requests.js';
 import { createNodeHandler } from '../webhook/node-handler.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
@@ -51,9 +52,11 @@ export function createRequestListener(receiver: WebhookReceiver, app: Koa = crea
   const rest = app.callback();
   return (req, res) => {
     const target = toOriginForm(req);
-    if (target.kind === 'ok') return webhook(req, res, () => void rest(req, res));
-    receiver.logger.info({ reason: target.reason, method: req.method }, 'request rejected');
-    const refused = errorResponse(400, BAD_TARGET_MESSAGE, { closeConnection: true });
+    if (target.kind === 'ok' && !unsupportedTransferCoding(req)) return webhook(req, res, () => void rest(req, res));
+    const [status, reason, message] = target.kind === 'refused' ? [400, target.reason, BAD_TARGET_MESSAGE] : [501, 'unsupported transfer coding', UNSUPPORTED_CODING_MESSAGE];
+    receiver.logger.info({ reason, method: req.method }, 'request rejected');
+    const refused = errorResponse(status, message, { closeConnection: true });
+    closeGracefullyAfter(res);
     res.writeHead(refused.status, refused.headers).end(refused.body);
   };
 }

@@ -13,7 +13,9 @@ import type { Duplex } from 'node:stream';
 
 import { jsonDecision } from '../core/http/responses.js';
 import type { Logger } from '../logging.js';
+import { lingeringClose } from '../lingering-close.js';
 import { endUpgrade } from './answers.js';
+import { afterResponses, responseInProgress } from './responses-in-progress.js';
 
 export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
@@ -22,6 +24,8 @@ export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffe
  * first bytes of the new protocol, or, should the app decline, as a next request on its connection.
  */
 export const WEBSOCKET_WITH_BODY_MESSAGE = 'A WebSocket handshake carries no body: send it without Content-Length or Transfer-Encoding.';
+
+export const PIPELINED_UPGRADE_MESSAGE = 'A protocol upgrade must be the only request in progress on its connection.';
 
 export const UPGRADE_WITH_BODY_MESSAGE = 'Only WebSocket upgrades are supported: send this request without the Upgrade header.';
 
@@ -54,15 +58,31 @@ function serveWithoutUpgrade(req: IncomingMessage, socket: Duplex, listener: (re
     res.detachSocket(connection);
     connection.destroySoon();
   });
+  // The connection left node's HTTP handling, which would treat a client's half-close as the
+  // end of its requests: the same here, or the request would stay open until the app's timeout.
+  connection.once('end', () => {
+    if (!res.writableFinished) connection.destroy();
+  });
   listener(req, res);
 }
 
 /** The server's 'upgrade' listener: WebSocket handshakes to `websocket`, every other upgrade served by `ordinary` as a plain request. */
 export function routeUpgrades(options: { websocket: UpgradeListener; ordinary: (req: IncomingMessage, res: ServerResponse) => void; logger: Logger }): UpgradeListener {
   return (req, socket, head) => {
+    // node leaves an upgraded socket without an 'error' listener: a reset would be an uncaught error.
+    socket.on('error', () => socket.destroy());
+    if (responseInProgress(socket) !== undefined) {
+      // Pipelined behind a request still being answered on this connection: node has handed the
+      // socket over while that answer is still being written. Nothing is written until that answer
+      // is done; then the upgrade is refused and the connection closed.
+      options.logger.info({ reason: 'upgrade pipelined behind another request', method: req.method }, 'request rejected');
+      afterResponses(socket, () => {
+        endUpgrade(socket, jsonDecision(400, { error: PIPELINED_UPGRADE_MESSAGE }));
+        lingeringClose(socket);
+      });
+      return;
+    }
     if (declaresBody(req)) {
-      // node leaves an upgraded socket without an 'error' listener: a reset would be an uncaught error.
-      socket.on('error', () => socket.destroy());
       const websocket = isWebSocketUpgrade(req);
       options.logger.info({ reason: websocket ? 'WebSocket handshake with a body' : 'upgrade other than WebSocket with a body', method: req.method }, 'request rejected');
       endUpgrade(socket, jsonDecision(400, { error: websocket ? WEBSOCKET_WITH_BODY_MESSAGE : UPGRADE_WITH_BODY_MESSAGE }));
@@ -72,7 +92,6 @@ export function routeUpgrades(options: { websocket: UpgradeListener; ordinary: (
       options.websocket(req, socket, head);
       return;
     }
-    socket.on('error', () => socket.destroy());
     serveWithoutUpgrade(req, socket, options.ordinary);
   };
 }

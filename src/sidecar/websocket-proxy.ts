@@ -11,6 +11,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from '../logging.js';
 import type { AccessLog } from './access-log.js';
 import { endUpgrade, gatewayError } from './answers.js';
+import { RETRY_AFTER_FULL_SECONDS, type AppForwarder } from './forward-to-app.js';
 import { HOP_BY_HOP } from './hop-by-hop.js';
 import { loggedPath } from './logged-path.js';
 
@@ -23,6 +24,8 @@ export interface WebSocketProxyOptions {
   readonly logger: Logger;
   readonly accessLog?: AccessLog;
   readonly wantsJson: (req: IncomingMessage) => boolean;
+  /** Where the handshake takes its place among the requests in flight to the app (the pool's bound). */
+  readonly forwarder: AppForwarder;
 }
 
 /** The head of an answer as raw bytes: the status line and the headers as the app sent them, less `skip`. */
@@ -35,10 +38,18 @@ function answerHead(answer: IncomingMessage, skip: (name: string) => boolean, ex
 }
 
 export function webSocketProxy(options: WebSocketProxyOptions): (req: IncomingMessage, socket: Duplex, head: Buffer, headers: OutgoingHttpHeaders) => void {
-  const { upstream, logger, accessLog } = options;
+  const { upstream, logger, accessLog, forwarder } = options;
   const client = upstream.protocol === 'https:' ? https : http;
   return (req, socket, head, headers) => {
     const path = loggedPath(req);
+    // A handshake waits for the app like any request: it takes a place among those in flight until answered.
+    if (!forwarder.admit()) {
+      logger.warn({ path }, 'upstream pool full: request refused with 503');
+      const full = gatewayError(503, options.wantsJson(req));
+      endUpgrade(socket, { ...full, headers: { ...full.headers, 'Retry-After': String(RETRY_AFTER_FULL_SECONDS) } });
+      accessLog?.end(req, 503, true);
+      return;
+    }
     const toApp = client.request({
       agent: options.agent,
       protocol: upstream.protocol,
@@ -49,27 +60,30 @@ export function webSocketProxy(options: WebSocketProxyOptions): (req: IncomingMe
       headers,
       setHost: false,
     });
-    // The access log's line is written once, whichever way the handshake ends.
-    let logged = false;
-    const logEnd = (status: number | undefined, answered: boolean): void => {
-      if (logged) return;
-      logged = true;
+    // Once, whichever way the handshake ends: its place given back, its access log line written.
+    let settled = false;
+    const settle = (status: number | undefined, answered: boolean): void => {
+      if (settled) return;
+      settled = true;
+      forwarder.release();
+      socket.off('close', abandon);
+      socket.off('end', abandon);
+      toApp.setTimeout(0);
       accessLog?.end(req, status, answered);
     };
-    // A client that leaves before the app has answered: the app's half is closed too.
+    // A client that leaves (or half-closes) before the app has answered: the app's half is closed too.
     const abandon = (): void => {
+      settle(undefined, false);
       toApp.destroy();
-      logEnd(undefined, false);
     };
     socket.once('close', abandon);
+    socket.once('end', abandon);
     toApp.setTimeout(options.timeoutMs, () => {
       toApp.destroy(Object.assign(new Error('upstream timeout'), { code: 'ETIMEDOUT' }));
     });
 
     toApp.once('upgrade', (answer: IncomingMessage, appSocket: Socket, appHead: Buffer) => {
-      socket.off('close', abandon);
-      toApp.setTimeout(0);
-      logEnd(101, true);
+      settle(101, true);
       appSocket.on('error', () => socket.destroy());
       socket.on('error', () => appSocket.destroy());
       appSocket.once('close', () => socket.destroy());
@@ -85,9 +99,7 @@ export function webSocketProxy(options: WebSocketProxyOptions): (req: IncomingMe
     let answering = false;
     toApp.once('response', (answer: IncomingMessage) => {
       answering = true;
-      socket.off('close', abandon);
-      toApp.setTimeout(0);
-      logEnd(answer.statusCode, true);
+      settle(answer.statusCode, true);
       // The body is delimited by the close (or its own Content-Length): node has already undone any chunking.
       socket.write(answerHead(answer, (name) => HOP_BY_HOP.has(name), ['Connection: close']));
       socket.once('close', () => answer.destroy());
@@ -95,16 +107,13 @@ export function webSocketProxy(options: WebSocketProxyOptions): (req: IncomingMe
     });
 
     toApp.once('error', (error: NodeJS.ErrnoException) => {
-      socket.off('close', abandon);
-      if (socket.destroyed) {
-        logger.debug({ path }, 'client left before the app answered its upgrade');
+      if (socket.destroyed || settled) {
+        settle(undefined, false);
+        if (answering) socket.destroy(); // the app's answer was under way: cut, so a half answer does not look whole
+        else logger.debug({ path }, 'client left before the app answered its upgrade');
         return;
       }
-      logEnd(undefined, false);
-      if (answering) {
-        socket.destroy(); // the app's answer was under way: cut, so a half answer does not look whole
-        return;
-      }
+      settle(undefined, false);
       const timedOut = error.code === 'ETIMEDOUT';
       logger.error({ path, reason: timedOut ? 'upstream timeout' : (error.code ?? error.message) }, 'upstream websocket failed');
       endUpgrade(socket, gatewayError(timedOut ? 504 : 502, options.wantsJson(req)));

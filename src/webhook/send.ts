@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { lingerWhenNodeCloses } from '../lingering-close.js';
+import { closeGracefullyAfter } from '../lingering-close.js';
 import type { WebhookResponse } from './response.js';
 
 /**
@@ -8,9 +8,8 @@ import type { WebhookResponse } from './response.js';
  * what the client still sends is read and discarded, for a bounded time and amount, so the client
  * reads the answer instead of a reset.
  */
-export function closeAfterResponse(req: IncomingMessage, res: ServerResponse): void {
-  res.shouldKeepAlive = false;
-  lingerWhenNodeCloses(req.socket);
+export function closeAfterResponse(_req: IncomingMessage, res: ServerResponse): void {
+  closeGracefullyAfter(res);
 }
 
 /** Runs the response's after-send work once the bytes have left. */

@@ -135,6 +135,8 @@ describe('host conformance: sidecar and native in-server host', function () {
       ['x_ms_token_aad_access_token', 'stolen'],
       ['X-Original-URL', '/admin'],
       ['X-Rewrite-URL', '/admin'],
+      ['X-HTTP-Method-Override', 'DELETE'],
+      ['True-Client-IP', '6.6.6.6'],
       ['X-Forwarded-For', '6.6.6.6'],
       ['X_Forwarded_Host', 'evil.example'],
       ['X-Forwarded-Host', 'evil.example'],

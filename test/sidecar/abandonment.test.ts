@@ -101,6 +101,21 @@ describe('abandoned requests and the bounded upstream pool', function () {
     expect(await eventually(() => open === 0, 1_000)).to.equal(true);
   });
 
+  it('uploads whose body never begins (with or without Expect: 100-continue) take no connection to the app and no place in the bound', async () => {
+    const host = new URL(deployment.url).host;
+    const sockets = await Promise.all(
+      Array.from({ length: 64 }, (_, i) => begin(deployment.url, `POST /public/x HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 10\r\n${i % 2 ? 'Expect: 100-continue\r\n' : ''}\r\n`)),
+    );
+    try {
+      await pause(200);
+      expect(deployment.gateway.forwarder.inFlight).to.equal(0);
+      expect(open, 'none reached the app').to.equal(0);
+      expect(await answeredWithin(`${deployment.url}/public/meanwhile`, 1_000)).to.equal(200);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
+
   it('memory stays bounded over rounds of abandoned requests', async () => {
     const host = new URL(deployment.url).host;
     const round = async () => {

@@ -83,6 +83,34 @@ describe('request framing toward the app (smuggling)', function () {
     expect(app.requests).to.deep.equal([]);
   });
 
+  for (const coding of ['gzip, chunked', 'chunked, chunked', 'deflate,chunked']) {
+    it(`Transfer-Encoding: ${coding}: refused with 501, nothing reaches the app (it would get coded bytes it was never told about)`, async () => {
+      const response = await raw(deployment.url, `POST /public/health HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: ${coding}\r\n\r\n${chunked('abc')}`);
+      // node's parser may refuse some of these itself (400); neither way may reach the app.
+      expect(statuses(response)).to.have.length(1);
+      expect(statuses(response)[0]).to.be.oneOf([501, 400]);
+      expect(response).to.match(/\r\nconnection: close\r\n/i);
+      expect(app.requests).to.deep.equal([]);
+    });
+  }
+
+  it('the asterisk-form target (OPTIONS *) names nothing of the app: 400', async () => {
+    const response = await raw(deployment.url, `OPTIONS * HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    expect(statuses(response)).to.deep.equal([400]);
+    expect(response).to.contain('Bad request target.');
+    expect(app.requests).to.deep.equal([]);
+  });
+
+  it('a method override never reaches the app: an anonymous preflight it would run as a DELETE', async () => {
+    const response = await raw(
+      deployment.url,
+      `OPTIONS /api/orders/42 HTTP/1.1\r\nHost: ${host}\r\nOrigin: https://spa.example\r\nAccess-Control-Request-Method: DELETE\r\nX-HTTP-Method-Override: DELETE\r\nX_HTTP_Method: DELETE\r\nX-Method-Override: DELETE\r\nConnection: close\r\n\r\n`,
+    );
+    expect(statuses(response)).to.deep.equal([200]);
+    expect(app.requests).to.have.length(1);
+    expect(Object.keys(app.requests[0]!.headers).filter((n) => /method/i.test(n))).to.deep.equal(['access-control-request-method']);
+  });
+
   it('a chunked CORS preflight on a protected path (forwarded anonymously): one OPTIONS, framed', async () => {
     const response = await raw(
       deployment.url,

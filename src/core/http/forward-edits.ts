@@ -15,7 +15,7 @@
 import type { Identity, NormalizeOptions } from '../identity.js';
 import { identityHeaderPairs, inboundAliases, type HeaderNormalizer } from './identity-headers.js';
 import type { Origin } from './origin.js';
-import { isSpoofedForwarding } from './spoofed-forwarding.js';
+import { isSpoofedForwarding, mayConcernForwarding } from './spoofed-forwarding.js';
 
 export interface ForwardedValues {
   readonly for: string;
@@ -45,18 +45,12 @@ const SET_BY_GATEHOUSE = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-for
 const NOTHING: readonly string[] = Object.freeze([]);
 const NO_IDENTITY: ReadonlyArray<readonly [string, string]> = Object.freeze([]);
 
-/** Whether a name can concern forwarding at all: every such name starts with `x` or `f` (any case). */
-function mayBeForwarding(name: string): boolean {
-  const first = name.charCodeAt(0) | 0x20;
-  return first === 0x78 || first === 0x66;
-}
-
 /** The edits for a request the core forwards with `identity` (null: anonymous), judged by `origin`. */
 export function forwardEdits(policy: HeaderPolicy, headers: ReadonlyArray<readonly [string, string]>, identity: Identity | null, origin: Origin, remoteAddress: string): ForwardEdits {
   let remove: string[] | undefined;
   let chain: string | undefined;
   for (const [name, value] of headers) {
-    if (!mayBeForwarding(name)) continue;
+    if (!mayConcernForwarding(name)) continue;
     const lower = name.toLowerCase();
     if (lower === 'x-forwarded-for' && policy.behindTrustedProxy) chain = chain === undefined ? value : `${chain}, ${value}`;
     if ((SET_BY_GATEHOUSE.has(lower) || isSpoofedForwarding(lower, policy.behindTrustedProxy)) && !(remove ??= []).includes(lower)) remove.push(lower);

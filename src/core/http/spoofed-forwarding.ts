@@ -5,12 +5,14 @@
 // - Path overrides (`X-Original-URL`, `X-Rewrite-URL`) are dropped always: frameworks that
 //   honour them (Zend/Laminas, older Symfony, IIS URL Rewrite setups) route to that path instead,
 //   so a request to an excluded path could reach a protected one that gatehouse never judged.
+//   Method overrides (`X-HTTP-Method-Override`, `X-HTTP-Method`, `X-Method-Override`) likewise.
 // - Spellings of the X-Forwarded-* headers gatehouse sets, with `_` or `.` for `-`, are dropped
 //   always: CGI-style servers (WSGI, PHP) merge `X_Forwarded_Host` into the same variable as
 //   `X-Forwarded-Host`, so the client's value could override gatehouse's.
 // - With no trusted proxy in front (`forwardProxy.convention` NoProxy), gatehouse is the edge:
 //   every other forwarding header (any `X-Forwarded-*`, such as `-Port` and `-Prefix`,
-//   `Forwarded`, `X-Real-IP`) can only be the client's own claim, and is dropped. Behind a
+//   `Forwarded`, `X-Real-IP`, `True-Client-IP`, `X-Client-IP`, `X-Host`, `Front-End-Https`, …)
+//   can only be the client's own claim, and is dropped. Behind a
 //   trusted proxy they are that proxy's to set, and pass.
 
 import { canonicalHeaderName } from './header-names.js';
@@ -18,7 +20,14 @@ import { canonicalHeaderName } from './header-names.js';
 // Canonical names (canonicalHeaderName: upper case, `_` and `.` read as `-`), as the shared core
 // reads identity header aliases.
 const SET_BY_GATEHOUSE = new Set(['X-FORWARDED-FOR', 'X-FORWARDED-PROTO', 'X-FORWARDED-HOST']);
-const PATH_OVERRIDES = new Set(['X-ORIGINAL-URL', 'X-REWRITE-URL']);
+/**
+ * Overrides of what gatehouse judged: the path (`X-Original-URL`, `X-Rewrite-URL`) and the method
+ * (`X-HTTP-Method-Override` and its kin, which Rails, Laravel, ASP.NET and Express honour: an
+ * anonymous CORS preflight the app would run as a DELETE).
+ */
+const OVERRIDES = new Set(['X-ORIGINAL-URL', 'X-REWRITE-URL', 'X-HTTP-METHOD-OVERRIDE', 'X-HTTP-METHOD', 'X-METHOD-OVERRIDE']);
+/** Claims of where a request came from or was sent to, beside the X-Forwarded-* family, that servers and frameworks read. */
+const CLIENT_CLAIMS = new Set(['FORWARDED', 'X-FORWARDED', 'X-REAL-IP', 'TRUE-CLIENT-IP', 'X-CLIENT-IP', 'X-CLUSTER-CLIENT-IP', 'X-PROXYUSER-IP', 'X-HOST', 'X-ORIGINAL-HOST', 'X-URL-SCHEME', 'FRONT-END-HTTPS']);
 
 /**
  * Whether a client's request header (its lower-case name, as node gives it) is left out of
@@ -26,12 +35,16 @@ const PATH_OVERRIDES = new Set(['X-ORIGINAL-URL', 'X-REWRITE-URL']);
  * are not: forwardHeaders replaces or extends them itself.
  */
 export function isSpoofedForwarding(name: string, behindTrustedProxy: boolean): boolean {
-  const first = name.charCodeAt(0);
-  // Every name concerned starts with "x" or "f": the other headers are answered at once.
-  if (first !== 0x78 && first !== 0x66) return false;
+  if (!mayConcernForwarding(name)) return false;
   const canonical = canonicalHeaderName(name);
-  if (PATH_OVERRIDES.has(canonical)) return true;
+  if (OVERRIDES.has(canonical)) return true;
   if (SET_BY_GATEHOUSE.has(canonical)) return name !== canonical.toLowerCase();
   if (behindTrustedProxy) return false;
-  return canonical.startsWith('X-FORWARDED-') || canonical === 'FORWARDED' || canonical === 'X-REAL-IP';
+  return canonical.startsWith('X-FORWARDED-') || CLIENT_CLAIMS.has(canonical);
+}
+
+/** Every name concerned starts with `x`, `f` or `t` (in any case): the other headers are answered at once. */
+export function mayConcernForwarding(name: string): boolean {
+  const first = name.charCodeAt(0) | 0x20;
+  return first === 0x78 || first === 0x66 || first === 0x74;
 }
