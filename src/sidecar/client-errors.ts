@@ -67,6 +67,12 @@ export function requestSeen(req: http.IncomingMessage, res: http.ServerResponse)
  */
 function refuseBodyInProgress(res: http.ServerResponse, socket: Duplex, refusal: Refusal): void {
   refuseBody(res.req);
+  if (res.writableEnded) {
+    // Already answered in full (a challenge before the body had arrived): the connection closes behind it.
+    if (res.writableFinished) lingeringClose(socket);
+    else res.once('finish', () => lingeringClose(socket));
+    return;
+  }
   if (res.headersSent) {
     socket.destroy();
     return;

@@ -14,6 +14,7 @@ import { PassThrough, type Readable } from 'node:stream';
 
 import type { Dispatcher, Pool } from 'undici';
 
+import { closeGracefullyAfter } from '../lingering-close.js';
 import type { Logger } from '../logging.js';
 import { gatewayError, sendGatewayError, writeAnswer } from './answers.js';
 import { onBodyRefused } from './body-refusal.js';
@@ -78,6 +79,8 @@ class Abandoned extends Error {
 class Exchange implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined;
   #abandoned = false;
+  /** The client's answer is whole already (an answer that has no body). */
+  #complete = false;
 
   constructor(
     private readonly res: ServerResponse,
@@ -99,10 +102,22 @@ class Exchange implements Dispatcher.DispatchHandler {
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     if (statusCode < 200) return; // an interim answer (100 Continue, 103 Early Hints): not passed on
     this.onAnswer?.(statusCode);
-    this.res.writeHead(statusCode, appAnswerHeaders(headers));
+    const { res } = this;
+    // The app answered before the request's body had all arrived: the connection closes behind the
+    // answer (gracefully), rather than waiting on the rest of a body nobody reads any more.
+    if (!res.req.complete) closeGracefullyAfter(res);
+    res.writeHead(statusCode, appAnswerHeaders(headers));
+    // These answers have no body whatever their Content-Length says (a 304 may name the length of
+    // what it stands for): done now. undici, counting the body against that length, reports the
+    // rest as an error, which is then ignored.
+    if (statusCode === 204 || statusCode === 304 || res.req.method === 'HEAD') {
+      this.#complete = true;
+      res.end();
+    }
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#complete) return;
     // A client that reads slowly slows the app's answer down instead of filling memory.
     if (this.res.write(chunk)) return;
     controller.pause();
@@ -110,11 +125,11 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    this.res.end();
+    if (!this.#complete) this.res.end();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    if (error instanceof Abandoned) return;
+    if (error instanceof Abandoned || this.#complete) return;
     this.onFailure(error);
   }
 }

@@ -6,7 +6,9 @@ import type { Duplex } from 'node:stream';
 
 import { jsonDecision } from '../core/http/responses.js';
 import type { Logger } from '../logging.js';
+import { lingeringClose } from '../lingering-close.js';
 import { endUpgrade } from './answers.js';
+import { afterResponses } from './responses-in-progress.js';
 
 export const CONNECT_REFUSED_MESSAGE = 'CONNECT is not supported: gatehouse is a reverse proxy, not a tunnel.';
 
@@ -16,6 +18,10 @@ export function refuseConnect(logger: Logger): (req: IncomingMessage, socket: Du
     // The socket has left node's HTTP handling: without a listener a reset would be an uncaught error.
     socket.on('error', () => socket.destroy());
     logger.info({ reason: 'CONNECT not supported', method: 'CONNECT' }, 'request rejected');
-    endUpgrade(socket, jsonDecision(400, { error: CONNECT_REFUSED_MESSAGE }));
+    // Pipelined behind a request still being answered: after that answer, never ahead of it.
+    afterResponses(socket, () => {
+      endUpgrade(socket, jsonDecision(400, { error: CONNECT_REFUSED_MESSAGE }));
+      lingeringClose(socket);
+    });
   };
 }

@@ -12,7 +12,20 @@ export function closeAfterResponse(_req: IncomingMessage, res: ServerResponse): 
   closeGracefullyAfter(res);
 }
 
-/** Runs the response's after-send work once the bytes have left. */
+/**
+ * Runs the response's after-send work once the bytes have left, or once the connection is gone
+ * first: a delivery that was processed (and whose id is remembered, so a retry is a duplicate)
+ * must reach its subscribers even when its answer could not be delivered.
+ */
 export function runAfterResponse(res: ServerResponse, response: WebhookResponse): void {
-  if (response.afterResponse) res.once('finish', response.afterResponse);
+  const after = response.afterResponse;
+  if (after === undefined) return;
+  let ran = false;
+  const once = (): void => {
+    if (ran) return;
+    ran = true;
+    after();
+  };
+  res.once('finish', once);
+  res.once('close', once);
 }

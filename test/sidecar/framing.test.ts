@@ -185,13 +185,15 @@ describe('request framing toward the app (smuggling)', function () {
           const first = app.requests[0]!;
           expect(`${first.method} ${first.url}`).to.equal(`${r.method} /public/first`);
           expect(first.body).to.equal(r.framing === 'none' ? '' : r.body);
-          // HTTP/1.1 keeps the connection: both requests, both answered. HTTP/1.0 may close after its
-          // answer (node then reads the pipelined request, which gatehouse judges and forwards, but
-          // its answer has nowhere to go): never more answers than requests the app received.
+          // The connection closes after the first answer for HTTP/1.0 (this app's answers have no
+          // Content-Length, which a 1.0 client needs for keep-alive) and when the client announced a
+          // body it never sent (Expect: 100-continue, no body: node cannot tell what comes next).
+          // Then the pipelined request behind it is never taken up: it reaches neither gatehouse's
+          // routes nor the app.
+          const closes = r.version === '1.0' || (r.expect100 && r.framing === 'none');
           const urls = app.requests.map((q) => q.url);
-          if (r.version === '1.1') expect(urls).to.deep.equal(['/public/first', '/public/last']);
-          else expect(urls).to.deep.equal(['/public/first', '/public/last'].slice(0, Math.max(1, urls.length)));
-          expect(answered.length).to.be.within(1, urls.length);
+          expect(urls).to.deep.equal(closes ? ['/public/first'] : ['/public/first', '/public/last']);
+          expect(answered).to.have.length(urls.length);
         }),
         { numRuns: 150 },
       );

@@ -3,7 +3,7 @@
 // its turn, and none may take the process down.
 import { expect } from 'chai';
 
-import { rawConnection, rawExchange } from '../support/raw-http.js';
+import { raw, rawConnection, rawExchange } from '../support/raw-http.js';
 import { startDeployment, type Deployment } from '../support/sign-in.js';
 
 const UPSTREAM_TIMEOUT_MS = 1_500;
@@ -15,6 +15,8 @@ describe('hostile requests pipelined behind an answer in progress', function () 
   let host: string;
   /** Requests the app has begun and not finished. */
   let open = 0;
+  /** Requests the app has read whole, in order. */
+  const seen: string[] = [];
   before(async () => {
     deployment = await startDeployment({
       upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS,
@@ -35,7 +37,20 @@ describe('hostile requests pipelined behind an answer in progress', function () 
           res.once('close', () => clearInterval(timer));
           return;
         }
-        req.resume().on('end', () => res.end(`ok ${req.url}`));
+        if (req.url === '/public/not-modified') {
+          // A 304 may name the length of what it stands for (RFC 9110 §8.6); it has no body.
+          res.writeHead(304, { etag: '"v1"', 'content-length': '1234' }).end();
+          return;
+        }
+        if (req.url === '/public/early') {
+          // Answers at once, without reading the upload.
+          res.end('early');
+          return;
+        }
+        req.resume().on('end', () => {
+          seen.push(`${req.method} ${req.url}`);
+          res.end(`ok ${req.url}`);
+        });
       },
     });
     host = new URL(deployment.url).host;
@@ -62,6 +77,51 @@ describe('hostile requests pipelined behind an answer in progress', function () 
     const { response, closed } = await rawExchange(deployment.url, [`GET /public/stream HTTP/1.1\r\nHost: ${host}\r\n\r\nPOST /public/upload HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 10\r\n\r\nx`], 8_000);
     expect(closed).to.equal(true);
     expect(response).to.match(/^HTTP\/1\.1 200 [\s\S]*done\n[\s\S]*HTTP\/1\.1 408 /);
+    await stillServing();
+  });
+
+  for (const [what, first] of [
+    ['a 400 for a target naming another host', (h: string) => `GET http://evil.example/x HTTP/1.1\r\nHost: ${h}\r\n\r\n`],
+    ['a 501 for a gzip transfer coding', (h: string) => `POST /public/x HTTP/1.1\r\nHost: ${h}\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n`],
+    ['an answer to a client that announced a body it never sent', (h: string) => `GET /public/a HTTP/1.1\r\nHost: ${h}\r\nExpect: 100-continue\r\n\r\n`],
+  ] as const) {
+    it(`a request pipelined behind ${what} (which closes the connection) never reaches the app`, async () => {
+      seen.length = 0;
+      const { response, closed } = await rawExchange(deployment.url, [`${first(host)}POST /public/side-effect HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 4\r\n\r\nBUY!`], 3_000);
+      expect(closed).to.equal(true);
+      expect(response.match(/HTTP\/1\.1 [2-5]\d\d /g), 'one answer').to.have.length(1);
+      await pause(100);
+      expect(seen).not.to.include('POST /public/side-effect');
+    });
+  }
+
+  it('a 304 that names a Content-Length reaches the client whole, and the connection goes on', async () => {
+    const response = await raw(deployment.url, `GET /public/not-modified HTTP/1.1\r\nHost: ${host}\r\n\r\nGET /public/next HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    expect(response).to.match(/^HTTP\/1\.1 304 [\s\S]*etag: "v1"[\s\S]*HTTP\/1\.1 200 [\s\S]*ok \/public\/next$/i);
+  });
+
+  it('an app that answers before reading an upload: the client gets the answer, and the connection closes gracefully behind it', async () => {
+    const { socket, received } = rawConnection(deployment.url);
+    let reset: string | undefined;
+    socket.on('error', (error: NodeJS.ErrnoException) => (reset ??= error.code));
+    socket.write(`POST /public/early HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 200000\r\n\r\n${'x'.repeat(1000)}`);
+    let answered = false;
+    socket.once('data', () => (answered = true));
+    for (let i = 0; i < 100 && !answered; i++) {
+      socket.write('x'.repeat(1000));
+      await pause(10);
+    }
+    socket.end();
+    const response = await received;
+    expect(reset).to.equal(undefined);
+    expect(response).to.match(/^HTTP\/1\.1 200 [\s\S]*\r\nconnection: close\r\n[\s\S]*early$/i);
+    await stillServing();
+  });
+
+  it('CONNECT behind a GET: the GET is answered whole first, then the 400', async () => {
+    const { response, closed } = await rawExchange(deployment.url, [`GET /public/a HTTP/1.1\r\nHost: ${host}\r\n\r\nCONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n`], 3_000);
+    expect(closed).to.equal(true);
+    expect(response).to.match(/^HTTP\/1\.1 200 [\s\S]*ok \/public\/a[\s\S]*HTTP\/1\.1 400 [\s\S]*CONNECT is not supported/);
     await stillServing();
   });
 

@@ -42,6 +42,21 @@ describe('webhook request framing (smuggling)', function () {
   });
   after(() => server.close());
 
+  it('a delivery pipelined behind one refused with 413 (which closes the connection) is not processed, so its retry is', async () => {
+    seen.length = 0;
+    const big = `POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Event: ping\r\nX-Forge-Signature-256: sha256=${'0'.repeat(64)}\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n{}`;
+    const behind = delivery('behind-413', 'length', undefined, false, true);
+    const response = await raw(server.url, big + behind.bytes);
+    expect(response.match(/HTTP\/1\.1 \d{3} /g)).to.deep.equal(['HTTP/1.1 413 ']);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen).to.deep.equal([]);
+    // The sender retries it: processed now, not a duplicate of something nobody ever saw.
+    const retried = await raw(server.url, behind.bytes);
+    expect(retried).to.match(/^HTTP\/1\.1 200 /);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen.map((d) => d.id)).to.deep.equal(['behind-413']);
+  });
+
   it('property: each delivery once, over exactly its framed body; never the one inside it; 400 when it cannot be framed', async () => {
     let n = 0;
     await fc.assert(
