@@ -20,6 +20,8 @@ export { AuthLayer, type AuthLayerOptions } from './core/auth-layer.js';
 export { resolveAuthConfig, AuthConfigError, type AuthConfig, type OidcProviderConfig, type UnauthenticatedAction } from './core/config/auth-config.js';
 export { loadAuthConfig } from './core/config/load.js';
 export type { RequestView, Decision } from './core/http/request-view.js';
+export type { ForwardEdits } from './core/http/forward-edits.js';
+export type { HeaderNormalizer } from './core/http/identity-headers.js';
 export type { TokenStore } from './core/token-store/token-store.js';
 export { FileSystemTokenStore } from './core/token-store/filesystem.js';
 export { MemoryTokenStore } from './core/token-store/memory.js';

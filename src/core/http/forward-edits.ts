@@ -59,9 +59,15 @@ export function forwardEdits(policy: HeaderPolicy, headers: ReadonlyArray<readon
     const lower = alias.toLowerCase();
     if (!(remove ??= []).includes(lower)) remove.push(lower);
   }
+  // The identity's headers are built (once per identity: identityHeaderPairs keeps them) when a
+  // host applies the edits, not while the request is decided: a request whose client is gone by
+  // then costs nothing more, and decide() measures the decision alone.
+  let set: ReadonlyArray<readonly [string, string]> | undefined;
   return {
     remove: remove ?? NOTHING,
-    set: identity === null ? NO_IDENTITY : identityHeaderPairs(policy.normalizer, identity, policy.options),
+    get set() {
+      return (set ??= identity === null ? NO_IDENTITY : identityHeaderPairs(policy.normalizer, identity, policy.options));
+    },
     forwarded: { for: chain ? `${chain}, ${remoteAddress}` : remoteAddress, proto: origin.scheme, host: origin.host },
   };
 }
