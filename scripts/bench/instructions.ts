@@ -110,7 +110,7 @@ export async function benchInstructions(quick: boolean): Promise<string> {
   }
   const base = rows[0]!.counted.instructionsPerRequest;
   return table(
-    ['signed-in GET, 10 connections, warm (event-loop thread, callgrind)', 'instructions/request', 'vs koa-proxies', 'requests counted', 'non-2xx'],
+    ['signed-in GET, 10 connections, warm (event-loop thread, callgrind)', 'instructions/request', 'vs baseline', 'requests counted', 'non-2xx'],
     rows.map(({ name, counted }) => [name, `${(counted.instructionsPerRequest / 1000).toFixed(1)} k`, `${(counted.instructionsPerRequest / base).toFixed(3)}×`, String(counted.requests), String(counted.bad)]),
   );
 }

@@ -1,9 +1,10 @@
-// A signed-in GET through gatehouse, beside bare koa-proxies (the baseline),
-// nginx proxy_pass (Debian's nginx) and the app itself, with one load
-// generator (autocannon, 50 connections), in turn for several rounds.
+// A signed-in GET through gatehouse, beside bare Koa with the same forwarder (the baseline),
+// nginx proxy_pass (Debian's nginx), Apache httpd with mod_auth_openidc (its own
+// sign-in, apache.ts) and the app itself, with one load generator (autocannon,
+// 50 connections), in turn for several rounds.
 import { execFileSync, spawn, fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +17,7 @@ import type { SessionRecord } from '../../src/core/session/record.js';
 import { FileSystemTokenStore } from '../../src/core/token-store/filesystem.js';
 import { identityFromRecord } from '../../src/core/principal.js';
 import { fallbackCore } from '../../src/native/fallback.js';
+import { apacheMissing, startApache, type RunningApache } from './apache.js';
 import { bearerDocument, bearerFixture, type BearerFixture } from './bearer.js';
 import { pacedLatency, percentile, pooled, type PacedResult } from './paced.js';
 import { table } from './measure.js';
@@ -27,19 +29,26 @@ const NGINX = '/usr/sbin/nginx';
 interface Target {
   readonly name: string;
   readonly port: number;
-  /** The process that does the proxying (for nginx, its master: workers are its children). */
+  /** The process that does the proxying (for nginx and Apache, the parent: workers are its descendants). */
   readonly pid: number;
-  /** Credentials to send (default: the session cookie). */
+  /** Credentials to send (default: gatehouse's session cookie). */
   readonly credentials?: Record<string, string>;
+  /** Must answer every request of its warm-up with a 2xx (a signed-in target: not a redirect to sign in). */
+  readonly signedIn?: boolean;
 }
 
-/** A process and its direct children (nginx's worker), from /proc. */
+/** A process and all its descendants (nginx's worker, Apache's child), from /proc: children of every thread, recursively. */
 function withChildren(pid: number): number[] {
-  try {
-    return [pid, ...readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)];
-  } catch {
-    return [pid]; // no /proc children list: the process alone
-  }
+  const children = (p: number): number[] => {
+    try {
+      return readdirSync(`/proc/${p}/task`).flatMap((task) => readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+    } catch {
+      return []; // gone, or no /proc children lists: the process alone
+    }
+  };
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) tree.push(...children(tree[i]!).filter((child) => !tree.includes(child)));
+  return tree;
 }
 
 const TASKSET = '/usr/bin/taskset';
@@ -68,7 +77,7 @@ function setAffinity(pid: number, cpus: string): void {
   execFileSync(TASKSET, ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
 }
 
-/** CPU seconds (user + system) used so far by a process and its direct children (nginx's worker). */
+/** CPU seconds (user + system) used so far by a process and its descendants (nginx's worker, Apache's child). */
 function cpuSeconds(pid: number): number {
   const ticks = (p: number): number => {
     try {
@@ -154,7 +163,7 @@ export function benchDocument(directory: string, bearer: BearerFixture): Record<
 export async function signedInSession(document: Record<string, unknown>, directory: string, masterKey: Buffer, host: string): Promise<{ cookie: string; identityHeaders: Record<string, string> }> {
   const { config } = resolveAuthConfig(document, { BENCH_SECRET: 'unused' });
   const { record, cookie } = await storeBenchSession(config, new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey }), masterKey, host);
-  // The header bytes gatehouse adds for this session, for the koa-proxies + same-bytes target.
+  // The header bytes gatehouse adds for this session, for the Koa + forwarder + same-bytes target.
   const identity = identityFromRecord(record, config.tokenStore.enabled);
   const identityHeaders = Object.fromEntries(fallbackCore.normalizeHeaders([], identity, { prefix: config.headerPrefix }).set);
   Object.assign(identityHeaders, { 'x-forwarded-for': '127.0.0.1', 'x-forwarded-proto': 'http', 'x-forwarded-host': host });
@@ -184,6 +193,8 @@ type Measured = Awaited<ReturnType<typeof load>>;
  */
 const PACED_FRACTION = 0.125;
 const BASELINE = 'bare Koa + forwarder (baseline)';
+const APACHE_TARGET = 'Apache + mod_auth_openidc (signed in)';
+const GATEHOUSE_SIGNED_IN = 'gatehouse (signed in)';
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
@@ -198,6 +209,9 @@ export async function benchSidecar(quick: boolean): Promise<string> {
   const app = await forkServer(['app']);
   const upstream = `http://127.0.0.1:${app.port}`;
   const processes: ChildProcess[] = [app.child];
+  // Apache + mod_auth_openidc, when Debian's packages are there; the other targets run either way.
+  const apacheNote = apacheMissing();
+  let apache: RunningApache | undefined;
   try {
     const koa = await forkServer(['koa', upstream]);
     const gatehouse = await forkServer(['gatehouse', upstream, JSON.stringify(document), masterKey.toString('hex')]);
@@ -206,13 +220,19 @@ export async function benchSidecar(quick: boolean): Promise<string> {
     const koaBytes = await forkServer(['koa-bytes', upstream, JSON.stringify(identityHeaders)]);
     const nginx = await startNginx(app.port);
     processes.push(koa.child, gatehouse.child, koaBytes.child, nginx.child);
+    if (apacheNote === undefined) {
+      // Signed in once through Apache's own flow (apache.ts); its session cookie is all it is sent from then on.
+      apache = await startApache(await freePort(), app.port, waitForPort);
+      processes.push(apache.child);
+    }
     const targets: Target[] = [
       { name: 'direct to the app', port: app.port, pid: app.child.pid! },
       { name: 'nginx proxy_pass', port: nginx.port, pid: nginx.child.pid! },
+      ...(apache ? [{ name: APACHE_TARGET, port: apache.port, pid: apache.child.pid!, credentials: { cookie: apache.cookie }, signedIn: true }] : []),
       { name: BASELINE, port: koa.port, pid: koa.child.pid! },
       { name: 'Koa + forwarder + the same header bytes', port: koaBytes.port, pid: koaBytes.child.pid! },
-      { name: 'gatehouse (signed in)', port: gatehouse.port, pid: gatehouse.child.pid! },
-      { name: 'gatehouse (bearer token)', port: gatehouse.port, pid: gatehouse.child.pid!, credentials: { authorization: `Bearer ${bearer.token}` } },
+      { name: GATEHOUSE_SIGNED_IN, port: gatehouse.port, pid: gatehouse.child.pid!, signedIn: true },
+      { name: 'gatehouse (bearer token)', port: gatehouse.port, pid: gatehouse.child.pid!, credentials: { authorization: `Bearer ${bearer.token}` }, signedIn: true },
     ];
     const everyone = processes.map((child) => child.pid!);
     const appPid = app.child.pid!;
@@ -222,8 +242,8 @@ export async function benchSidecar(quick: boolean): Promise<string> {
       return load(target, appPid, cookie, duration);
     };
     for (const target of targets) await measure(target, 1); // warm-up
-    for (const target of targets.slice(4)) {
-      if ((await measure(target, 1)).bad > 0) throw new Error(`${target.name}: gatehouse did not answer 200`);
+    for (const target of targets.filter(({ signedIn }) => signedIn)) {
+      if ((await measure(target, 1)).bad > 0) throw new Error(`${target.name}: did not answer 200 (signed in) to every request`);
     }
     const saturated = new Map<string, Measured[]>();
     for (let round = 0; round < rounds; round++) {
@@ -288,17 +308,19 @@ export async function benchSidecar(quick: boolean): Promise<string> {
       };
     };
     const base = summary(BASELINE);
+    const peer = apache ? summary(APACHE_TARGET) : undefined;
     const setup = canPin ? 'saturated: the target alone on CPU 1, the rest on CPU 0' : 'no CPU pinning (needs two CPUs and taskset)';
-    return table(
+    const measured = table(
       [
         `signed-in GET, 50 connections, median of ${rounds}×${seconds}s (${setup})`,
         'req/s',
-        'vs koa-proxies',
+        'vs baseline',
         'p50 / p99 saturated',
         `p50 / p99 at ${rate} req/s (rounds pooled)`,
         `p99 added at ${rate} req/s (the baseline alongside at the same rate; single rounds)`,
         'CPU µs/request (proxy process)',
-        'CPU vs koa-proxies',
+        'CPU vs baseline',
+        ...(peer ? ['req/s vs Apache', 'CPU vs Apache'] : []),
         'app CPU µs/request',
         'non-2xx',
       ],
@@ -313,20 +335,25 @@ export async function benchSidecar(quick: boolean): Promise<string> {
           name === BASELINE ? '0.00 ms' : `${s.addedP99.toFixed(2)} ms (${s.roundsAdded[0].toFixed(1)} to ${s.roundsAdded[1].toFixed(1)})`,
           s.cpuMicros.toFixed(0),
           `${(s.cpuMicros / base.cpuMicros).toFixed(2)}×`,
+          ...(peer ? [`${(s.rps / peer.rps).toFixed(2)}×`, `${(s.cpuMicros / peer.cpuMicros).toFixed(2)}×`] : []),
           s.appCpuMicros.toFixed(0),
           String(s.bad),
         ];
       }),
     );
+    if (!peer) return `${measured}\n\n(${APACHE_TARGET} skipped: ${apacheNote})`;
+    const ours = summary(GATEHOUSE_SIGNED_IN);
+    return `${measured}\n\n${GATEHOUSE_SIGNED_IN} against ${APACHE_TARGET}: ${(ours.rps / peer.rps).toFixed(2)}× the req/s, ${(ours.cpuMicros / peer.cpuMicros).toFixed(2)}× the CPU per request (${ours.cpuMicros.toFixed(0)} µs against ${peer.cpuMicros.toFixed(0)} µs summed over Apache's ${withChildren(apache!.child.pid!).length} processes)`;
   } finally {
     // This process runs the benchmarks that follow: give it every CPU again.
     unpin([]);
     await bearer.close();
-    // Ask politely first so profiles (if any) are written; nginx gets SIGTERM.
+    // Ask politely first so profiles (if any) are written; nginx and Apache get SIGTERM.
     await Promise.all(
       processes.map(
         (child) =>
           new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve(); // gone already: no exit event to wait for
             const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
             child.once('exit', () => {
               clearTimeout(timer);
@@ -337,5 +364,6 @@ export async function benchSidecar(quick: boolean): Promise<string> {
           }),
       ),
     );
+    await apache?.close();
   }
 }
