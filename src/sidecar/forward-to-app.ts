@@ -35,6 +35,11 @@ export interface AppForwarderOptions {
   readonly onAnswer?: (req: IncomingMessage, status: number) => void;
 }
 
+/** The slowest an upload may arrive, on average, once its grace period is over (Kestrel's default minimum request body rate). */
+export const MIN_UPLOAD_BYTES_PER_SECOND = 240;
+/** How long an upload may arrive at any rate before the minimum applies. */
+export const UPLOAD_RATE_GRACE_MS = 5_000;
+
 /** How long a client refused for a full pool is asked to wait (seconds). */
 export const RETRY_AFTER_FULL_SECONDS = 1;
 
@@ -177,7 +182,7 @@ export class AppForwarder {
       if (done) return;
       done = true;
       if (started) this.#inFlight -= 1;
-      if (stalled !== undefined) clearTimeout(stalled);
+      if (stalled !== undefined) clearInterval(stalled);
       req.off('data', start);
       req.off('end', start);
       forgetOnConnectionClose(req.socket, finished);
@@ -190,7 +195,7 @@ export class AppForwarder {
     onConnectionClose(req.socket, finished);
     onBodyRefused(req, () => {
       // Refused and answered by gatehouse (client-errors.ts): nothing more to time, nothing to send the app.
-      if (stalled !== undefined) clearTimeout(stalled);
+      if (stalled !== undefined) clearInterval(stalled);
       req.off('data', start);
       req.off('end', start);
       current?.abandon();
@@ -213,7 +218,7 @@ export class AppForwarder {
       req.off('end', start);
       if (this.#inFlight >= this.options.maxInFlight) {
         this.options.logger.warn({ path: loggedPath(req), inFlight: this.#inFlight }, 'upstream pool full: request refused with 503');
-        if (stalled !== undefined) clearTimeout(stalled);
+        if (stalled !== undefined) clearInterval(stalled);
         writeAnswer(res, withRetryAfter(gatewayError(503, this.options.wantsJson(req))));
         return;
       }
@@ -229,22 +234,39 @@ export class AppForwarder {
   }
 
   /**
-   * A body that stops arriving for as long as the app may stay silent: undici does not time the
-   * app's answer while it is still sending the body, so the client's silence is timed here. The
-   * app's request is abandoned and the client told 408, the connection closed.
+   * Times the client's upload, since undici does not time the app while it still sends the body:
+   * a body that stops arriving for as long as the app may stay silent, or that arrives slower than
+   * MIN_UPLOAD_BYTES_PER_SECOND once UPLOAD_RATE_GRACE_MS have passed (counting only the time
+   * gatehouse was ready to read: not while the app held the upload back), is given up. The app's
+   * request is abandoned and the client told 408, the connection closed. Without the rate, a
+   * client sending a byte a minute would hold a place among the requests in flight for good.
    */
   #watchUpload(req: IncomingMessage, res: ServerResponse, abandon: () => void): NodeJS.Timeout {
-    const timer = setTimeout(() => {
+    const tickMs = Math.min(1_000, Math.max(10, Math.floor(this.options.timeoutMs / 4)));
+    let received = 0;
+    let lastData = Date.now();
+    let readyMs = 0;
+    const timer = setInterval(() => {
+      const now = Date.now();
+      if (!req.isPaused()) readyMs += tickMs;
+      const stalled = now - lastData >= this.options.timeoutMs;
+      const slow = readyMs >= UPLOAD_RATE_GRACE_MS && (received * 1000) / readyMs < MIN_UPLOAD_BYTES_PER_SECOND;
+      if (!stalled && !slow) return;
+      clearInterval(timer);
       req.off('data', moved);
       abandon();
-      this.options.logger.info({ path: loggedPath(req), reason: 'the request body stopped arriving' }, 'request rejected');
+      this.options.logger.info({ path: loggedPath(req), reason: stalled ? 'the request body stopped arriving' : 'the request body arrives too slowly' }, 'request rejected');
       if (res.headersSent) res.destroy();
       else writeAnswer(res, gatewayError(408, this.options.wantsJson(req)));
-    }, this.options.timeoutMs);
-    const moved = (): void => void timer.refresh();
+    }, tickMs);
+    timer.unref();
+    const moved = (chunk: Buffer): void => {
+      received += chunk.length;
+      lastData = Date.now();
+    };
     req.on('data', moved);
     req.once('end', () => {
-      clearTimeout(timer);
+      clearInterval(timer);
       req.off('data', moved);
     });
     return timer;

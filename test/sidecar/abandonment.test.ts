@@ -116,6 +116,30 @@ describe('abandoned requests and the bounded upstream pool', function () {
     }
   });
 
+  it('an upload dripped a byte at a time (never silent long enough to time out) is refused 408 once its grace is over, freeing its place', async () => {
+    const host = new URL(deployment.url).host;
+    const socket = await begin(deployment.url, `POST /public/drip HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 100000\r\n\r\nx`);
+    let received = '';
+    socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', () => {});
+    expect(await eventually(() => deployment.gateway.forwarder.inFlight === 1, 2_000)).to.equal(true);
+    const started = Date.now();
+    const drip = setInterval(() => {
+      if (!socket.destroyed) socket.write('x');
+    }, 250);
+    try {
+      await Promise.race([closed, pause(10_000)]);
+    } finally {
+      clearInterval(drip);
+      socket.destroy();
+    }
+    expect(received).to.match(/^HTTP\/1\.1 408 /);
+    // Not before the grace period, and long before the 60 s the app may stay silent.
+    expect(Date.now() - started).to.be.within(4_000, 8_000);
+    expect(await eventually(() => deployment.gateway.forwarder.inFlight === 0 && open === 0, 1_000)).to.equal(true);
+  });
+
   it('memory stays bounded over rounds of abandoned requests', async () => {
     const host = new URL(deployment.url).host;
     const round = async () => {
