@@ -11,7 +11,7 @@ import type { AuthConfig } from './config/auth-config.js';
 import { encryptionKeyFromEnv } from './crypto/keys.js';
 import type { ProviderSignOut } from './session/provider-sign-outs.js';
 import type { SessionRecord } from './session/record.js';
-import { FileSystemTokenStore, loadOrCreateKeyFile } from './token-store/filesystem.js';
+import { FileSystemTokenStore, KEY_FILE_NAME, loadOrCreateKeyFile, recordsWithoutKeyFile } from './token-store/filesystem.js';
 
 export interface AuthRuntimeOptions {
   readonly config: AuthConfig;
@@ -61,7 +61,12 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
   if (!config.enabled) logger.warn('authentication is off (platform.enabled: false): every request reaches the app anonymously; inbound identity headers are still stripped');
   const directory = defaultStoreDirectory(config);
   const givenKey = options.masterKey ?? encryptionKeyFromEnv(options.env);
+  const orphaned = givenKey === undefined ? await recordsWithoutKeyFile(directory) : 0;
   const masterKey = givenKey ?? (await inStoreDirectory(directory, () => loadOrCreateKeyFile(directory)));
+  if (orphaned > 0) {
+    // Not silent: a key file deleted alone (a cleanup, a copied directory) ends every session.
+    logger.error({ file: path.join(directory, KEY_FILE_NAME), records: orphaned }, 'token store key file was missing and has been created anew: the sessions stored with the old key cannot be read and have ended');
+  }
   const store = new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey, masterKeyFromKeyFile: givenKey === undefined, logger });
   await inStoreDirectory(directory, () => store.prepare());
   // The key file, if any, lives in the sessions' directory: this store never writes one.

@@ -66,6 +66,24 @@ describe('auth runtime start', () => {
     expect(await fs.readdir(path.join(directory, appDirectories[0]!))).to.deep.equal([]);
   });
 
+  it('a key file deleted alone is an error at the next start, naming the file and how many stored sessions it ends; a first start says nothing', async () => {
+    const directory = path.join(base, 'tokens');
+    const errors = async () => {
+      const logs = capturingLogger('info');
+      const runtime = await startAuthRuntime({ headers: fallbackCore, config: configWithStore(directory), logger: logs.logger, env: {} });
+      runtime.close();
+      return { lines: logs.lines().filter((line) => line.level === 50) };
+    };
+    expect((await errors()).lines).to.deep.equal([]); // the first start makes the key file
+    const appDirectory = (await fs.readdir(directory)).find((name) => name.startsWith('app-'))!;
+    for (const name of ['a', 'b']) await fs.writeFile(path.join(directory, appDirectory, `${name.repeat(64)}.session`), '{}');
+    expect((await errors()).lines).to.deep.equal([]); // the key file is there: nothing lost
+    await fs.rm(path.join(directory, KEY_FILE_NAME));
+    const { lines } = await errors();
+    expect(lines).to.have.length(1);
+    expect(lines[0]).to.include({ file: path.join(directory, KEY_FILE_NAME), records: 2, msg: 'token store key file was missing and has been created anew: the sessions stored with the old key cannot be read and have ended' });
+  });
+
   it('authentication turned off (platform.enabled: false) is a warning at every start; on, it is not', async () => {
     const directory = path.join(base, 'tokens');
     const warnings = async (enabled: boolean) => {

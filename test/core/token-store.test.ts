@@ -182,6 +182,36 @@ describe('FileSystemTokenStore on disk', () => {
     expect(await store.get('live')).to.deep.equal({ v: 1 });
   });
 
+  it('sweep skips an entry it cannot read (a directory named like a record), says so, and sweeps the rest', async () => {
+    let now = Date.now();
+    const logs = capturingLogger();
+    const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), now: () => now, logger: logs.logger });
+    for (const id of ['a', 'b', 'c', 'd']) await store.put(id, { id }, now + 1_000);
+    await store.put('live', { v: 1 }, now + 3_600_000);
+    // Named to sort before and among the records (readdir order is the file system's).
+    for (const name of ['0'.repeat(64), '8'.repeat(64), 'f'.repeat(64)]) await fs.mkdir(path.join(store.directory, `${name}.session`));
+    const stale = path.join(store.directory, '.x.abc.tmp');
+    await fs.writeFile(stale, 'a complete record a kill left behind');
+    now += 120_000;
+    expect(await store.sweep()).to.equal(5); // four expired records and the temp file
+    expect(await store.get('live')).to.deep.equal({ v: 1 });
+    expect(logs.lines().filter((l) => l.msg === 'token store sweep skipped an entry it cannot read')).to.have.length(3);
+  });
+
+  it('a record that cannot be read is absent for its caller, and reported once as a store fault', async () => {
+    const logs = capturingLogger();
+    const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), logger: logs.logger });
+    await store.put('s', { v: 1 }, later);
+    const [file] = (await fs.readdir(store.directory)).filter((name) => name.endsWith('.session'));
+    await fs.rm(path.join(store.directory, file!));
+    await fs.mkdir(path.join(store.directory, file!));
+    expect(await store.get('s')).to.equal(undefined);
+    expect(await store.get('s')).to.equal(undefined);
+    const faults = logs.lines().filter((l) => l.msg === 'token store fault: a record cannot be read; its session is treated as signed out');
+    expect(faults).to.have.length(1);
+    expect(faults[0]).to.include({ code: 'EISDIR' });
+  });
+
   describe('a store directory deleted while gatehouse runs', () => {
     it('is recreated (0700) by the next write, with a warning; what was stored before is gone', async () => {
       const logs = capturingLogger();

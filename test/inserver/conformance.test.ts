@@ -13,7 +13,7 @@ import { createInterceptor, type NativeInterceptor } from '../../src/native/inte
 import { loadModuleHost, type HostedDecision } from '../../src/native/module-host.js';
 import { Browser } from '../support/browser.js';
 import { capturingLogger } from '../support/logs.js';
-import { breakSessionRecords, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
+import { breakTokenStore, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 interface Vector {
   readonly name: string;
@@ -187,14 +187,14 @@ describe('host conformance: sidecar and native in-server host', function () {
   }
 
   // Last: it breaks the deployment's token store.
-  it('a failing auth layer (an unreadable session record): 500 from both hosts, each failure logged with its path', async () => {
-    await breakSessionRecords(deployment);
+  it('a failing auth layer (a token store that cannot be read): 500 from both hosts, each failure logged with its path', async () => {
+    await breakTokenStore(deployment);
     const vector: Vector = { name: 'signed in, store broken', path: '/orders/7', signedIn: true };
     expect(await throughSidecar(vector)).to.deep.equal({ kind: 'respond', status: 500, location: undefined });
     const [native] = await host.replay([nativeRequest(vector)], 1);
     expect(nativeOutcome(vector, native!)).to.deep.equal({ kind: 'respond', status: 500, location: undefined });
     const failures = logs.lines().filter((l) => l.msg === 'auth layer failed');
     expect(failures.map((l) => l.path)).to.deep.equal(['/orders/7', '/orders/7']);
-    expect(failures.every((l) => typeof l.err === 'string' && (l.err as string).includes('EISDIR'))).to.equal(true);
+    expect(failures.every((l) => typeof l.err === 'string' && (l.err as string).includes('ENOTDIR'))).to.equal(true);
   });
 });

@@ -5,8 +5,9 @@ import { promises as fs } from 'node:fs';
 import { expect } from 'chai';
 
 import { Browser } from '../support/browser.js';
+import { capturingLogger } from '../support/logs.js';
 import { raw, rawBody, rawConnection } from '../support/raw-http.js';
-import { breakSessionRecords, defaultDocument, pendingLogins, sessionRecordFiles, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
+import { breakSessionRecords, breakTokenStore, defaultDocument, pendingLogins, sessionRecordFiles, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 describe('sidecar attack surface', function () {
   this.timeout(30_000);
@@ -442,12 +443,12 @@ describe('sidecar failure modes', function () {
     try {
       const browser = new Browser();
       await signIn(browser, deployment);
-      await breakSessionRecords(deployment);
+      await breakTokenStore(deployment);
       const forwardedBefore = deployment.upstream.requests.length;
       const page = await browser.request(`${deployment.url}/protected`);
       expect(page.status).to.equal(500);
       expect(page.headers['content-type']).to.match(/text\/html/);
-      expect(page.body).to.contain('error on the server').and.not.to.contain('EISDIR');
+      expect(page.body).to.contain('error on the server').and.not.to.contain('ENOTDIR');
       browser.accept = 'application/json';
       const json = await browser.request(`${deployment.url}/protected`);
       expect(json.status).to.equal(500);
@@ -461,6 +462,32 @@ describe('sidecar failure modes', function () {
       expect(rawBody(upgrade)).to.contain('500 Internal Server Error');
       expect(deployment.upstream.requests.length, 'nothing reached the app').to.equal(forwardedBefore);
       expect((await new Browser().request(`${deployment.url}/public/ok`)).status).to.equal(200);
+    } finally {
+      await deployment.close();
+    }
+  });
+
+  it('a session record that cannot be read (a directory in its place) counts as signed out: challenged, cookie cleared, the fault logged once; no 500', async () => {
+    const logs = capturingLogger('info');
+    const deployment = await startDeployment({ sessionCacheTtlMs: 0, logger: logs.logger });
+    try {
+      const browser = new Browser();
+      await signIn(browser, deployment);
+      await breakSessionRecords(deployment);
+      const forwardedBefore = deployment.upstream.requests.length;
+      const held = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
+      for (let i = 0; i < 3; i++) {
+        const page = await new Browser().request(`${deployment.url}/protected`, { headers: { cookie: held } });
+        expect(page.status).to.equal(302);
+        expect(page.headers.location).to.match(/^\/\.auth\/login\/dev/);
+        expect(String(page.headers['set-cookie']), 'the cookie is cleared').to.match(/PlatformAuthSession=;[^,]*(Max-Age=0|Expires=Thu, 01 Jan 1970)/i);
+      }
+      const api = await new Browser().request(`${deployment.url}/api/orders`, { headers: { accept: 'application/json', cookie: held } });
+      expect(api.status).to.equal(401);
+      expect(deployment.upstream.requests.length, 'nothing reached the app').to.equal(forwardedBefore);
+      const faults = logs.lines().filter((l) => l.msg === 'token store fault: a record cannot be read; its session is treated as signed out');
+      expect(faults).to.have.length(1);
+      expect(faults[0]).to.include({ code: 'EISDIR' });
     } finally {
       await deployment.close();
     }

@@ -177,6 +177,17 @@ export async function sessionRecordFiles(deployment: Pick<GatewayDeployment, 'st
   return (await fs.readdir(appDir)).filter((f) => f.endsWith('.session')).map((f) => path.join(appDir, f));
 }
 
+/**
+ * Makes the whole token store unusable: a file where the app's record directory was, so every
+ * read fails with ENOTDIR (not a missing directory, which the store recreates), as a broken
+ * mount would.
+ */
+export async function breakTokenStore(deployment: Pick<GatewayDeployment, 'storeDirectory'>): Promise<void> {
+  const appDir = path.join(deployment.storeDirectory, (await fs.readdir(deployment.storeDirectory)).find((d) => d.startsWith('app-'))!);
+  await fs.rm(appDir, { recursive: true });
+  await fs.writeFile(appDir, 'not a directory');
+}
+
 /** Makes every stored session unreadable: a directory where each record was, so reading fails with EISDIR, as a broken disk or mount would. */
 export async function breakSessionRecords(deployment: Pick<GatewayDeployment, 'storeDirectory'>): Promise<void> {
   for (const file of await sessionRecordFiles(deployment)) {

@@ -21,6 +21,9 @@ import { checkedExpiry, type TokenStore } from './token-store.js';
 const FORMAT = 1;
 const RECORD_SUFFIX = '.session';
 const TEMP_SUFFIX = '.tmp';
+/** Errors that say one record cannot be read, while the store itself can (see get). */
+const UNREADABLE_RECORD = ['EISDIR', 'EACCES', 'EPERM', 'ELOOP'] as const;
+const MAX_REPORTED_UNREADABLE = 1_000;
 /** Temp files older than this are leftovers of a crashed write. */
 const STALE_TEMP_MS = 60_000;
 const LOCK_SUFFIX = '.lock';
@@ -114,6 +117,35 @@ function keyFileContents(key: Buffer): string {
   return `${key.toString('hex')}\n`;
 }
 
+/**
+ * Records sealed with a key file that is no longer there: the number of session records in the
+ * store directory's app directories when its key file is missing (0 when it is there, or there
+ * are none). A key file deleted alone means a new key, and every one of those records is lost.
+ */
+export async function recordsWithoutKeyFile(directory: string): Promise<number> {
+  try {
+    await fs.access(path.join(directory, KEY_FILE_NAME));
+    return 0;
+  } catch {
+    // missing (or unreadable: loadOrCreateKeyFile says why)
+  }
+  let count = 0;
+  let entries: string[];
+  try {
+    entries = await fs.readdir(directory);
+  } catch {
+    return 0;
+  }
+  for (const entry of entries.filter((name) => name.startsWith('app-'))) {
+    try {
+      count += (await fs.readdir(path.join(directory, entry))).filter((name) => name.endsWith(RECORD_SUFFIX)).length;
+    } catch {
+      // not a directory, or unreadable: nothing to count
+    }
+  }
+  return count;
+}
+
 /** The key file's key, created when missing as a record is (exclusively, 0600, synced: never left empty by a failed write). */
 export async function loadOrCreateKeyFile(directory: string): Promise<Buffer> {
   await fs.mkdir(directory, { recursive: true, mode: 0o700 });
@@ -193,6 +225,13 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
       text = await fs.readFile(path.join(this.#directory, fileName), 'utf8');
     } catch (error) {
       if (isErrno(error, 'ENOENT')) return undefined;
+      // This one record cannot be read (a directory in its place, its mode changed): absent for
+      // the caller, who signs in again (its cookie is cleared), rather than a 500 on every request
+      // of the session for good. A fault of the store all the same: said loudly, once per record.
+      if (UNREADABLE_RECORD.some((code) => isErrno(error, code))) {
+        this.#reportUnreadable(fileName, error as NodeJS.ErrnoException);
+        return undefined;
+      }
       throw error;
     }
     const record = this.#parse(text);
@@ -393,6 +432,16 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
     }
   }
 
+  /** Records found unreadable, each reported once (bounded: past the limit, the oldest is forgotten). */
+  readonly #reported = new Set<string>();
+
+  #reportUnreadable(fileName: string, error: NodeJS.ErrnoException): void {
+    if (this.#reported.has(fileName)) return;
+    this.#reported.add(fileName);
+    if (this.#reported.size > MAX_REPORTED_UNREADABLE) this.#reported.delete(this.#reported.values().next().value as string);
+    this.#logger?.error({ file: path.join(this.#directory, fileName), code: error.code, reason: error.message }, 'token store fault: a record cannot be read; its session is treated as signed out');
+  }
+
   async sweep(): Promise<number> {
     await this.#loadKeys();
     const now = this.#now();
@@ -423,7 +472,9 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
         if (!name.endsWith(RECORD_SUFFIX)) continue;
         if (this.#expiredOrUnreadable(await fs.readFile(file, 'utf8'), now) && (await this.#removeOutsideTurn(file, now))) removed++;
       } catch (error) {
-        if (!isErrno(error, 'ENOENT')) throw error; // removed concurrently: fine
+        if (isErrno(error, 'ENOENT')) continue; // removed concurrently: fine
+        // One entry the sweep cannot read or remove: said, and skipped; the rest is swept.
+        this.#logger?.warn({ file: file, code: (error as NodeJS.ErrnoException).code, reason: (error as Error).message }, 'token store sweep skipped an entry it cannot read');
       }
     }
     return removed;
