@@ -18,6 +18,7 @@ import { closeGracefullyAfter } from '../lingering-close.js';
 import type { Logger } from '../logging.js';
 import { gatewayError, sendGatewayError, writeAnswer } from './answers.js';
 import { onBodyRefused } from './body-refusal.js';
+import { FailureSummary } from './failure-summary.js';
 import { loggedPath } from './logged-path.js';
 import { appAnswerHeaders } from './response-headers.js';
 import { mayTryAgain } from './stale-connection.js';
@@ -141,8 +142,11 @@ class Exchange implements Dispatcher.DispatchHandler {
 
 export class AppForwarder {
   #inFlight = 0;
+  readonly #failures: FailureSummary;
 
-  constructor(private readonly options: AppForwarderOptions) {}
+  constructor(private readonly options: AppForwarderOptions) {
+    this.#failures = new FailureSummary(options.logger);
+  }
 
   /** Requests forwarded and not yet done with (for tests and metrics). */
   get inFlight(): number {
@@ -287,7 +291,9 @@ export class AppForwarder {
       return;
     }
     const timedOut = error.code !== undefined && UPSTREAM_TIMEOUTS.has(error.code);
-    logger.error({ path, reason: timedOut ? 'upstream timeout' : (error.code ?? error.message) }, 'upstream request failed');
+    const reason = timedOut ? 'upstream timeout' : (error.code ?? error.message);
+    // While the app is down every request fails alike: the first is logged, the rest counted.
+    this.#failures.error(reason, { path, reason }, 'upstream request failed');
     sendGatewayError(res, timedOut ? 504 : 502, this.options.wantsJson(req));
   }
 }
