@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 
 import { jsonDecision } from '../core/http/responses.js';
-import { closeGracefullyAfter, lingeringClose } from '../lingering-close.js';
+import { closeGracefullyAfter, lingerWhenNodeCloses, lingeringClose } from '../lingering-close.js';
 import type { Logger } from '../logging.js';
 import { endUpgrade } from './answers.js';
 import { refuseBody } from './body-refusal.js';
@@ -111,10 +111,15 @@ export function answerClientError(logger: Logger): (error: NodeJS.ErrnoException
     }
     const head = refusesHead(error);
     refused.set(socket, 'waiting');
+    // Whoever closes this connection now (node, after an answer that closes it, or the refusal
+    // below), it closes gracefully: the client is still sending, and a reset would discard answers.
+    lingerWhenNodeCloses(socket);
     afterResponses(socket, () => {
       refused.set(socket, 'answered');
       if (!socket.writable) {
-        socket.destroy();
+        // Already closing gracefully behind an answer that closed it (lingering-close.ts): leave it
+        // to that, or the answer still on its way is cut by a reset.
+        if (!socket.writableEnded) socket.destroy();
         return;
       }
       endUpgrade(socket, jsonDecision(refusal.status, { error: refusal.message }), head);

@@ -3,6 +3,7 @@
 // that the sidecar and the webhook-only server cannot drift apart when node adds another way
 // for a request to arrive outside 'request'.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 
 import type { Logger } from '../logging.js';
 import { answerClientError, requestSeen } from './client-errors.js';
@@ -18,28 +19,44 @@ import { refuseConnect } from './refuse-connect.js';
  * reaches the app or gatehouse's own routes, and one connection holds at most one place among the
  * requests in flight to the app. Clients that do not pipeline (browsers) are served at once.
  */
-function inTurn(listener: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void {
+function inTurn(listener: (req: IncomingMessage, res: ServerResponse) => void, logger: Logger): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
+    const socket = req.socket;
     // The connection is closing (its last answer is out, and the writing side ended): a request
     // that node still parsed from bytes that came with that answer's request is never served.
-    if (req.socket.writableEnded) return;
+    if (socket.writableEnded || socket.destroyed) return;
     if (res.socket !== null) {
       listener(req, res);
       return;
     }
+    // Queued: node goes on reading and parsing whatever the client pipelines while nothing is
+    // answered, so the queue of one connection is bounded; past it, the connection is closed.
+    const queued = (waiting.get(socket) ?? 0) + 1;
+    if (queued > MAX_PIPELINED_WAITING) {
+      logger.info({ reason: 'too many pipelined requests waiting', method: req.method }, 'request rejected');
+      socket.destroy();
+      return;
+    }
+    waiting.set(socket, queued);
     res.once('socket', () => {
+      waiting.set(socket, (waiting.get(socket) ?? 1) - 1);
       // Refused meanwhile (a body that failed to parse was answered on this response): nothing to serve.
       if (!res.headersSent) listener(req, res);
     });
   };
 }
 
+/** Pipelined requests one connection may have waiting for their turn (browsers do not pipeline at all). */
+export const MAX_PIPELINED_WAITING = 32;
+
+const waiting = new WeakMap<Duplex, number>();
+
 export function serveRequests(server: Server, listener: (req: IncomingMessage, res: ServerResponse) => void, logger: Logger): void {
   startServing(server);
-  const served = inTurn(listener);
+  const served = inTurn(listener, logger);
   server.on('request', requestSeen);
   server.on('request', served);
-  const continued = inTurn(deferContinue(listener));
+  const continued = inTurn(deferContinue(listener), logger);
   server.on('checkContinue', (req, res) => {
     requestSeen(req, res);
     continued(req, res);

@@ -125,6 +125,43 @@ describe('hostile requests pipelined behind an answer in progress', function () 
     await stillServing();
   });
 
+  it('thousands of requests pipelined behind a long answer: the connection is closed once 32 wait, and the app sees no more than those', async () => {
+    seen.length = 0;
+    const { socket, received } = rawConnection(deployment.url);
+    socket.on('error', () => {});
+    const tiny = `GET /public/q HTTP/1.1\r\nHost: ${host}\r\n\r\n`;
+    socket.write(`GET /public/stream HTTP/1.1\r\nHost: ${host}\r\n\r\n${tiny.repeat(5_000)}`);
+    const closed = await Promise.race([received.then(() => true), pause(3_000).then(() => false)]);
+    socket.destroy();
+    expect(closed, 'closed by gatehouse').to.equal(true);
+    await pause(100);
+    expect(seen.filter((r) => r === 'GET /public/q').length).to.be.at.most(32);
+    await stillServing();
+  });
+
+  for (const [what, first, status] of [
+    ['a refusal', (h: string) => `GET http://evil.example/protected HTTP/1.1\r\nHost: ${h}\r\n\r\nGARBAGE `, 400],
+    ['an answer to Connection: close', (h: string) => `GET /public/a HTTP/1.1\r\nHost: ${h}\r\nConnection: close\r\n\r\n`, 200],
+  ] as const) {
+    it(`${what} followed by bytes that cannot be parsed, while the client keeps sending and reads late: the client reads the answer, no reset`, async () => {
+      const { socket, received } = rawConnection(deployment.url);
+      let reset: string | undefined;
+      socket.on('error', (error: NodeJS.ErrnoException) => (reset ??= error.code));
+      // Reads nothing until it has sent for a second (within the 2 s linger): a reset in between would discard the answer.
+      socket.pause();
+      socket.write(first(host));
+      for (let i = 0; i < 20 && !socket.destroyed; i++) {
+        socket.write('x'.repeat(16 * 1024));
+        await pause(50);
+      }
+      socket.resume();
+      socket.end();
+      const response = await received;
+      expect(reset).to.equal(undefined);
+      expect(response).to.match(new RegExp(`^HTTP/1\\.1 ${status} `));
+    });
+  }
+
   it('a body that fails to parse behind a GET: 400 after the GET is answered, the app request abandoned at once', async () => {
     const { socket, received } = rawConnection(deployment.url);
     socket.write(`GET /public/stream HTTP/1.1\r\nHost: ${host}\r\n\r\nPOST /public/b HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n`);
