@@ -240,8 +240,9 @@ export class AppForwarder {
   /**
    * Times the client's upload, since undici does not time the app while it still sends the body:
    * a body that stops arriving for as long as the app may stay silent, or that arrives slower than
-   * MIN_UPLOAD_BYTES_PER_SECOND once UPLOAD_RATE_GRACE_MS have passed (counting only the time
-   * gatehouse was ready to read: not while the app held the upload back), is given up. The app's
+   * MIN_UPLOAD_BYTES_PER_SECOND, on average since UPLOAD_RATE_GRACE_MS or over any stretch as long
+   * as the upstream timeout (counting only the time gatehouse was ready to read: not while the app
+   * held the upload back), is given up. The app's
    * request is abandoned and the client told 408, the connection closed. Without the rate, a
    * client sending a byte a minute would hold a place among the requests in flight for good.
    */
@@ -250,11 +251,24 @@ export class AppForwarder {
     let received = 0;
     let lastData = Date.now();
     let readyMs = 0;
+    // The same minimum over the last upstream timeout's worth of ready time, so that an early burst
+    // cannot buy a long stretch at almost no rate (the whole upload's average alone would allow it).
+    const windowTicks = Math.max(1, Math.ceil(this.options.timeoutMs / tickMs));
+    const recent: number[] = [];
+    let inTick = 0;
     const timer = setInterval(() => {
       const now = Date.now();
-      if (!req.isPaused()) readyMs += tickMs;
+      if (!req.isPaused()) {
+        readyMs += tickMs;
+        recent.push(inTick);
+        if (recent.length > windowTicks) recent.shift();
+      }
+      inTick = 0;
       const stalled = now - lastData >= this.options.timeoutMs;
-      const slow = readyMs >= UPLOAD_RATE_GRACE_MS && (received * 1000) / readyMs < MIN_UPLOAD_BYTES_PER_SECOND;
+      const windowBytes = recent.length === windowTicks ? recent.reduce((sum, bytes) => sum + bytes, 0) : Infinity;
+      const slow =
+        (readyMs >= UPLOAD_RATE_GRACE_MS && (received * 1000) / readyMs < MIN_UPLOAD_BYTES_PER_SECOND) ||
+        (windowBytes * 1000) / (windowTicks * tickMs) < MIN_UPLOAD_BYTES_PER_SECOND;
       if (!stalled && !slow) return;
       clearInterval(timer);
       req.off('data', moved);
@@ -266,6 +280,7 @@ export class AppForwarder {
     timer.unref();
     const moved = (chunk: Buffer): void => {
       received += chunk.length;
+      inTick += chunk.length;
       lastData = Date.now();
     };
     req.on('data', moved);

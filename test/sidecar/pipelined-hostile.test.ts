@@ -162,6 +162,26 @@ describe('hostile requests pipelined behind an answer in progress', function () 
     });
   }
 
+  it('an upload that bursts, then trickles: refused 408 once the last upstream timeout saw too little, not after the burst has paid for minutes', async () => {
+    const { socket, received } = rawConnection(deployment.url);
+    socket.on('error', () => {});
+    socket.write(`POST /public/upload HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 1000000\r\n\r\n${'a'.repeat(5_000)}`);
+    const started = Date.now();
+    // A byte every 300 ms: never silent for the 1.5 s timeout; the whole upload's average stays
+    // above 240 bytes a second for about 20 s thanks to the burst.
+    const trickle = setInterval(() => {
+      if (!socket.destroyed) socket.write('a');
+    }, 300);
+    try {
+      const response = await Promise.race([received, pause(8_000).then(() => 'still open')]);
+      expect(response).to.match(/^HTTP\/1\.1 408 /);
+      expect(Date.now() - started).to.be.below(6_000);
+    } finally {
+      clearInterval(trickle);
+      socket.destroy();
+    }
+  });
+
   it('a body that fails to parse behind a GET: 400 after the GET is answered, the app request abandoned at once', async () => {
     const { socket, received } = rawConnection(deployment.url);
     socket.write(`GET /public/stream HTTP/1.1\r\nHost: ${host}\r\n\r\nPOST /public/b HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n`);
