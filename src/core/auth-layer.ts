@@ -9,7 +9,7 @@ import { matchExcludedPath } from './excluded-paths.js';
 import { isCorsPreflight } from './http/cors-preflight.js';
 import { forwardEdits, type HeaderPolicy } from './http/forward-edits.js';
 import type { HeaderNormalizer } from './http/identity-headers.js';
-import { behindTrustedProxy, requestOrigin } from './http/origin.js';
+import { behindTrustedProxy, requestOrigin, type Origin } from './http/origin.js';
 import { requestCookie, type Decision, type RequestView, type Verdict } from './http/request-view.js';
 import { errorDecision, escapeHtml, fragmentPreservingRedirect, jsonDecision, pageDecision, redirectDecision, type PageLink } from './http/responses.js';
 import { createProviders } from './providers/registry.js';
@@ -119,16 +119,17 @@ export class AuthLayer {
   }
 
   async decide(view: RequestView): Promise<Decision> {
-    const verdict = await this.#verdict(view);
+    const origin = requestOrigin(view, this.#context.config);
+    const verdict = await this.#verdict(view, origin);
     if (verdict.kind !== 'forward') return verdict;
-    const origin = requestOrigin(view, this.#context.config) ?? { scheme: view.scheme, host: view.host };
-    return { kind: 'forward', identity: verdict.identity, origin, edits: forwardEdits(this.#headerPolicy, view.headers, verdict.identity, origin, view.remoteAddress) };
+    // Only with authentication off can a request with an unusable host be forwarded: its own then.
+    const judged = origin ?? { scheme: view.scheme, host: view.host };
+    return { kind: 'forward', identity: verdict.identity, origin: judged, edits: forwardEdits(this.#headerPolicy, view.headers, verdict.identity, judged, view.remoteAddress) };
   }
 
-  async #verdict(view: RequestView): Promise<Verdict> {
+  async #verdict(view: RequestView, origin: Origin | null): Promise<Verdict> {
     const { config, logger } = this.#context;
     if (!config.enabled) return { kind: 'forward', identity: null };
-    const origin = requestOrigin(view, config);
     if (origin === null) {
       logger.warn({ reason: 'invalid host', path: view.path }, 'request rejected');
       return errorDecision(400, 'Bad request', 'The Host header is not valid.', callerWantsJson(view));

@@ -47,7 +47,7 @@ function refusesHead(error: NodeJS.ErrnoException & { readonly rawPacket?: unkno
  * Sockets with a refusal waiting behind a response still in progress, or already answered: node's
  * parser, left in error, reports every further byte the client sends as another error.
  */
-const refused = new WeakMap<Duplex, 'waiting' | 'answered'>();
+const refused = new WeakSet<Duplex>();
 
 /** The response to the last request node handed over on each connection (requestSeen records it). */
 const latestResponse = new WeakMap<Duplex, http.ServerResponse>();
@@ -105,17 +105,16 @@ export function answerClientError(logger: Logger): (error: NodeJS.ErrnoException
     // The request node was parsing when it failed: the last one it handed over, if its body is still arriving.
     const parsing = latestResponse.get(socket);
     if (parsing !== undefined && !parsing.req.complete) {
-      refused.set(socket, 'answered');
+      refused.add(socket);
       refuseBodyInProgress(parsing, socket, refusal);
       return;
     }
     const head = refusesHead(error);
-    refused.set(socket, 'waiting');
+    refused.add(socket);
     // Whoever closes this connection now (node, after an answer that closes it, or the refusal
     // below), it closes gracefully: the client is still sending, and a reset would discard answers.
     lingerWhenNodeCloses(socket);
     afterResponses(socket, () => {
-      refused.set(socket, 'answered');
       if (!socket.writable) {
         // Already closing gracefully behind an answer that closed it (lingering-close.ts): leave it
         // to that, or the answer still on its way is cut by a reset.

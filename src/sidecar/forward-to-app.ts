@@ -7,19 +7,20 @@
 // - the app's answer is passed on with its connection-specific headers left on the app's hop;
 // - one more try, on another connection, for a request without a body and without side
 //   effects whose connection failed before any answer (stale-connection.ts).
-import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { PassThrough, type Readable } from 'node:stream';
 
 import type { Dispatcher, Pool } from 'undici';
 
 import { closeGracefullyAfter } from '../lingering-close.js';
+import type { RespondDecision } from '../core/http/request-view.js';
 import type { Logger } from '../logging.js';
 import { gatewayError, sendGatewayError, writeAnswer } from './answers.js';
 import { onBodyRefused } from './body-refusal.js';
 import { FailureSummary } from './failure-summary.js';
 import { loggedPath } from './logged-path.js';
+import { declaresBody } from './request-body.js';
 import { appAnswerHeaders } from './response-headers.js';
 import { mayTryAgain } from './stale-connection.js';
 
@@ -45,13 +46,6 @@ export const UPLOAD_RATE_GRACE_MS = 5_000;
 export const RETRY_AFTER_FULL_SECONDS = 1;
 
 const UPSTREAM_TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-
-/** Whether the request has a body, by the framing node's parser read (which refuses any other). */
-function declaresBody(headers: IncomingHttpHeaders): boolean {
-  if (headers['transfer-encoding'] !== undefined) return true;
-  const length = headers['content-length'];
-  return length !== undefined && length !== '0';
-}
 
 /** What to do when a client connection closes, per connection: one listener however many requests are pipelined on it. */
 const onClose = new WeakMap<Socket, Set<() => void>>();
@@ -168,6 +162,13 @@ export class AppForwarder {
     this.#inFlight -= 1;
   }
 
+  /** Refuses `req` for a full bound, logged: 503 with Retry-After, which `send` writes the host's way. */
+  refuseFull(req: IncomingMessage, send: (answer: RespondDecision) => void): void {
+    this.options.logger.warn({ path: loggedPath(req), inFlight: this.#inFlight }, 'upstream pool full: request refused with 503');
+    const full = gatewayError(503, this.options.wantsJson(req));
+    send({ ...full, headers: { ...full.headers, 'Retry-After': String(RETRY_AFTER_FULL_SECONDS) } });
+  }
+
   /**
    * Forwards `req` with `headers` (hop-by-hop fields removed, framing as forwardHeaders leaves it)
    * and writes the app's answer to `res`, or gatehouse's own 502/503/504.
@@ -181,14 +182,18 @@ export class AppForwarder {
     let current: Exchange | undefined;
     let started = false;
     const stalled = body === null ? undefined : this.#watchUpload(req, res, () => current?.abandon());
+    /** Nothing more to time, and nothing more to wait for before sending the request to the app. */
+    const stopWaiting = (): void => {
+      if (stalled !== undefined) clearInterval(stalled);
+      req.off('data', start);
+      req.off('end', start);
+    };
     let done = false;
     const finished = (): void => {
       if (done) return;
       done = true;
-      if (started) this.#inFlight -= 1;
-      if (stalled !== undefined) clearInterval(stalled);
-      req.off('data', start);
-      req.off('end', start);
+      if (started) this.release();
+      stopWaiting();
       forgetOnConnectionClose(req.socket, finished);
       // Gone before its answer was written whole: the app's request is abandoned with it.
       if (!res.writableFinished) current?.abandon();
@@ -198,10 +203,8 @@ export class AppForwarder {
     // (an HTTP/1.0 client that closes after its first answer): the connection's close ends it too.
     onConnectionClose(req.socket, finished);
     onBodyRefused(req, () => {
-      // Refused and answered by gatehouse (client-errors.ts): nothing more to time, nothing to send the app.
-      if (stalled !== undefined) clearInterval(stalled);
-      req.off('data', start);
-      req.off('end', start);
+      // Refused and answered by gatehouse (client-errors.ts): nothing to send the app.
+      stopWaiting();
       current?.abandon();
     });
     const onAnswer = this.options.onAnswer;
@@ -220,14 +223,12 @@ export class AppForwarder {
       if (started || done) return;
       req.off('data', start);
       req.off('end', start);
-      if (this.#inFlight >= this.options.maxInFlight) {
-        this.options.logger.warn({ path: loggedPath(req), inFlight: this.#inFlight }, 'upstream pool full: request refused with 503');
-        if (stalled !== undefined) clearInterval(stalled);
-        writeAnswer(res, withRetryAfter(gatewayError(503, this.options.wantsJson(req))));
+      if (!this.admit()) {
+        stopWaiting();
+        this.refuseFull(req, (answer) => writeAnswer(res, answer));
         return;
       }
       started = true;
-      this.#inFlight += 1;
       attempt(false);
     };
     if (body === null || req.readableLength > 0 || req.complete) start();
@@ -242,9 +243,9 @@ export class AppForwarder {
    * a body that stops arriving for as long as the app may stay silent, or that arrives slower than
    * MIN_UPLOAD_BYTES_PER_SECOND, on average since UPLOAD_RATE_GRACE_MS or over any stretch as long
    * as the upstream timeout (counting only the time gatehouse was ready to read: not while the app
-   * held the upload back), is given up. The app's
-   * request is abandoned and the client told 408, the connection closed. Without the rate, a
-   * client sending a byte a minute would hold a place among the requests in flight for good.
+   * held the upload back), is given up. The app's request is abandoned and the client told 408,
+   * the connection closed. Without the rate, a client sending a byte a minute would hold a place
+   * among the requests in flight for good.
    */
   #watchUpload(req: IncomingMessage, res: ServerResponse, abandon: () => void): NodeJS.Timeout {
     const tickMs = Math.min(1_000, Math.max(10, Math.floor(this.options.timeoutMs / 4)));
@@ -311,8 +312,4 @@ export class AppForwarder {
     this.#failures.error(reason, { path, reason }, 'upstream request failed');
     sendGatewayError(res, timedOut ? 504 : 502, this.options.wantsJson(req));
   }
-}
-
-function withRetryAfter(answer: ReturnType<typeof gatewayError>): ReturnType<typeof gatewayError> {
-  return { ...answer, headers: { ...answer.headers, 'Retry-After': String(RETRY_AFTER_FULL_SECONDS) } };
 }

@@ -15,6 +15,7 @@ import { jsonDecision } from '../core/http/responses.js';
 import type { Logger } from '../logging.js';
 import { lingeringClose } from '../lingering-close.js';
 import { endUpgrade } from './answers.js';
+import { declaresBody } from './request-body.js';
 import { afterResponses, responseInProgress } from './responses-in-progress.js';
 
 export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -32,15 +33,6 @@ export const UPGRADE_WITH_BODY_MESSAGE = 'Only WebSocket upgrades are supported:
 /** A WebSocket handshake is a GET that names that one protocol alone (RFC 6455 §4.1); a list could let the app pick another. */
 export function isWebSocketUpgrade(req: IncomingMessage): boolean {
   return req.method === 'GET' && req.headers.upgrade?.trim().toLowerCase() === 'websocket';
-}
-
-/**
- * node parses no body for a request it hands over as an upgrade: what follows the headers is left
- * on the socket as the new protocol's bytes, so a declared body could not be read as one.
- */
-function declaresBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /**
@@ -82,7 +74,9 @@ export function routeUpgrades(options: { websocket: UpgradeListener; ordinary: (
       });
       return;
     }
-    if (declaresBody(req)) {
+    // node parses no body for a request it hands over as an upgrade: what follows the headers is
+    // left on the socket as the new protocol's bytes, so a declared body could not be read as one.
+    if (declaresBody(req.headers)) {
       const websocket = isWebSocketUpgrade(req);
       options.logger.info({ reason: websocket ? 'WebSocket handshake with a body' : 'upgrade other than WebSocket with a body', method: req.method }, 'request rejected');
       endUpgrade(socket, jsonDecision(400, { error: websocket ? WEBSOCKET_WITH_BODY_MESSAGE : UPGRADE_WITH_BODY_MESSAGE }));

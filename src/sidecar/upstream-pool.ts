@@ -3,9 +3,9 @@
 // method) and refuses the framing headers a caller might try to set, so no body can reach the
 // app unframed; it bounds the connections, aborts a request whose signal fires, and times the
 // app's silence before and during its answer.
-import { isIP } from 'node:net';
-
 import { buildConnector, Pool } from 'undici';
+
+import { upstreamServerName } from './upstream-agent.js';
 
 export interface UpstreamPoolOptions {
   /** Connections to the app at most; requests beyond them wait in the pool's queue. */
@@ -23,8 +23,7 @@ export interface UpstreamPoolOptions {
  */
 function upstreamConnector(upstream: URL): buildConnector.connector | undefined {
   if (upstream.protocol !== 'https:') return undefined;
-  const host = upstream.hostname.replace(/^\[(.*)\]$/, '$1');
-  const servername = isIP(host) === 0 ? host : '';
+  const servername = upstreamServerName(upstream);
   const connect = buildConnector({});
   return (options, callback) => connect({ ...options, servername }, callback);
 }

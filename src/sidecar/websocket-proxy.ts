@@ -11,9 +11,10 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from '../logging.js';
 import type { AccessLog } from './access-log.js';
 import { endUpgrade, gatewayError } from './answers.js';
-import { RETRY_AFTER_FULL_SECONDS, type AppForwarder } from './forward-to-app.js';
+import type { AppForwarder } from './forward-to-app.js';
 import { HOP_BY_HOP } from './hop-by-hop.js';
 import { loggedPath } from './logged-path.js';
+import { upstreamHost } from './upstream-agent.js';
 
 export interface WebSocketProxyOptions {
   readonly upstream: URL;
@@ -44,16 +45,14 @@ export function webSocketProxy(options: WebSocketProxyOptions): (req: IncomingMe
     const path = loggedPath(req);
     // A handshake waits for the app like any request: it takes a place among those in flight until answered.
     if (!forwarder.admit()) {
-      logger.warn({ path }, 'upstream pool full: request refused with 503');
-      const full = gatewayError(503, options.wantsJson(req));
-      endUpgrade(socket, { ...full, headers: { ...full.headers, 'Retry-After': String(RETRY_AFTER_FULL_SECONDS) } });
+      forwarder.refuseFull(req, (answer) => endUpgrade(socket, answer));
       accessLog?.end(req, 503, true);
       return;
     }
     const toApp = client.request({
       agent: options.agent,
       protocol: upstream.protocol,
-      hostname: upstream.hostname.replace(/^\[(.*)\]$/, '$1'),
+      hostname: upstreamHost(upstream),
       port: upstream.port,
       method: 'GET',
       path: req.url ?? '/',
