@@ -47,25 +47,57 @@ export const RETRY_AFTER_FULL_SECONDS = 1;
 
 const UPSTREAM_TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-/** What to do when a client connection closes, per connection: one listener however many requests are pipelined on it. */
-const onClose = new WeakMap<Socket, Set<() => void>>();
+/**
+ * What to do when a client connection closes, per connection: one listener however many requests
+ * are pipelined on it. Each request's entry is a Releasable (below), released when the request is
+ * done: the connection's set outlives its requests, and V8 keeps a set's outgrown tables linked to
+ * its new ones with the entries they held, so an entry that held the request itself kept the
+ * request alive through minor collections, as the WeakMap below does.
+ */
+const onClose = new WeakMap<Socket, Set<Releasable>>();
 
-function onConnectionClose(socket: Socket, then: () => void): void {
+function onConnectionClose(socket: Socket, then: Releasable): void {
   let waiting = onClose.get(socket);
   if (waiting === undefined) {
-    const set = new Set<() => void>();
+    const set = new Set<Releasable>();
     waiting = set;
     onClose.set(socket, set);
     socket.once('close', () => {
       onClose.delete(socket);
-      for (const callback of set) callback();
+      for (const callback of set) callback.call();
     });
   }
   waiting.add(then);
 }
 
-function forgetOnConnectionClose(socket: Socket, then: () => void): void {
+function forgetOnConnectionClose(socket: Socket, then: Releasable): void {
   onClose.get(socket)?.delete(then);
+}
+
+/**
+ * A callback for a registry that outlives the request (body-refusal.ts keeps it in a WeakMap keyed
+ * by the request), which lets go of the request's state once released. V8's young-generation
+ * collector treats a WeakMap's values as strong whatever becomes of their keys, so a callback that
+ * closed over the request kept its own key alive through every minor collection: each request's
+ * whole graph (node's request and response, the exchange, undici's request, the headers) survived
+ * two of them, was promoted to the old generation, and waited there for a full collection. At about
+ * 1000 requests a second that was 2.5 MB copied per minor collection, pauses of 4–14 ms that set
+ * the proxy's p99 (BENCHMARKS.md, "the tail at a fixed rate"). Released when the request is done, the
+ * callback holds nothing of it, and the request's objects die young.
+ */
+interface Releasable {
+  readonly call: () => void;
+  release(): void;
+}
+
+function releasable(then: () => void): Releasable {
+  let held: (() => void) | undefined = then;
+  return {
+    call: () => held?.(),
+    release: () => {
+      held = undefined;
+    },
+  };
 }
 
 /** Why gatehouse gave up on a request itself (the client left, or its body was refused): no answer is owed. */
@@ -188,25 +220,29 @@ export class AppForwarder {
       req.off('data', start);
       req.off('end', start);
     };
+    // Refused and answered by gatehouse (client-errors.ts): nothing to send the app.
+    const onRefused = releasable(() => {
+      stopWaiting();
+      current?.abandon();
+    });
     let done = false;
     const finished = (): void => {
       if (done) return;
       done = true;
       if (started) this.release();
       stopWaiting();
-      forgetOnConnectionClose(req.socket, finished);
+      onRefused.release();
+      onClosed.release();
+      forgetOnConnectionClose(req.socket, onClosed);
       // Gone before its answer was written whole: the app's request is abandoned with it.
       if (!res.writableFinished) current?.abandon();
     };
     res.once('close', finished);
     // A response queued behind a pipelined one is never closed by node when the connection goes
     // (an HTTP/1.0 client that closes after its first answer): the connection's close ends it too.
-    onConnectionClose(req.socket, finished);
-    onBodyRefused(req, () => {
-      // Refused and answered by gatehouse (client-errors.ts): nothing to send the app.
-      stopWaiting();
-      current?.abandon();
-    });
+    const onClosed = releasable(finished);
+    onConnectionClose(req.socket, onClosed);
+    onBodyRefused(req, onRefused.call);
     const onAnswer = this.options.onAnswer;
     const attempt = (retried: boolean): void => {
       current = new Exchange(res, (error) => this.#failed(error as NodeJS.ErrnoException, req, res, body, retried, attempt), onAnswer && ((status) => onAnswer(req, status)));
