@@ -27,7 +27,7 @@ import type { SessionRecord } from './session/record.js';
 import { ExchangedSessions } from './session/exchanged-sessions.js';
 import type { ProviderSignOut } from './session/provider-sign-outs.js';
 import { Sessions } from './session/sessions.js';
-import type { TokenStore } from './token-store/token-store.js';
+import { StoreUnavailableError, type TokenStore } from './token-store/token-store.js';
 import { AuthenticationTokens } from './tokens/authentication-token.js';
 import { InvalidTokenError } from './tokens/errors.js';
 import { ValidatedTokenCache } from './tokens/validated-token-cache.js';
@@ -48,7 +48,17 @@ export interface AuthLayerOptions {
   readonly bearerCacheMax?: number;
   /** The shared core's header normalization (the native addon, or its fallback) the header policy is built on. */
   readonly headers: HeaderNormalizer;
+  /** Which token store runs and whether it can be reached now, as /.auth/version tells. */
+  readonly storeHealth?: StoreHealth;
 }
+
+export interface StoreHealth {
+  readonly kind: string;
+  readonly available: boolean;
+}
+
+/** How soon a caller turned away while the token store is unavailable should try again (s). */
+const STORE_RETRY_AFTER_SECONDS = '5';
 
 const LOGIN_PATH = /^\/login\/([A-Za-z0-9][A-Za-z0-9_-]*)(\/callback)?$/;
 /** Where a provider posts its back-channel logout tokens (the URL registered with it, so the alias exactly). */
@@ -106,6 +116,7 @@ export class AuthLayer {
       logger,
       now,
       version: options.version ?? '0.0.0',
+      ...(options.storeHealth !== undefined ? { storeHealth: options.storeHealth } : {}),
     };
   }
 
@@ -120,7 +131,7 @@ export class AuthLayer {
 
   async decide(view: RequestView): Promise<Decision> {
     const origin = requestOrigin(view, this.#context.config);
-    const verdict = await this.#verdict(view, origin);
+    const verdict = await this.#verdict(view, origin).catch((error: unknown) => this.#storeUnavailable(view, error));
     if (verdict.kind !== 'forward') return verdict;
     // Only with authentication off can a request with an unusable host be forwarded: its own then.
     const judged = origin ?? { scheme: view.scheme, host: view.host };
@@ -152,6 +163,21 @@ export class AuthLayer {
     // Anonymous, whatever credentials it carries: a browser sends a preflight without any.
     if (config.forwardCorsPreflights && isCorsPreflight(view)) return { kind: 'forward', identity: null };
     return await this.#protected(request);
+  }
+
+  /**
+   * The token store could not be reached (a shared store down, slow or restarting): fail closed.
+   * The request is neither taken as anonymous nor answered with a 500: 503 with Retry-After, except
+   * on an excluded path, which anyone may reach anyway and which is then forwarded anonymously
+   * (health checks keep answering). The store's own link logs each change of its state once.
+   */
+  #storeUnavailable(view: RequestView, error: unknown): Verdict {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    const { config, logger } = this.#context;
+    const ownRoute = view.path === config.apiPrefix || view.path.startsWith(`${config.apiPrefix}/`);
+    if (!ownRoute && matchExcludedPath(config.excludedPaths, view.path) !== undefined) return { kind: 'forward', identity: null };
+    logger.debug({ path: view.path, reason: error.message }, 'token store unavailable: request turned away');
+    return errorDecision(503, 'Service unavailable', 'Sign-in is unavailable for a moment. Please try again shortly.', callerWantsJson(view), { headers: { 'Retry-After': STORE_RETRY_AFTER_SECONDS } });
   }
 
   #toHttps(request: RouteRequest): Decision {

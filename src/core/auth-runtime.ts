@@ -12,6 +12,9 @@ import { encryptionKeyFromEnv } from './crypto/keys.js';
 import type { ProviderSignOut } from './session/provider-sign-outs.js';
 import type { SessionRecord } from './session/record.js';
 import { FileSystemTokenStore, KEY_FILE_NAME, loadOrCreateKeyFile, recordsWithoutKeyFile } from './token-store/filesystem.js';
+import { parseRedisUrl, REDIS_URL_VARIABLE, redisKeyPrefix, RedisLink, RedisSettingsError } from './token-store/redis-link.js';
+import { RedisTokenStore } from './token-store/redis.js';
+import type { TokenStore } from './token-store/token-store.js';
 
 export interface AuthRuntimeOptions {
   readonly config: AuthConfig;
@@ -27,9 +30,14 @@ export interface AuthRuntimeOptions {
 
 export interface AuthRuntime {
   readonly layer: AuthLayer;
-  /** Stops the sweep timer. */
-  close(): void;
+  /** The link to Redis when GATEHOUSE_REDIS_URL is set (shared with the webhook receiver's deliveries). */
+  readonly redis?: RedisLink;
+  /** Stops the sweep timer, and closes the link to Redis. */
+  close(): Promise<void>;
 }
+
+/** How long a start waits for Redis before it goes on without (protected requests answer 503 until it is there). */
+const REDIS_START_WAIT_MS = 3_000;
 
 const SWEEP_INTERVAL_MS = 10 * 60_000;
 
@@ -59,6 +67,42 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
   const { config, logger } = options;
   // Said at every start: a deployment copied from a template can have sign-in off without anyone noticing.
   if (!config.enabled) logger.warn('authentication is off (platform.enabled: false): every request reaches the app anonymously; inbound identity headers are still stripped');
+  const env = options.env ?? process.env;
+  const redisUrl = env[REDIS_URL_VARIABLE];
+  const stores = redisUrl !== undefined && redisUrl !== '' ? await redisStores(options, redisUrl) : await fileSystemStores(options);
+  const layer = new AuthLayer({
+    config,
+    headers: options.headers,
+    store: stores.sessions,
+    signOutStore: stores.signOuts,
+    masterKey: stores.masterKey,
+    logger,
+    ...(stores.redis !== undefined ? { storeHealth: { kind: 'redis', get available() { return stores.redis!.available; } } } : {}),
+    ...(options.version ? { version: options.version } : {}),
+    ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
+  });
+  // Redis removes expired records by itself (each key's TTL): only the filesystem store is swept.
+  const sweep = stores.redis === undefined ? sweepPeriodically(stores.sessions, stores.signOuts, logger) : undefined;
+  return {
+    layer,
+    ...(stores.redis !== undefined ? { redis: stores.redis } : {}),
+    close: async () => {
+      clearInterval(sweep);
+      await stores.redis?.close();
+    },
+  };
+}
+
+interface Stores {
+  readonly sessions: TokenStore<SessionRecord>;
+  readonly signOuts: TokenStore<ProviderSignOut>;
+  readonly masterKey: Buffer;
+  readonly redis?: RedisLink;
+}
+
+/** The default: encrypted files in the store directory, the key from the environment or a key file there. */
+async function fileSystemStores(options: AuthRuntimeOptions): Promise<Stores> {
+  const { config, logger } = options;
   const directory = defaultStoreDirectory(config);
   const givenKey = options.masterKey ?? encryptionKeyFromEnv(options.env);
   const orphaned = givenKey === undefined ? await recordsWithoutKeyFile(directory) : 0;
@@ -67,25 +111,40 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
     // Not silent: a key file deleted alone (a cleanup, a copied directory) ends every session.
     logger.error({ file: path.join(directory, KEY_FILE_NAME), records: orphaned }, 'token store key file was missing and has been created anew: the sessions stored with the old key cannot be read and have ended');
   }
-  const store = new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey, masterKeyFromKeyFile: givenKey === undefined, logger });
-  await inStoreDirectory(directory, () => store.prepare());
+  const sessions = new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey, masterKeyFromKeyFile: givenKey === undefined, logger });
+  await inStoreDirectory(directory, () => sessions.prepare());
   // The key file, if any, lives in the sessions' directory: this store never writes one.
-  const signOutStore = new FileSystemTokenStore<ProviderSignOut>({ directory: path.join(directory, SIGN_OUTS_DIRECTORY), app: config.app, masterKey, logger });
-  await inStoreDirectory(directory, () => signOutStore.prepare());
-  const layer = new AuthLayer({
-    config,
-    headers: options.headers,
-    store,
-    signOutStore,
-    masterKey,
-    logger,
-    ...(options.version ? { version: options.version } : {}),
-    ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
-  });
+  const signOuts = new FileSystemTokenStore<ProviderSignOut>({ directory: path.join(directory, SIGN_OUTS_DIRECTORY), app: config.app, masterKey, logger });
+  await inStoreDirectory(directory, () => signOuts.prepare());
+  return { sessions, signOuts, masterKey };
+}
+
+/**
+ * GATEHOUSE_REDIS_URL: sessions and sign-outs in Redis, shared by every instance. A URL that cannot
+ * be used is a startup error; a Redis that cannot be reached yet is a warning, and gatehouse starts
+ * (it may come up after gatehouse; until then protected requests answer 503).
+ */
+async function redisStores(options: AuthRuntimeOptions, text: string): Promise<Stores> {
+  const { config, logger } = options;
+  const env = options.env ?? process.env;
+  const url = parseRedisUrl(text);
+  const prefix = redisKeyPrefix(config.app, env);
+  const masterKey = options.masterKey ?? encryptionKeyFromEnv(env);
+  // A key file is per host: instances on two hosts would each seal with a key of their own.
+  if (masterKey === undefined) throw new RedisSettingsError(`${REDIS_URL_VARIABLE} needs GATEHOUSE_ENCRYPTION_KEY (32 bytes: 64 hex digits or base64), the same on every instance: each seals and opens the records the others wrote`);
+  const redis = new RedisLink({ url, prefix, logger });
+  if (!(await redis.open(REDIS_START_WAIT_MS))) {
+    logger.warn({ redis: redis.shownUrl, waitedMs: REDIS_START_WAIT_MS }, `${REDIS_URL_VARIABLE}: redis not reachable at start; starting anyway, protected requests answer 503 until it is`);
+  }
+  const store = <T>(kind: string) => new RedisTokenStore<T>({ link: redis, kind, app: config.app, masterKey, logger });
+  return { sessions: store<SessionRecord>('session'), signOuts: store<ProviderSignOut>('signout'), masterKey, redis };
+}
+
+function sweepPeriodically(sessions: TokenStore<SessionRecord>, signOuts: TokenStore<ProviderSignOut>, logger: Logger): NodeJS.Timeout {
   // Each store, with what its sweep logs when it removed records and when it failed.
   const sweeps = [
-    [store, 'expired sessions swept', 'session sweep failed'],
-    [signOutStore, 'expired provider sign-outs swept', 'provider sign-out sweep failed'],
+    [sessions, 'expired sessions swept', 'session sweep failed'],
+    [signOuts, 'expired provider sign-outs swept', 'provider sign-out sweep failed'],
   ] as const;
   const sweep = setInterval(() => {
     for (const [swept, removedMessage, failedMessage] of sweeps) {
@@ -96,5 +155,5 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
     }
   }, SWEEP_INTERVAL_MS);
   sweep.unref();
-  return { layer, close: () => clearInterval(sweep) };
+  return sweep;
 }

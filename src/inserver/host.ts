@@ -62,7 +62,7 @@ export async function startInServer(options: InServerOptions): Promise<InServer>
     config: loaded.config,
     close: () => {
       interceptor.close();
-      runtime.close();
+      void runtime.close();
     },
   };
 }

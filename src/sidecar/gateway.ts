@@ -58,7 +58,8 @@ export interface Gateway {
   readonly logger: Logger;
   /** A client connection with no bytes either way for this long is closed (see attach). */
   readonly clientIdleTimeoutMs: number;
-  close(): void;
+  /** Stops the sweep and the upstream pool, and closes the link to Redis. */
+  close(): Promise<void>;
 }
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
@@ -82,7 +83,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ...(accessLog ? { accessLog } : {}),
     ...(options.authBodyDeadlineMs !== undefined ? { authBodyDeadlineMs: options.authBodyDeadlineMs } : {}),
   });
-  const receiver = new WebhookReceiver({ logger, core: options.core, ...(options.env ? { env: options.env } : {}), ...options.webhook });
+  const receiver = new WebhookReceiver({ logger, core: options.core, ...(options.env ? { env: options.env } : {}), ...(runtime.redis ? { redis: runtime.redis } : {}), ...options.webhook });
   // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
   const served = createRequestListener(receiver, sidecar.app);
   const listener = accessLog?.wrap(served) ?? served;
@@ -94,9 +95,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     upgrade: routeUpgrades({ websocket: sidecar.handleUpgrade, ordinary: listener, logger }),
     logger,
     clientIdleTimeoutMs: upstreamTimeoutMs + CLIENT_IDLE_MARGIN_MS,
-    close: () => {
-      runtime.close();
+    close: async () => {
       sidecar.close();
+      await runtime.close();
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { RedisLink } from '../core/token-store/redis-link.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import { MAX_TIMER_MS } from '../timer-limit.js';
@@ -31,8 +32,10 @@ export interface WebhookReceiverOptions {
   bodyDeadlineMs?: number;
   /** How long a delivery id is remembered for de-duplication. */
   deliveryWindowMs?: number;
-  /** At most this many delivery ids are remembered (oldest forgotten first). */
+  /** At most this many delivery ids are remembered (oldest forgotten first; in this process only). */
   maxDeliveries?: number;
+  /** Delivery ids are remembered in Redis through this link, shared by every instance (GATEHOUSE_REDIS_URL). */
+  redis?: RedisLink;
   /** Environment read for the defaults above (default process.env). */
   env?: NodeJS.ProcessEnv;
   logger?: Logger;

@@ -12,13 +12,22 @@ export type DeliveryOutcome<T> =
   | { readonly kind: 'duplicate'; readonly value: T }
   | { readonly kind: 'conflict' };
 
+/** Where deliveries are remembered: this process (DeliveryLog), or Redis, shared by every instance (SharedDeliveryLog). */
+export interface DeliveryRegistry<T> {
+  /**
+   * Runs `handler` for a delivery seen for the first time; a redelivery (same id, same digest) gets
+   * the first run's answer without running it again; the same id with another digest is a conflict.
+   */
+  run(id: string, bodyDigest: string, handler: () => T | Promise<T>): Promise<DeliveryOutcome<T>>;
+}
+
 /**
  * Remembers recent deliveries by id so a redelivery runs its handler once and
  * gets the first answer again. Bounded twice: by a time window and by a
  * maximum count (oldest forgotten first). The outcome is recorded before the
  * handler runs, so concurrent duplicates share one run.
  */
-export class DeliveryLog<T> {
+export class DeliveryLog<T> implements DeliveryRegistry<T> {
   readonly #entries = new Map<string, Entry<T>>();
 
   constructor(

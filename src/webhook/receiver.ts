@@ -8,9 +8,11 @@ import { defaultCore } from '../native/index.js';
 import type { SignatureVerifier } from '../native/types.js';
 import { BodyReadError, readRawBody } from './body.js';
 import { resolveWebhookConfig, type WebhookConfig, type WebhookReceiverOptions } from './config.js';
-import { DeliveryLog, MAX_DELIVERY_ID_LENGTH } from './deliveries.js';
+import { StoreUnavailableError } from '../core/token-store/token-store.js';
+import { DeliveryLog, MAX_DELIVERY_ID_LENGTH, type DeliveryRegistry } from './deliveries.js';
 import { describeError } from './errors.js';
 import { dispatch, type EventSummary } from './handlers/index.js';
+import { SharedDeliveryLog } from './shared-deliveries.js';
 import { decodePayload, PayloadError, type JsonObject } from './payload.js';
 import { errorResponse, jsonResponse, type WebhookResponse } from './response.js';
 import { Subscribers, type Subscriber, type SubscriptionName } from './subscribers.js';
@@ -31,6 +33,7 @@ export const MESSAGES = {
   badLength: 'Request body length does not match Content-Length.',
   conflict: 'This X-Forge-Delivery id was already used for a different payload.',
   internal: 'Internal error while processing the delivery.',
+  storeUnavailable: 'Deliveries cannot be checked for duplicates right now; please deliver again shortly.',
   notConfigured: (variable: string) => `Server is not configured with ${variable}.`,
 } as const;
 
@@ -58,7 +61,7 @@ export class WebhookReceiver {
   readonly config: WebhookConfig;
   readonly logger: Logger;
   readonly #verifier: SignatureVerifier;
-  readonly #deliveries: DeliveryLog<EventSummary>;
+  readonly #deliveries: DeliveryRegistry<EventSummary>;
   readonly #subscribers: Subscribers;
 
   constructor(options: WebhookReceiverOptions = {}) {
@@ -66,7 +69,7 @@ export class WebhookReceiver {
     this.logger = options.logger ?? createLogger();
     const core = options.core ?? defaultCore().core;
     this.#verifier = core.createVerifier(this.config.secrets);
-    this.#deliveries = new DeliveryLog(this.config.deliveryWindowMs, this.config.maxDeliveries, options.now);
+    this.#deliveries = options.redis !== undefined ? new SharedDeliveryLog(options.redis, this.config.deliveryWindowMs) : new DeliveryLog(this.config.deliveryWindowMs, this.config.maxDeliveries, options.now);
     this.#subscribers = new Subscribers(this.logger);
   }
 
@@ -176,6 +179,11 @@ export class WebhookReceiver {
           return [errorResponse(409, MESSAGES.conflict), 'delivery id reused'];
       }
     } catch (error) {
+      if (error instanceof StoreUnavailableError) {
+        // Whether it ran before cannot be told: not run, and the sender is asked to deliver it again.
+        this.logger.warn({ reason: error.message }, 'webhook delivery turned away: the delivery store is unavailable');
+        return [errorResponse(503, MESSAGES.storeUnavailable, { headers: { 'Retry-After': '5' } }), 'delivery store unavailable'];
+      }
       this.logger.error({ err: describeError(error) }, 'webhook handler threw');
       return [errorResponse(500, MESSAGES.internal), 'handler error'];
     }

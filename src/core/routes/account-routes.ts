@@ -179,6 +179,8 @@ export function logoutDone(): Decision {
   return pageDecision(200, 'Signed out', 'You have signed out.', {}, linksParagraph([{ href: '/', text: 'Home' }]));
 }
 
+/** The version, and with a shared store whether it can be reached (for readiness checks). */
 export function version(context: LayerContext): Decision {
-  return jsonDecision(200, { version: context.version });
+  const store = context.storeHealth;
+  return jsonDecision(200, { version: context.version, ...(store !== undefined ? { tokenStore: { kind: store.kind, available: store.available } } : {}) });
 }

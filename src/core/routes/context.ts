@@ -28,6 +28,8 @@ export interface LayerContext {
   readonly logger: Logger;
   readonly now: () => number;
   readonly version: string;
+  /** Which token store runs and whether it can be reached (/.auth/version). */
+  readonly storeHealth?: { readonly kind: string; readonly available: boolean };
 }
 
 /**

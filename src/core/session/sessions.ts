@@ -30,13 +30,17 @@ export type RefreshOutcome =
   | { readonly ok: false; readonly reason: 'no-refresh-token' | 'refused' | 'unavailable' | 'gone' | 'ended' };
 
 export class Sessions {
-  readonly #cache = new Map<string, { record: SessionRecord; until: number }>();
+  /** `name`: the store's name for the id, when the store tells of other instances' changes by name. */
+  readonly #cache = new Map<string, { record: SessionRecord; until: number; name?: string }>();
+  /** Cached ids by the store's name for them (a store with StoreChanges only). */
+  readonly #cachedNames = new Map<string, string>();
   readonly #refreshing = new Map<string, Promise<RefreshOutcome>>();
   /** Store reads in flight, shared by every request for the same session while it is read. */
   readonly #reading = new Map<string, Promise<SessionRecord | undefined>>();
   readonly #verified = new Map<string, string>();
   readonly #fingerprints: ReadonlyMap<string, string>;
   readonly #signOuts: ProviderSignOuts;
+  readonly #signOutStore: TokenStore<ProviderSignOut>;
   /** Moves when a provider reports a sign-out here: a store read that overlapped one is not cached. */
   #signOutsReported = 0;
   /**
@@ -59,9 +63,33 @@ export class Sessions {
     /** Where providers' back-channel sign-outs are kept; shared by the instances that share `store`. */
     signOutStore: TokenStore<ProviderSignOut> = new MemoryTokenStore(now),
   ) {
+    this.#signOutStore = signOutStore;
     this.#fingerprints = new Map([...providers].map(([alias, provider]) => [alias, provider.fingerprint]));
     this.#inTurn = turnsOf(store);
     this.#signOuts = new ProviderSignOuts(signOutStore, signOutRetentionMs(config, cacheTtlMs), now);
+    // Another instance logged a session out or refreshed it: read it again from the next request on.
+    store.changes?.onChange((name) => (name === undefined ? this.#forgetAll() : this.#forgetNamed(name)));
+    // A provider's sign-out kept by another instance may end any cached session.
+    signOutStore.changes?.onChange(() => {
+      this.#signOutsReported++;
+      this.#forgetAll();
+    });
+  }
+
+  /** Whether what is read from the store may be cached now: not while another instance's changes could go unheard. */
+  get #mayCache(): boolean {
+    return this.cacheTtlMs > 0 && this.store.changes?.watching !== false && this.#signOutStore.changes?.watching !== false;
+  }
+
+  #forgetNamed(name: string): void {
+    const id = this.#cachedNames.get(name);
+    if (id !== undefined) this.#forget(id);
+  }
+
+  #forgetAll(): void {
+    this.#cache.clear();
+    this.#cachedNames.clear();
+    this.#reading.clear();
   }
 
   /** The session id the request's cookie carries, if its MAC is right (forgeries stop here, before any lookup). */
@@ -187,10 +215,18 @@ export class Sessions {
 
   #remember(id: string, record: SessionRecord): void {
     this.#reading.delete(id); // a read in flight is older than this record
+    this.#uncache(id);
+    if (!this.#mayCache) return;
+    const name = this.store.changes?.nameOf(id);
+    this.#cache.set(id, { record, until: this.now() + this.cacheTtlMs, ...(name !== undefined ? { name } : {}) });
+    if (name !== undefined) this.#cachedNames.set(name, id);
+    while (this.#cache.size > SESSION_CACHE_MAX) this.#uncache(this.#cache.keys().next().value as string);
+  }
+
+  #uncache(id: string): void {
+    const name = this.#cache.get(id)?.name;
+    if (name !== undefined) this.#cachedNames.delete(name);
     this.#cache.delete(id);
-    if (this.cacheTtlMs <= 0) return;
-    this.#cache.set(id, { record, until: this.now() + this.cacheTtlMs });
-    while (this.#cache.size > SESSION_CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value as string);
   }
 
   assess(record: SessionRecord | undefined, host: string): Assessment {
@@ -228,7 +264,7 @@ export class Sessions {
   }
 
   #forget(id: string): void {
-    this.#cache.delete(id);
+    this.#uncache(id);
     this.#reading.delete(id);
   }
 

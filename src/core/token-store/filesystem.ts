@@ -9,16 +9,16 @@
 // - Writes are atomic: temp file, fsync, rename, then fsync of the directory.
 // - Exclusive sections are lock files created with O_EXCL beside the record,
 //   which every instance sharing the directory honours.
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { constants, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
 import type { Logger } from '../../logging.js';
 import { deriveKey, EncryptionKeyError, parseEncryptionKey } from '../crypto/keys.js';
+import { openRecord, parseSealedRecord, sealRecord } from './sealed-record.js';
 import { checkedExpiry, type TokenStore } from './token-store.js';
 
-const FORMAT = 1;
 const RECORD_SUFFIX = '.session';
 const TEMP_SUFFIX = '.tmp';
 /** Errors that say one record cannot be read, while the store itself can (see get). */
@@ -53,14 +53,6 @@ export interface FileSystemTokenStoreOptions {
   readonly masterKeyFromKeyFile?: boolean;
   readonly logger?: Logger;
   readonly now?: () => number;
-}
-
-interface RecordFile {
-  readonly format: number;
-  readonly expiresAt: number;
-  readonly iv: string;
-  readonly tag: string;
-  readonly data: string;
 }
 
 function isErrno(error: unknown, code: string): boolean {
@@ -213,10 +205,6 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
     return `${createHmac('sha256', namesKey).update(id).digest('hex')}${RECORD_SUFFIX}`;
   }
 
-  static #aad(fileName: string, expiresAt: number): Buffer {
-    return Buffer.from(`gatehouse-token-store:${FORMAT}:${fileName}:${expiresAt}`);
-  }
-
   async get(id: string): Promise<T | undefined> {
     const keys = await this.#loadKeys();
     const fileName = this.#fileName(keys.names, id);
@@ -234,52 +222,22 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
       }
       throw error;
     }
-    const record = this.#parse(text);
+    const record = parseSealedRecord(text);
     if (record === undefined) {
       this.#logger?.warn({ file: fileName, reason: 'unparseable' }, 'token store record ignored');
       return undefined;
     }
     if (record.expiresAt <= this.#now()) return undefined;
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', keys.data, Buffer.from(record.iv, 'base64'));
-      decipher.setAAD(FileSystemTokenStore.#aad(fileName, record.expiresAt));
-      decipher.setAuthTag(Buffer.from(record.tag, 'base64'));
-      const plain = Buffer.concat([decipher.update(Buffer.from(record.data, 'base64')), decipher.final()]);
-      return JSON.parse(plain.toString('utf8')) as T;
-    } catch {
-      this.#logger?.warn({ file: fileName, reason: 'does not decrypt' }, 'token store record ignored');
-      return undefined;
-    }
-  }
-
-  #parse(text: string): RecordFile | undefined {
-    try {
-      const value = JSON.parse(text) as Partial<RecordFile>;
-      if (
-        value.format === FORMAT &&
-        typeof value.expiresAt === 'number' &&
-        typeof value.iv === 'string' &&
-        typeof value.tag === 'string' &&
-        typeof value.data === 'string'
-      ) {
-        return value as RecordFile;
-      }
-    } catch {
-      // fall through: unparseable
-    }
-    return undefined;
+    const opened = openRecord<T>(keys.data, fileName, record);
+    if (opened === undefined) this.#logger?.warn({ file: fileName, reason: 'does not decrypt' }, 'token store record ignored');
+    return opened;
   }
 
   async put(id: string, record: T, expiresAt: number): Promise<void> {
     checkedExpiry(expiresAt);
     const keys = await this.#loadKeys();
     const fileName = this.#fileName(keys.names, id);
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', keys.data, iv);
-    cipher.setAAD(FileSystemTokenStore.#aad(fileName, expiresAt));
-    const data = Buffer.concat([cipher.update(JSON.stringify(record), 'utf8'), cipher.final()]);
-    const file: RecordFile = { format: FORMAT, expiresAt, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') };
-    await this.#writeAtomically(fileName, JSON.stringify(file));
+    await this.#writeAtomically(fileName, JSON.stringify(sealRecord(keys.data, fileName, record, expiresAt)));
   }
 
   async #writeAtomically(fileName: string, contents: string): Promise<void> {
@@ -481,7 +439,7 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
   }
 
   #expiredOrUnreadable(text: string, now: number): boolean {
-    const record = this.#parse(text);
+    const record = parseSealedRecord(text);
     return record === undefined || record.expiresAt <= now;
   }
 

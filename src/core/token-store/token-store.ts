@@ -36,10 +36,38 @@ export interface TokenStore<T> {
    * (token-store/turns.ts).
    */
   exclusive?<R>(id: string, work: () => Promise<R>): Promise<R>;
+  /** Offered by a store shared by several instances that can tell each of the others' changes (the Redis store). */
+  readonly changes?: StoreChanges;
 }
 
 /** `expiresAt` as put takes it; throws the RangeError put rejects with. */
 export function checkedExpiry(expiresAt: number): number {
   if (!Number.isFinite(expiresAt)) throw new RangeError(`a token store record's expiry must be a finite time, not ${expiresAt}`);
   return expiresAt;
+}
+
+/**
+ * The store cannot be reached or did not answer in time (a shared store's server is down, slow or
+ * restarting). Nothing is known about the record: callers fail closed (a protected request answers
+ * 503 with Retry-After) and never take it for absent.
+ */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+}
+
+/**
+ * What a store shared by several instances tells each of them about the others' writes, so that
+ * each can cache what it read and still honour a logout made elsewhere at once.
+ */
+export interface StoreChanges {
+  /** The name under which the store keeps `id`, as the notices carry it. */
+  nameOf(id: string): string;
+  /**
+   * `listener` hears the name of every record another instance wrote or removed, and `undefined`
+   * when notices may have been missed (the link to the store was lost, or is back): everything
+   * cached from the store must then be read again.
+   */
+  onChange(listener: (name: string | undefined) => void): void;
+  /** Whether notices are arriving now. While they are not, nothing read from the store may be cached. */
+  readonly watching: boolean;
 }
