@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
@@ -14,16 +15,21 @@ import { VERSION } from './version.js';
 import { DEFAULT_WEBHOOK_PATH, type WebhookConfig } from './webhook/config.js';
 import { signatureHeader } from './webhook/sign.js';
 import { wholeNumber } from './whole-number.js';
+import { reportListening, startWorkers, stopWhenPrimaryAsks } from './workers/primary.js';
+import { WorkerChannel } from './workers/worker-channel.js';
+import { parseWorkerCount } from './workers/worker-count.js';
 
 const USAGE = `Usage:
   gatehouse dev [--host 127.0.0.1] [--port 8080]
       Zero-configuration demo: a development OpenID provider, a demo app, and
       gatehouse in front of it. Sign in as demo / demo.
   gatehouse serve --upstream <url> [--config <file>] [--host 127.0.0.1] [--port 8080]
+                  [--workers N|auto]
       The sidecar: authenticate every request, forward to <url> with identity
       headers. Configuration: --config, else $GATEHOUSE_AUTH_CONFIG_JSON or
       $WEBSITE_AUTH_V2_CONFIG_JSON. The webhook receiver is at ${DEFAULT_WEBHOOK_PATH}.
-  gatehouse serve [--host 127.0.0.1] [--port 8080]
+      --workers: processes sharing the port (auto: one per usable CPU).
+  gatehouse serve [--host 127.0.0.1] [--port 8080] [--workers N|auto]
       Without --upstream: only the signed webhook receiver.
   gatehouse sign [--secret <secret>] [--file <path>]
       Print the X-Forge-Signature-256 value for a body read from --file or stdin.
@@ -60,17 +66,24 @@ const SHUTDOWN_GRACE_MS = 10_000;
  * Runs `stop` on the first SIGINT or SIGTERM, then exits once the logs are out; a second signal
  * exits at once. Installed before the listening line is printed: whoever waits for that line
  * (a supervisor, a test) may signal at once, and must get a graceful stop, not node's default kill.
+ * Returns what starts the same stop without a signal (a worker asked by the primary); asked again,
+ * it changes nothing.
  */
-function stopOn(logger: Logger, stop: () => Promise<void>): void {
+function stopOn(logger: Logger, stop: () => Promise<void>): () => void {
   let stopping = false;
-  const onSignal = (): void => {
-    if (stopping) process.exit(1);
+  const begin = (): void => {
+    if (stopping) return;
     stopping = true;
     const exit = (code: number) => () => flushLogs(logger).then(() => process.exit(code));
     stop().then(exit(0), exit(1));
   };
+  const onSignal = (): void => {
+    if (stopping) process.exit(1);
+    begin();
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  return begin;
 }
 
 /** A graceful stop of a listening server: requests in progress may finish, for SHUTDOWN_GRACE_MS at most. */
@@ -82,39 +95,76 @@ async function drain(listening: Pick<Listening, 'drain'>, logger: Logger): Promi
 }
 
 async function serve(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' }, upstream: { type: 'string' }, config: { type: 'string' } } });
+  const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' }, upstream: { type: 'string' }, config: { type: 'string' }, workers: { type: 'string' } } });
   const host = values.host ?? '127.0.0.1';
   const port = listenPort(values.port);
-  if (values.upstream === undefined) {
-    if (values.config !== undefined) throw new UsageError('--config needs --upstream (the app to protect)');
-    const logger = createLogger();
-    const running = await startServer({ host, port, logger });
-    stopOn(logger, () => drain(running, logger));
-    console.log(`gatehouse listening on ${running.url}`);
-    announceReceiver(running.url, running.receiver.config);
+  const workers = parseWorkerCount(values.workers);
+  if (typeof workers !== 'number') throw new UsageError(workers.problem);
+  if (values.upstream === undefined && values.config !== undefined) throw new UsageError('--config needs --upstream (the app to protect)');
+  if (workers > 1 && cluster.isPrimary) return servePrimary(workers, values.upstream, values.config);
+  // A worker of `--workers`: its log lines say which, and the primary prints the listening lines.
+  const logger = cluster.isWorker ? createLogger().child({ worker: cluster.worker!.id }) : createLogger();
+  const started = values.upstream === undefined ? await serveReceiver(host, port, logger) : await serveGateway(host, port, upstreamUrl(values.upstream), values.config, logger);
+  if (cluster.isWorker) {
+    reportListening(started.url, started.lines);
+    stopWhenPrimaryAsks(started.stop);
     return;
   }
-  const upstream = upstreamUrl(values.upstream);
-  const logger = createLogger();
-  const loaded = loadAuthConfig(values.config);
+  for (const line of started.lines) console.log(line);
+}
+
+/** What a started server prints, and how to stop it gracefully. */
+interface Started {
+  readonly url: string;
+  readonly lines: readonly string[];
+  readonly stop: () => void;
+}
+
+async function serveReceiver(host: string, port: number, logger: Logger): Promise<Started> {
+  const running = await startServer({ host, port, logger });
+  const stop = stopOn(logger, () => drain(running, logger));
+  return { url: running.url, lines: [`gatehouse listening on ${running.url}`, receiverLine(running.url, running.receiver.config)], stop };
+}
+
+async function serveGateway(host: string, port: number, upstream: string, configFile: string | undefined, logger: Logger): Promise<Started> {
+  const loaded = loadAuthConfig(configFile);
   for (const warning of loaded.warnings) logger.warn({ source: loaded.source }, `configuration: ${warning}`);
   const { core } = coreSelection(logger);
   const front = await listenEarly(host, port);
-  const gateway = await createGateway({ config: loaded.config, upstream, core, logger, version: VERSION });
+  const gateway = await createGateway({ config: loaded.config, upstream, core, logger, version: VERSION, ...(cluster.isWorker ? { storeChannel: new WorkerChannel() } : {}) });
   attach(front, gateway);
-  stopOn(logger, async () => {
+  const stop = stopOn(logger, async () => {
     await drain(front, logger);
     // Only now: requests in progress were still using the upstream connections.
-    gateway.close();
+    await gateway.close();
   });
-  console.log(`gatehouse listening on ${front.url} → ${upstream}`);
-  announceReceiver(front.url, gateway.receiver.config);
+  return { url: front.url, lines: [`gatehouse listening on ${front.url} → ${upstream}`, receiverLine(front.url, gateway.receiver.config)], stop };
+}
+
+/**
+ * `serve --workers N`: the primary checks what it can before forking (a bad --upstream or
+ * configuration is said once, not by every worker), then runs the workers and prints what the
+ * first of them would have printed.
+ */
+async function servePrimary(count: number, upstream: string | undefined, configFile: string | undefined): Promise<void> {
+  if (upstream !== undefined) {
+    upstreamUrl(upstream);
+    loadAuthConfig(configFile);
+  }
+  const logger = createLogger();
+  const running = await startWorkers(count, logger);
+  stopOn(logger, async () => {
+    logger.info({ graceMs: SHUTDOWN_GRACE_MS }, 'stopping: every worker stops gracefully');
+    await running.stop(SHUTDOWN_GRACE_MS);
+    logger.info('stopped');
+  });
+  for (const line of running.listening.announcement) console.log(line);
 }
 
 /** Where deliveries go, and, when no secret is set, that every one of them will get a 500 (SPEC §4.2 step 1) until it is. */
-function announceReceiver(url: string, config: Pick<WebhookConfig, 'path' | 'secrets' | 'secretVariable'>): void {
+function receiverLine(url: string, config: Pick<WebhookConfig, 'path' | 'secrets' | 'secretVariable'>): string {
   const unconfigured = config.secrets.length === 0 ? ` (not configured: answers 500 until ${config.secretVariable} is set)` : '';
-  console.log(`webhook receiver: POST ${url}${config.path}${unconfigured}`);
+  return `webhook receiver: POST ${url}${config.path}${unconfigured}`;
 }
 
 async function dev(args: string[]): Promise<void> {
@@ -130,7 +180,7 @@ async function dev(args: string[]): Promise<void> {
     console.log(`listening on ${running.listeningBeyondLoopback}, but sign-in works only in a browser on this machine: the development OpenID provider listens on loopback`);
   }
   console.log(`development OpenID provider: ${running.issuer}`);
-  announceReceiver(running.url, running.receiver.config);
+  console.log(receiverLine(running.url, running.receiver.config));
 }
 
 function sign(args: string[]): void {

@@ -14,6 +14,7 @@ import type { SessionRecord } from './session/record.js';
 import { FileSystemTokenStore, KEY_FILE_NAME, loadOrCreateKeyFile, recordsWithoutKeyFile } from './token-store/filesystem.js';
 import { parseRedisUrl, REDIS_URL_VARIABLE, redisKeyPrefix, RedisLink, RedisSettingsError } from './token-store/redis-link.js';
 import { RedisTokenStore } from './token-store/redis.js';
+import type { PublishingChannel } from './token-store/change-channel.js';
 import type { TokenStore } from './token-store/token-store.js';
 
 export interface AuthRuntimeOptions {
@@ -26,6 +27,12 @@ export interface AuthRuntimeOptions {
   readonly sessionCacheTtlMs?: number;
   /** The shared core's header normalization (the native addon, or its fallback). */
   readonly headers: HeaderNormalizer;
+  /**
+   * With the token store directory: where the processes sharing it on this host (the workers of
+   * `serve --workers`) tell each other of every change, so that none trusts a cached session
+   * another has logged out. (Redis has its own channel.)
+   */
+  readonly storeChannel?: PublishingChannel;
 }
 
 export interface AuthRuntime {
@@ -111,10 +118,11 @@ async function fileSystemStores(options: AuthRuntimeOptions): Promise<Stores> {
     // Not silent: a key file deleted alone (a cleanup, a copied directory) ends every session.
     logger.error({ file: path.join(directory, KEY_FILE_NAME), records: orphaned }, 'token store key file was missing and has been created anew: the sessions stored with the old key cannot be read and have ended');
   }
-  const sessions = new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey, masterKeyFromKeyFile: givenKey === undefined, logger });
+  const told = (kind: string) => (options.storeChannel !== undefined ? { channel: { via: options.storeChannel, kind } } : {});
+  const sessions = new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey, masterKeyFromKeyFile: givenKey === undefined, logger, ...told('session') });
   await inStoreDirectory(directory, () => sessions.prepare());
   // The key file, if any, lives in the sessions' directory: this store never writes one.
-  const signOuts = new FileSystemTokenStore<ProviderSignOut>({ directory: path.join(directory, SIGN_OUTS_DIRECTORY), app: config.app, masterKey, logger });
+  const signOuts = new FileSystemTokenStore<ProviderSignOut>({ directory: path.join(directory, SIGN_OUTS_DIRECTORY), app: config.app, masterKey, logger, ...told('signout') });
   await inStoreDirectory(directory, () => signOuts.prepare());
   return { sessions, signOuts, masterKey };
 }

@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import type { AuthLayer } from '../core/auth-layer.js';
 import { startAuthRuntime } from '../core/auth-runtime.js';
 import type { AuthConfig } from '../core/config/auth-config.js';
+import type { PublishingChannel } from '../core/token-store/change-channel.js';
 import { behindTrustedProxy } from '../core/http/origin.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
@@ -44,6 +45,8 @@ export interface GatewayOptions {
   readonly upstreamConnections?: number;
   /** Requests that may wait for a connection to the app; default GATEHOUSE_UPSTREAM_QUEUE, else 1024. */
   readonly upstreamQueue?: number;
+  /** Where the workers sharing the token store directory tell each other of its changes (serve --workers). */
+  readonly storeChannel?: PublishingChannel;
 }
 
 export interface Gateway {
@@ -71,7 +74,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const upstreamTimeoutMs = resolveUpstreamTimeout(options.upstreamTimeoutMs, env);
   const limits = resolveUpstreamLimits({ connections: options.upstreamConnections, queue: options.upstreamQueue }, env);
   const accessLog = resolveAccessLog(options.accessLog, env) ? new AccessLog(logger, { trustForwardedFor: behindTrustedProxy(config) }) : undefined;
-  const runtime = await startAuthRuntime({ config, logger, headers: options.core, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}) });
+  const runtime = await startAuthRuntime({ config, logger, headers: options.core, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}), ...(options.storeChannel ? { storeChannel: options.storeChannel } : {}) });
   const { layer } = runtime;
   const sidecar = createSidecar({
     layer,

@@ -1,20 +1,18 @@
 // The `gatehouse` command, run as a user runs it (a child process).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { expect } from 'chai';
 
 import { deliver, listen, SECRET } from '../support/http.js';
+import { CLI, outputShowing, root, serve } from '../support/cli-process.js';
 import { raw } from '../support/raw-http.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CLI = ['--import', 'tsx', path.join(root, 'src', 'cli.ts')];
 
 function run(args: string[], options: { input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}) {
   const env = { ...process.env, FORGE_WEBHOOK_SECRET: '', GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '', ...options.env };
@@ -22,47 +20,6 @@ function run(args: string[], options: { input?: string | Buffer; env?: NodeJS.Pr
   const result = spawnSync(process.execPath, [...CLI, ...args], { cwd: root, input: options.input, env, encoding: 'utf8', timeout: 25_000, killSignal: 'SIGKILL' });
   if (result.error) throw result.error;
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-/**
- * The child's output once it shows `expected`, else as it is after 5 s. What it logs travels through
- * its stdout pipe, apart from the answers it sends: a line may arrive just after the answer it is about.
- */
-async function outputShowing(server: { output: () => string }, expected: RegExp | string): Promise<string> {
-  const shows = () => (typeof expected === 'string' ? server.output().includes(expected) : expected.test(server.output()));
-  for (let waited = 0; !shows() && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
-  return server.output();
-}
-
-/** Starts `gatehouse serve` (or another command) and resolves once it prints its URL. */
-function serve(
-  env: NodeJS.ProcessEnv,
-  args: string[] = ['serve', '--port', '0'],
-): Promise<{ url: string; output: () => string; stop: () => Promise<number | null>; closeStdout: () => void; kill: () => void }> {
-  const child = spawn(process.execPath, [...CLI, ...args], { cwd: root, env: { ...process.env, ...env } });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      output += d.toString();
-      const match = /(?:gatehouse listening on|gatehouse dev: open) (http:\/\/[^\s/]+)/.exec(output);
-      if (match) {
-        resolve({
-          url: match[1]!,
-          output: () => output,
-          stop: () => new Promise((done) => {
-            child.once('exit', (code) => done(code));
-            child.kill('SIGTERM');
-          }),
-          // As a log shipper that dies does: the child's next write to stdout fails with EPIPE.
-          closeStdout: () => child.stdout.destroy(),
-          kill: () => child.kill('SIGKILL'),
-        });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${output}`)));
-  });
 }
 
 describe('gatehouse CLI', () => {

@@ -9,6 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
+import { freePort } from './free-port.js';
+
 export const REDIS_SERVER = process.env.GATEHOUSE_REDIS_SERVER ?? '/usr/bin/redis-server';
 
 export interface TestRedis {
@@ -20,14 +22,6 @@ export interface TestRedis {
   start(): Promise<void>;
   /** Stops it and removes its directory. */
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Whether the server answers PING on the port. */

@@ -16,8 +16,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 import type { Logger } from '../../logging.js';
 import { deriveKey, EncryptionKeyError, parseEncryptionKey } from '../crypto/keys.js';
+import { changesOf, type PublishingChannel } from './change-channel.js';
 import { openRecord, parseSealedRecord, sealRecord } from './sealed-record.js';
-import { checkedExpiry, type TokenStore } from './token-store.js';
+import { checkedExpiry, type StoreChanges, type TokenStore } from './token-store.js';
 
 const RECORD_SUFFIX = '.session';
 const TEMP_SUFFIX = '.tmp';
@@ -53,6 +54,11 @@ export interface FileSystemTokenStoreOptions {
   readonly masterKeyFromKeyFile?: boolean;
   readonly logger?: Logger;
   readonly now?: () => number;
+  /**
+   * Where this store tells the other processes sharing the directory (the workers of one host) of
+   * each write and removal, and hears of theirs (StoreChanges). Needs `masterKey`.
+   */
+  readonly channel?: { readonly via: PublishingChannel; readonly kind: string };
 }
 
 function isErrno(error: unknown, code: string): boolean {
@@ -162,6 +168,7 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
   /** The key file's key, written back if the directory has to be recreated. */
   #keyFileKey: Buffer | undefined;
   #recreating: Promise<void> | undefined;
+  readonly changes?: StoreChanges;
 
   constructor(private readonly options: FileSystemTokenStoreOptions) {
     // Scope by a digest of the app name: any app name makes a safe directory name.
@@ -169,6 +176,18 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
     this.#directory = path.join(options.directory, `app-${scope}`);
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
+    const channel = options.channel;
+    if (channel !== undefined) {
+      if (options.masterKey === undefined) throw new TypeError('a token store that tells other processes of its changes needs its master key');
+      const names = deriveKey(options.masterKey, 'token-store-names', options.app);
+      this.changes = changesOf(channel.via, channel.kind, (id) => this.#fileName(names, id));
+    }
+  }
+
+  /** Tells the other processes sharing the directory that the record changed (after the change took effect). */
+  #tell(fileName: string): void {
+    const channel = this.options.channel;
+    channel?.via.publish({ kind: channel.kind, name: fileName });
   }
 
   /** Where this app's records are kept. */
@@ -238,6 +257,7 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
     const keys = await this.#loadKeys();
     const fileName = this.#fileName(keys.names, id);
     await this.#writeAtomically(fileName, JSON.stringify(sealRecord(keys.data, fileName, record, expiresAt)));
+    this.#tell(fileName);
   }
 
   async #writeAtomically(fileName: string, contents: string): Promise<void> {
@@ -318,7 +338,9 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
 
   async delete(id: string): Promise<void> {
     const keys = await this.#loadKeys();
-    await fs.rm(path.join(this.#directory, this.#fileName(keys.names, id)), { force: true });
+    const fileName = this.#fileName(keys.names, id);
+    await fs.rm(path.join(this.#directory, fileName), { force: true });
+    this.#tell(fileName);
   }
 
   async exclusive<R>(id: string, work: () => Promise<R>): Promise<R> {

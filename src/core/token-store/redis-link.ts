@@ -13,6 +13,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createClient } from '@redis/client';
 
 import type { Logger } from '../../logging.js';
+import type { ChangeChannel, ChangeNotice } from './change-channel.js';
 import { StoreUnavailableError } from './token-store.js';
 
 export const REDIS_URL_VARIABLE = 'GATEHOUSE_REDIS_URL';
@@ -65,12 +66,6 @@ export function redisKeyPrefix(app: string, env: NodeJS.ProcessEnv): string {
 /** What a script or command is given: the link's client, typed as loosely as node-redis lets. */
 type Client = ReturnType<typeof createClient>;
 
-/** A change another instance made, as the channel carries it. */
-export interface ChangeNotice {
-  readonly kind: string;
-  readonly name: string;
-}
-
 type LinkState = 'connecting' | 'up' | 'down';
 
 export interface RedisLinkOptions {
@@ -81,7 +76,7 @@ export interface RedisLinkOptions {
   readonly commandTimeoutMs?: number;
 }
 
-export class RedisLink {
+export class RedisLink implements ChangeChannel {
   /** This instance, on the change channel: its own notices are not news to it. */
   readonly origin = randomBytes(9).toString('base64url');
   readonly prefix: string;

@@ -18,6 +18,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 import type { Logger } from '../../logging.js';
 import { deriveKey } from '../crypto/keys.js';
+import { changesOf } from './change-channel.js';
 import type { RedisLink } from './redis-link.js';
 import { openRecord, parseSealedRecord, sealRecord } from './sealed-record.js';
 import { checkedExpiry, StoreUnavailableError, type StoreChanges, type TokenStore } from './token-store.js';
@@ -92,15 +93,7 @@ export class RedisTokenStore<T> implements TokenStore<T> {
     this.#namesKey = deriveKey(options.masterKey, 'token-store-names', `${options.app}\0${options.kind}`);
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
-    const link = this.#link;
-    const kind = this.#kind;
-    this.changes = {
-      nameOf: (id) => this.#name(id),
-      onChange: (listener) => link.onChange((notice) => (notice === undefined ? listener(undefined) : notice.kind === kind && listener(notice.name))),
-      get watching() {
-        return link.watching;
-      },
-    };
+    this.changes = changesOf(this.#link, this.#kind, (id) => this.#name(id));
   }
 
   #name(id: string): string {
