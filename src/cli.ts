@@ -3,6 +3,8 @@ import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
+import { AggregatorRegistry } from 'prom-client';
+
 import { AuthConfigError } from './core/config/auth-config.js';
 import { loadAuthConfig } from './core/config/load.js';
 import { createLogger, flushLogs, type Logger } from './logging.js';
@@ -14,6 +16,8 @@ import { parseUpstreamUrl } from './sidecar/upstream-url.js';
 import { VERSION } from './version.js';
 import { DEFAULT_WEBHOOK_PATH, type WebhookConfig } from './webhook/config.js';
 import { signatureHeader } from './webhook/sign.js';
+import { GatehouseMetrics } from './metrics/gatehouse-metrics.js';
+import { startMetricsListener, type MetricsListener, type MetricsSource } from './metrics/metrics-listener.js';
 import { wholeNumber } from './whole-number.js';
 import { reportListening, startWorkers, stopWhenPrimaryAsks } from './workers/primary.js';
 import { WorkerChannel } from './workers/worker-channel.js';
@@ -24,12 +28,14 @@ const USAGE = `Usage:
       Zero-configuration demo: a development OpenID provider, a demo app, and
       gatehouse in front of it. Sign in as demo / demo.
   gatehouse serve --upstream <url> [--config <file>] [--host 127.0.0.1] [--port 8080]
-                  [--workers N|auto]
+                  [--workers N|auto] [--metrics-port N] [--metrics-host 127.0.0.1]
       The sidecar: authenticate every request, forward to <url> with identity
       headers. Configuration: --config, else $GATEHOUSE_AUTH_CONFIG_JSON or
       $WEBSITE_AUTH_V2_CONFIG_JSON. The webhook receiver is at ${DEFAULT_WEBHOOK_PATH}.
       --workers: processes sharing the port (auto: one per usable CPU).
-  gatehouse serve [--host 127.0.0.1] [--port 8080] [--workers N|auto]
+      --metrics-port: Prometheus metrics at GET /metrics on a listener of
+      their own (loopback unless --metrics-host says otherwise).
+  gatehouse serve [--host 127.0.0.1] [--port 8080] [--workers N|auto] [--metrics-port N]
       Without --upstream: only the signed webhook receiver.
   gatehouse sign [--secret <secret>] [--file <path>]
       Print the X-Forge-Signature-256 value for a body read from --file or stdin.
@@ -38,13 +44,52 @@ const USAGE = `Usage:
 
 class UsageError extends Error {}
 
-/** The port to listen on: --port, else PORT (an empty PORT counts as unset), else 8080. Decimal digits only (wholeNumber), five at most. */
+/** The port to listen on: --port, else PORT (an empty PORT counts as unset), else 8080. */
 function listenPort(flag: string | undefined): number {
   const [source, value] = flag !== undefined ? ['--port', flag] : ['PORT', process.env.PORT];
   if (value === undefined || (source === 'PORT' && value === '')) return 8080;
+  return portNumber(source, value);
+}
+
+/** A port as given: decimal digits only (wholeNumber), five at most, 0-65535. */
+function portNumber(source: string, value: string): number {
   const port = wholeNumber(value);
   if (value.length > 5 || Number.isNaN(port) || port > 65535) throw new UsageError(`${source} must be a port number, 0-65535 (got ${JSON.stringify(value)})`);
   return port;
+}
+
+/** Where the metrics listener listens (--metrics-port, --metrics-host), if it does. */
+interface MetricsAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+function metricsAddress(port: string | undefined, host: string | undefined): MetricsAddress | undefined {
+  if (port === undefined) {
+    if (host !== undefined) throw new UsageError('--metrics-host needs --metrics-port');
+    return undefined;
+  }
+  return { host: host ?? '127.0.0.1', port: portNumber('--metrics-port', port) };
+}
+
+/**
+ * The metrics of this process, when the metrics listener runs. In a worker, they are handed to the
+ * primary, which serves the sum over every worker (prom-client's cluster aggregation).
+ */
+function processMetrics(address: MetricsAddress | undefined): GatehouseMetrics | undefined {
+  if (address === undefined) return undefined;
+  const metrics = new GatehouseMetrics();
+  if (cluster.isWorker) {
+    new AggregatorRegistry(); // answers the primary's requests for this worker's metrics
+    AggregatorRegistry.setRegistries([metrics.registry]);
+  }
+  return metrics;
+}
+
+/** Starts the metrics listener (in the process that serves them: a single process, or the primary); its line to print. */
+async function serveMetrics(address: MetricsAddress, source: MetricsSource, logger: Logger): Promise<{ listener: MetricsListener; line: string }> {
+  const listener = await startMetricsListener(address.host, address.port, source, logger);
+  return { listener, line: `metrics: GET ${listener.url}` };
 }
 
 function upstreamUrl(value: string): string {
@@ -95,70 +140,109 @@ async function drain(listening: Pick<Listening, 'drain'>, logger: Logger): Promi
 }
 
 async function serve(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' }, upstream: { type: 'string' }, config: { type: 'string' }, workers: { type: 'string' } } });
+  const { values } = parseArgs({
+    args,
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      upstream: { type: 'string' },
+      config: { type: 'string' },
+      workers: { type: 'string' },
+      'metrics-port': { type: 'string' },
+      'metrics-host': { type: 'string' },
+    },
+  });
   const host = values.host ?? '127.0.0.1';
   const port = listenPort(values.port);
   const workers = parseWorkerCount(values.workers);
   if (typeof workers !== 'number') throw new UsageError(workers.problem);
+  const metricsAt = metricsAddress(values['metrics-port'], values['metrics-host']);
   if (values.upstream === undefined && values.config !== undefined) throw new UsageError('--config needs --upstream (the app to protect)');
-  if (workers > 1 && cluster.isPrimary) return servePrimary(workers, values.upstream, values.config);
+  if (workers > 1 && cluster.isPrimary) return servePrimary(workers, values.upstream, values.config, metricsAt);
   // A worker of `--workers`: its log lines say which, and the primary prints the listening lines.
   const logger = cluster.isWorker ? createLogger().child({ worker: cluster.worker!.id }) : createLogger();
-  const started = values.upstream === undefined ? await serveReceiver(host, port, logger) : await serveGateway(host, port, upstreamUrl(values.upstream), values.config, logger);
+  const metrics = processMetrics(metricsAt);
+  const served = values.upstream === undefined ? await serveReceiver(host, port, logger, metrics) : await serveGateway(host, port, upstreamUrl(values.upstream), values.config, logger, metrics);
   if (cluster.isWorker) {
-    reportListening(started.url, started.lines);
-    stopWhenPrimaryAsks(started.stop);
+    reportListening(served.url, served.lines);
+    stopWhenPrimaryAsks(served.stop);
     return;
   }
-  for (const line of started.lines) console.log(line);
+  const lines = [...served.lines];
+  if (metricsAt !== undefined && metrics !== undefined) {
+    const { listener, line } = await serveMetrics(metricsAt, { contentType: metrics.registry.contentType, metrics: () => metrics.registry.metrics() }, logger);
+    served.onStop(() => listener.close());
+    lines.push(line);
+  }
+  for (const line of lines) console.log(line);
 }
 
-/** What a started server prints, and how to stop it gracefully. */
-interface Started {
+/** What a started server prints, how to stop it gracefully, and what else to close when it stops. */
+interface Served {
   readonly url: string;
   readonly lines: readonly string[];
   readonly stop: () => void;
+  onStop(then: () => Promise<void>): void;
 }
 
-async function serveReceiver(host: string, port: number, logger: Logger): Promise<Started> {
-  const running = await startServer({ host, port, logger });
-  const stop = stopOn(logger, () => drain(running, logger));
-  return { url: running.url, lines: [`gatehouse listening on ${running.url}`, receiverLine(running.url, running.receiver.config)], stop };
+/** stopOn, with more to close after `stop` (a metrics listener started later). */
+function stoppable(logger: Logger, stop: () => Promise<void>): Pick<Served, 'stop' | 'onStop'> {
+  const after: Array<() => Promise<void>> = [];
+  const begin = stopOn(logger, async () => {
+    await stop();
+    for (const close of after) await close();
+  });
+  return { stop: begin, onStop: (then) => void after.push(then) };
 }
 
-async function serveGateway(host: string, port: number, upstream: string, configFile: string | undefined, logger: Logger): Promise<Started> {
+async function serveReceiver(host: string, port: number, logger: Logger, metrics: GatehouseMetrics | undefined): Promise<Served> {
+  const running = await startServer({ host, port, logger, ...(metrics ? { webhook: { onDelivery: (event, status) => metrics.delivery(event, status) } } : {}) });
+  return { url: running.url, lines: [`gatehouse listening on ${running.url}`, receiverLine(running.url, running.receiver.config)], ...stoppable(logger, () => drain(running, logger)) };
+}
+
+async function serveGateway(host: string, port: number, upstream: string, configFile: string | undefined, logger: Logger, metrics: GatehouseMetrics | undefined): Promise<Served> {
   const loaded = loadAuthConfig(configFile);
   for (const warning of loaded.warnings) logger.warn({ source: loaded.source }, `configuration: ${warning}`);
   const { core } = coreSelection(logger);
   const front = await listenEarly(host, port);
-  const gateway = await createGateway({ config: loaded.config, upstream, core, logger, version: VERSION, ...(cluster.isWorker ? { storeChannel: new WorkerChannel() } : {}) });
+  const gateway = await createGateway({ config: loaded.config, upstream, core, logger, version: VERSION, ...(cluster.isWorker ? { storeChannel: new WorkerChannel() } : {}), ...(metrics ? { metrics } : {}) });
   attach(front, gateway);
-  const stop = stopOn(logger, async () => {
+  const stopping = stoppable(logger, async () => {
     await drain(front, logger);
     // Only now: requests in progress were still using the upstream connections.
     await gateway.close();
   });
-  return { url: front.url, lines: [`gatehouse listening on ${front.url} → ${upstream}`, receiverLine(front.url, gateway.receiver.config)], stop };
+  return { url: front.url, lines: [`gatehouse listening on ${front.url} → ${upstream}`, receiverLine(front.url, gateway.receiver.config)], ...stopping };
 }
 
 /**
  * `serve --workers N`: the primary checks what it can before forking (a bad --upstream or
  * configuration is said once, not by every worker), then runs the workers and prints what the
- * first of them would have printed.
+ * first of them would have printed. It serves the metrics, summed over the workers.
  */
-async function servePrimary(count: number, upstream: string | undefined, configFile: string | undefined): Promise<void> {
+async function servePrimary(count: number, upstream: string | undefined, configFile: string | undefined, metricsAt: MetricsAddress | undefined): Promise<void> {
   if (upstream !== undefined) {
     upstreamUrl(upstream);
     loadAuthConfig(configFile);
   }
   const logger = createLogger();
+  // Before any worker: it listens for the workers' answers.
+  const aggregator = metricsAt !== undefined ? new AggregatorRegistry() : undefined;
   const running = await startWorkers(count, logger);
+  let metricsListener: MetricsListener | undefined;
   stopOn(logger, async () => {
     logger.info({ graceMs: SHUTDOWN_GRACE_MS }, 'stopping: every worker stops gracefully');
     await running.stop(SHUTDOWN_GRACE_MS);
+    await metricsListener?.close();
     logger.info('stopped');
   });
-  for (const line of running.listening.announcement) console.log(line);
+  const lines = [...running.listening.announcement];
+  if (metricsAt !== undefined && aggregator !== undefined) {
+    const served = await serveMetrics(metricsAt, { contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics() }, logger);
+    metricsListener = served.listener;
+    lines.push(served.line);
+  }
+  for (const line of lines) console.log(line);
 }
 
 /** Where deliveries go, and, when no secret is set, that every one of them will get a 500 (SPEC §4.2 step 1) until it is. */

@@ -2,6 +2,7 @@
 // Hosts (the Koa sidecar, the in-server module) only adapt requests to it
 // and apply what it decides.
 import { createLogger, type Logger } from '../logging.js';
+import { NO_METRICS, type AuthMetrics } from './auth-metrics.js';
 import type { AuthConfig } from './config/auth-config.js';
 import { aliasIgnoringCase } from './config/provider-settings.js';
 import { deriveKey } from './crypto/keys.js';
@@ -50,6 +51,8 @@ export interface AuthLayerOptions {
   readonly headers: HeaderNormalizer;
   /** Which token store runs and whether it can be reached now, as /.auth/version tells. */
   readonly storeHealth?: StoreHealth;
+  /** Where sign-ins, refreshes and logouts are counted (default: nowhere). */
+  readonly metrics?: AuthMetrics;
 }
 
 export interface StoreHealth {
@@ -107,6 +110,7 @@ export class AuthLayer {
         now,
         options.sessionCacheTtlMs,
         options.signOutStore,
+        options.metrics,
       ),
       transactionKey: deriveKey(options.masterKey, 'login-transaction', options.config.app),
       authTokens: new AuthenticationTokens(deriveKey(options.masterKey, 'authentication-token', options.config.app), options.config.app, now),
@@ -116,6 +120,7 @@ export class AuthLayer {
       logger,
       now,
       version: options.version ?? '0.0.0',
+      metrics: options.metrics ?? NO_METRICS,
       ...(options.storeHealth !== undefined ? { storeHealth: options.storeHealth } : {}),
     };
   }

@@ -5,7 +5,8 @@
 import path from 'node:path';
 
 import type { Logger } from '../logging.js';
-import { AuthLayer } from './auth-layer.js';
+import { AuthLayer, type StoreHealth } from './auth-layer.js';
+import type { AuthMetrics } from './auth-metrics.js';
 import type { HeaderNormalizer } from './http/identity-headers.js';
 import type { AuthConfig } from './config/auth-config.js';
 import { encryptionKeyFromEnv } from './crypto/keys.js';
@@ -15,6 +16,7 @@ import { FileSystemTokenStore, KEY_FILE_NAME, loadOrCreateKeyFile, recordsWithou
 import { parseRedisUrl, REDIS_URL_VARIABLE, redisKeyPrefix, RedisLink, RedisSettingsError } from './token-store/redis-link.js';
 import { RedisTokenStore } from './token-store/redis.js';
 import type { PublishingChannel } from './token-store/change-channel.js';
+import { timedStore } from './token-store/timed.js';
 import type { TokenStore } from './token-store/token-store.js';
 
 export interface AuthRuntimeOptions {
@@ -33,12 +35,16 @@ export interface AuthRuntimeOptions {
    * another has logged out. (Redis has its own channel.)
    */
   readonly storeChannel?: PublishingChannel;
+  /** Where sign-ins, refreshes, logouts and the store's latency are counted (default: nowhere). */
+  readonly metrics?: AuthMetrics;
 }
 
 export interface AuthRuntime {
   readonly layer: AuthLayer;
   /** The link to Redis when GATEHOUSE_REDIS_URL is set (shared with the webhook receiver's deliveries). */
   readonly redis?: RedisLink;
+  /** Which token store runs, and whether it can be reached now. */
+  readonly store: StoreHealth;
   /** Stops the sweep timer, and closes the link to Redis. */
   close(): Promise<void>;
 }
@@ -77,14 +83,18 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
   const env = options.env ?? process.env;
   const redisUrl = env[REDIS_URL_VARIABLE];
   const stores = redisUrl !== undefined && redisUrl !== '' ? await redisStores(options, redisUrl) : await fileSystemStores(options);
+  const redis = stores.redis;
+  const store: StoreHealth = redis !== undefined ? { kind: 'redis', get available() { return redis.available; } } : { kind: 'filesystem', available: true };
+  const timed = <T>(kept: TokenStore<T>) => (options.metrics !== undefined ? timedStore(kept, store.kind, options.metrics) : kept);
   const layer = new AuthLayer({
     config,
     headers: options.headers,
-    store: stores.sessions,
-    signOutStore: stores.signOuts,
+    store: timed(stores.sessions),
+    signOutStore: timed(stores.signOuts),
     masterKey: stores.masterKey,
     logger,
-    ...(stores.redis !== undefined ? { storeHealth: { kind: 'redis', get available() { return stores.redis!.available; } } } : {}),
+    ...(redis !== undefined ? { storeHealth: store } : {}),
+    ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
     ...(options.version ? { version: options.version } : {}),
     ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
   });
@@ -92,6 +102,7 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
   const sweep = stores.redis === undefined ? sweepPeriodically(stores.sessions, stores.signOuts, logger) : undefined;
   return {
     layer,
+    store,
     ...(stores.redis !== undefined ? { redis: stores.redis } : {}),
     close: async () => {
       clearInterval(sweep);

@@ -41,6 +41,8 @@ export interface SidecarOptions {
   readonly upstreamConnections?: number;
   /** Requests that may wait for a connection to the app; past them, 503 (default DEFAULT_UPSTREAM_QUEUE). */
   readonly upstreamQueue?: number;
+  /** Told what became of each request judged (metrics). */
+  readonly onDecision?: (path: string, decision: Decision) => void;
 }
 
 /** How long a keep-alive connection to the app may sit idle before gatehouse closes it. */
@@ -71,7 +73,9 @@ export function createSidecar(options: SidecarOptions): Sidecar {
 
   /** Decides; for a forward, also the headers the app must receive (the core's edits, applied). */
   async function authorize(req: IncomingMessage, upgrade: boolean): Promise<{ decision: Decision; headers?: OutgoingHttpHeaders }> {
-    const decision = await layer.decide(toRequestView(req, options.tls ? 'https' : 'http', options.authBodyDeadlineMs));
+    const view = toRequestView(req, options.tls ? 'https' : 'http', options.authBodyDeadlineMs);
+    const decision = await layer.decide(view);
+    options.onDecision?.(view.path, decision);
     if (decision.kind !== 'forward') return { decision };
     if (decision.identity !== null) accessLog?.identify(req, decision.identity);
     return { decision, headers: forwardHeaders(req.headers, decision.edits, upgrade) };

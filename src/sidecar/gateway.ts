@@ -6,7 +6,10 @@ import type { Duplex } from 'node:stream';
 import type { AuthLayer } from '../core/auth-layer.js';
 import { startAuthRuntime } from '../core/auth-runtime.js';
 import type { AuthConfig } from '../core/config/auth-config.js';
+import { decisionOutcome } from '../core/decision-outcome.js';
+import type { Decision } from '../core/http/request-view.js';
 import type { PublishingChannel } from '../core/token-store/change-channel.js';
+import type { GatehouseMetrics } from '../metrics/gatehouse-metrics.js';
 import { behindTrustedProxy } from '../core/http/origin.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
@@ -47,6 +50,8 @@ export interface GatewayOptions {
   readonly upstreamQueue?: number;
   /** Where the workers sharing the token store directory tell each other of its changes (serve --workers). */
   readonly storeChannel?: PublishingChannel;
+  /** Where requests, sign-ins, refreshes, logouts, store calls and deliveries are counted (--metrics-port). */
+  readonly metrics?: GatehouseMetrics;
 }
 
 export interface Gateway {
@@ -74,8 +79,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const upstreamTimeoutMs = resolveUpstreamTimeout(options.upstreamTimeoutMs, env);
   const limits = resolveUpstreamLimits({ connections: options.upstreamConnections, queue: options.upstreamQueue }, env);
   const accessLog = resolveAccessLog(options.accessLog, env) ? new AccessLog(logger, { trustForwardedFor: behindTrustedProxy(config) }) : undefined;
-  const runtime = await startAuthRuntime({ config, logger, headers: options.core, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}), ...(options.storeChannel ? { storeChannel: options.storeChannel } : {}) });
+  const runtime = await startAuthRuntime({ config, logger, headers: options.core, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}), ...(options.storeChannel ? { storeChannel: options.storeChannel } : {}), ...(options.metrics ? { metrics: options.metrics } : {}) });
   const { layer } = runtime;
+  const metrics = options.metrics;
+  metrics?.watchStore(runtime.store);
   const sidecar = createSidecar({
     layer,
     upstream: upstream.origin,
@@ -85,8 +92,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     upstreamQueue: limits.queue,
     ...(accessLog ? { accessLog } : {}),
     ...(options.authBodyDeadlineMs !== undefined ? { authBodyDeadlineMs: options.authBodyDeadlineMs } : {}),
+    ...(metrics ? { onDecision: (path: string, decision: Decision) => { const { outcome, reason } = decisionOutcome(path, config.apiPrefix, decision); metrics.request(outcome, reason); } } : {}),
   });
-  const receiver = new WebhookReceiver({ logger, core: options.core, ...(options.env ? { env: options.env } : {}), ...(runtime.redis ? { redis: runtime.redis } : {}), ...options.webhook });
+  const receiver = new WebhookReceiver({
+    logger,
+    core: options.core,
+    ...(options.env ? { env: options.env } : {}),
+    ...(runtime.redis ? { redis: runtime.redis } : {}),
+    ...(metrics ? { onDelivery: (event: string, status: number) => metrics.delivery(event, status) } : {}),
+    ...options.webhook,
+  });
   // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
   const served = createRequestListener(receiver, sidecar.app);
   const listener = accessLog?.wrap(served) ?? served;

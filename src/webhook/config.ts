@@ -36,6 +36,8 @@ export interface WebhookReceiverOptions {
   maxDeliveries?: number;
   /** Delivery ids are remembered in Redis through this link, shared by every instance (GATEHOUSE_REDIS_URL). */
   redis?: RedisLink;
+  /** Told of every delivery answered: the event (one with a handler of its own, "ping", else "other") and the status (metrics). */
+  onDelivery?: (event: string, status: number) => void;
   /** Environment read for the defaults above (default process.env). */
   env?: NodeJS.ProcessEnv;
   logger?: Logger;

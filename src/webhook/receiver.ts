@@ -11,7 +11,7 @@ import { resolveWebhookConfig, type WebhookConfig, type WebhookReceiverOptions }
 import { StoreUnavailableError } from '../core/token-store/token-store.js';
 import { DeliveryLog, MAX_DELIVERY_ID_LENGTH, type DeliveryRegistry } from './deliveries.js';
 import { describeError } from './errors.js';
-import { dispatch, type EventSummary } from './handlers/index.js';
+import { dispatch, knownEvent, type EventSummary } from './handlers/index.js';
 import { SharedDeliveryLog } from './shared-deliveries.js';
 import { decodePayload, PayloadError, type JsonObject } from './payload.js';
 import { errorResponse, jsonResponse, type WebhookResponse } from './response.js';
@@ -63,8 +63,10 @@ export class WebhookReceiver {
   readonly #verifier: SignatureVerifier;
   readonly #deliveries: DeliveryRegistry<EventSummary>;
   readonly #subscribers: Subscribers;
+  readonly #onDelivery: ((event: string, status: number) => void) | undefined;
 
   constructor(options: WebhookReceiverOptions = {}) {
+    this.#onDelivery = options.onDelivery;
     this.config = resolveWebhookConfig(options);
     this.logger = options.logger ?? createLogger();
     const core = options.core ?? defaultCore().core;
@@ -105,6 +107,7 @@ export class WebhookReceiver {
         ...(reason ? { reason } : {}),
         ...extra,
       };
+      this.#onDelivery?.(knownEvent(event), response.status);
       if (response.status >= 500) this.logger.error(fields, 'webhook delivery failed');
       else if (response.status >= 400) this.logger.warn(fields, 'webhook delivery rejected');
       else this.logger.info(fields, 'webhook delivery processed');

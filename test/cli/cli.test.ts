@@ -132,6 +132,29 @@ describe('gatehouse CLI', () => {
     }
   });
 
+  it('--metrics-port must be a port number, --metrics-host needs it, --workers must be auto or 1-256: usage errors, exit 2', () => {
+    for (const [args, message] of [
+      [['serve', '--metrics-port', 'nine'], /--metrics-port must be a port number/],
+      [['serve', '--metrics-host', '0.0.0.0'], /--metrics-host needs --metrics-port/],
+      [['serve', '--workers', '0'], /--workers must be auto or a number from 1 to 256/],
+    ] as const) {
+      const result = run([...args], { input: '' });
+      expect(result.status, args.join(' ')).to.equal(2);
+      expect(result.stderr).to.match(message);
+    }
+  });
+
+  it('serve --metrics-port: the metrics listener is said at start and serves them', async () => {
+    const server = await serve({ FORGE_WEBHOOK_SECRET: SECRET }, ['serve', '--port', '0', '--metrics-port', '0']);
+    try {
+      expect((await deliver(server.url, 'push', '{}')).status).to.equal(200);
+      const metricsUrl = /metrics: GET (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(await outputShowing(server, 'metrics: GET'))![1]!;
+      expect(await (await fetch(metricsUrl)).text()).to.match(/^gatehouse_webhook_deliveries_total\{event="push",status="200"\} 1$/m);
+    } finally {
+      expect(await server.stop()).to.equal(0);
+    }
+  });
+
   it('GATEHOUSE_NATIVE=require with no loadable addon is a startup error', () => {
     const result = run(['serve', '--port', '0'], { env: { GATEHOUSE_NATIVE: 'require', GATEHOUSE_NATIVE_ADDON: '/nonexistent/addon.node' } });
     expect(result.status).to.equal(1);

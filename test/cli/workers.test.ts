@@ -18,6 +18,7 @@ import { CLI, outputShowing, root, serve, type ServingProcess } from '../support
 import { listen, type Listening } from '../support/http.js';
 import { freePort } from '../support/free-port.js';
 import { CLIENT_ID, defaultDocument } from '../support/sign-in.js';
+import { sample } from '../support/prometheus.js';
 
 /** The pids the primary said its workers have (its 'workers serving' line). */
 function workerPids(output: string): number[] {
@@ -118,7 +119,7 @@ describe('gatehouse serve --workers 2 (child processes)', function () {
     const document = { ...defaultDocument(idp.issuer), login: { tokenStore: { enabled: true, fileSystem: { directory: storeDirectory } } } };
     server = await serve(
       { GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(document), TEST_CLIENT_SECRET: secret, GATEHOUSE_ACCESS_LOG: 'on', GATEHOUSE_ENCRYPTION_KEY: '' },
-      ['serve', '--port', String(port), '--upstream', app.url, '--workers', '2'],
+      ['serve', '--port', String(port), '--upstream', app.url, '--workers', '2', '--metrics-port', '0'],
     );
   });
   after(async () => {
@@ -153,6 +154,18 @@ describe('gatehouse serve --workers 2 (child processes)', function () {
     const replay = new Browser();
     replay.setCookie(server.url, `PlatformAuthSession=${cookie}; Path=/`);
     for (let i = 0; i < 6; i++) expect((await replay.request(`${server.url}/page`)).status, `request ${i}`).to.equal(302);
+  });
+
+  it("the primary's metrics listener serves the sum over both workers", async () => {
+    const metricsUrl = /metrics: GET (\S+)/.exec(await outputShowing(server, 'metrics: GET'))![1]!;
+    const forwarded = async () => sample(await (await fetch(metricsUrl)).text(), 'gatehouse_requests_total', { outcome: 'forwarded', reason: 'anonymous' });
+    const before = await forwarded();
+    for (let i = 0; i < 6; i++) expect((await new Browser().request(`${server.url}/public/counted`)).status).to.equal(200);
+    expect((await forwarded()) - before).to.equal(6);
+    // The requests went to both workers: neither alone counted all six.
+    await outputShowing(server, /"worker":1.*counted[\s\S]*"worker":2.*counted|"worker":2.*counted[\s\S]*"worker":1.*counted/);
+    const counted = server.output().split('\n').filter((line) => line.includes('/public/counted'));
+    expect(new Set(counted.map((line) => (JSON.parse(line) as { worker: number }).worker)).size).to.equal(2);
   });
 
   it('a worker killed is replaced (and said); the port keeps answering', async () => {

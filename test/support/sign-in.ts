@@ -8,6 +8,7 @@ import path from 'node:path';
 
 import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
 import { startDevIdentityProvider, type RunningIdentityProvider } from '../../src/dev/identity-provider.js';
+import type { GatehouseMetrics } from '../../src/metrics/gatehouse-metrics.js';
 import { createLogger, type Logger } from '../../src/logging.js';
 import { loadAddonCore } from '../../src/native/index.js';
 import { attach, createGateway, type Gateway } from '../../src/sidecar/gateway.js';
@@ -36,6 +37,10 @@ export interface DeploymentOptions {
   readonly headersTimeoutMs?: number;
   readonly authBodyDeadlineMs?: number;
   readonly sessionCacheTtlMs?: number;
+  /** Where the gateway counts what it does (the metrics listener's registry). */
+  readonly metrics?: GatehouseMetrics;
+  /** The webhook receiver's secret (default: none, every delivery is a 500). */
+  readonly webhookSecret?: string;
   /** Turns the access log on (default off, whatever GATEHOUSE_ACCESS_LOG says). */
   readonly accessLog?: boolean;
   /** Where the gateway logs (default: silent, or GATEHOUSE_TEST_LOG_LEVEL on stdout). */
@@ -112,7 +117,8 @@ export async function startGatewayDeployment(options: GatewayOptions): Promise<G
     core: loadAddonCore(),
     logger: options.logger ?? createLogger(process.env.GATEHOUSE_TEST_LOG_LEVEL ?? 'silent'),
     masterKey: randomBytes(32),
-    webhook: { env: {} },
+    webhook: { env: {}, ...(options.webhookSecret ? { secret: options.webhookSecret } : {}) },
+    ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.upstreamTimeoutMs ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}),
     ...(options.upstreamConnections ? { upstreamConnections: options.upstreamConnections } : {}),
     ...(options.upstreamQueue !== undefined ? { upstreamQueue: options.upstreamQueue } : {}),

@@ -142,6 +142,7 @@ export async function logout(context: LayerContext, request: RouteRequest): Prom
   const record = await context.sessions.load(id);
   await context.sessions.destroy(id); // server-side: a copied cookie is dead from now on
   context.logger.info({ provider: record?.provider, path: request.view.path }, 'signed out');
+  if (record !== undefined) context.metrics.logout(record.provider, 'local');
   const provider = record === undefined ? undefined : context.providers.get(record.provider);
   if (provider?.endSessionUrl !== undefined) {
     try {

@@ -38,6 +38,7 @@ export async function backChannelLogout(context: LayerContext, request: RouteReq
     throw error;
   }
   const endedHere = await context.sessions.signedOutAtProvider(alias, notice);
+  context.metrics.logout(alias, 'provider');
   // Neither sub nor sid is logged: a sid is all a front-channel logout needs to name a session.
   context.logger.info({ provider: alias, scope: notice.sid !== undefined ? 'provider session' : 'user', cachedSessionsEnded: endedHere }, 'signed out at the provider (back-channel logout)');
   return emptyDecision(200);

@@ -1,4 +1,5 @@
 import type { Logger } from '../../logging.js';
+import type { AuthMetrics } from '../auth-metrics.js';
 import type { AuthConfig } from '../config/auth-config.js';
 import type { Origin } from '../http/origin.js';
 import { headerValue, wantsJson, type RequestView } from '../http/request-view.js';
@@ -28,6 +29,8 @@ export interface LayerContext {
   readonly logger: Logger;
   readonly now: () => number;
   readonly version: string;
+  /** Where sign-ins, refreshes and logouts are counted. */
+  readonly metrics: AuthMetrics;
   /** Which token store runs and whether it can be reached (/.auth/version). */
   readonly storeHealth?: { readonly kind: string; readonly available: boolean };
 }

@@ -8,6 +8,7 @@ import { isLoopbackHost, originUrl } from '../http/origin.js';
 import { asSentence, MAX_AUTH_BODY_BYTES, mediaType, readBoundedBody, requestCookie, requestCookiesByPrefix, type Decision } from '../http/request-view.js';
 import { errorDecision, nameRequiresSecure, redirectDecision, setCookie, type PageLink } from '../http/responses.js';
 import { lacksUserId, unsendableHeaderValue } from '../identity.js';
+import { secondsSince } from '../auth-metrics.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import { loggableErrorCode, shownErrorCode } from '../providers/oauth-error-code.js';
 import { ACCOUNT_PROMPTS, type AccountPrompt, type Provider, type SignIn } from '../providers/provider.js';
@@ -209,6 +210,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
   const again = () => [signInAgain(context, alias, 'Sign in again', returnTo)];
   const refuse = (status: number, reason: string, message: string, headers?: Readonly<Record<string, string>>, links = again()): Decision => {
     context.logger.warn({ provider: alias, reason, path: request.view.path }, 'sign-in callback refused');
+    context.metrics.signIn(alias, 'refused');
     return errorDecision(status, 'Sign-in failed', message, request.json, { cookies: clearTransaction, ...(headers ? { headers } : {}) }, links);
   };
   // The callback's `error` is whatever the link said: logged bounded, named on the page only when registered.
@@ -253,6 +255,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
 
   const redirectUri = `${originUrl(request.origin)}${callbackPath(context, alias)}`;
   let signIn: SignIn;
+  const started = performance.now();
   try {
     signIn = await provider.complete({
       params,
@@ -264,7 +267,11 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
       saved: transaction.x ?? {},
     });
   } catch (error) {
-    if (error instanceof ProviderUnavailableError) return unavailable(context, request, alias, error, returnTo);
+    context.metrics.providerCall(alias, 'sign_in', secondsSince(started));
+    if (error instanceof ProviderUnavailableError) {
+      context.metrics.signIn(alias, 'unavailable');
+      return unavailable(context, request, alias, error, returnTo);
+    }
     if (error instanceof TokenForbiddenError) {
       // Signing in again plainly would bring the same account back from the provider's own session.
       return refuse(403, error.message, 'Your account is not allowed to sign in to this application.', undefined, [signInAgain(context, alias, 'Sign in with another account', returnTo, 'select_account')]);
@@ -275,8 +282,10 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
       return refuse(401, error.message, 'The identity provider response could not be verified. Please sign in again.');
     }
     context.logger.error({ provider: alias, reason: (error as Error).message, path: request.view.path }, 'sign-in failed unexpectedly');
+    context.metrics.signIn(alias, 'error');
     return errorDecision(500, 'Sign-in failed', 'Something went wrong while signing you in. Please try again.', request.json, { cookies: clearTransaction }, again());
   }
+  context.metrics.providerCall(alias, 'sign_in', secondsSince(started));
   if (lacksUserId(signIn)) return refuse(502, "the provider's answer names no user", 'The identity provider sent an answer that names no user.');
   const unsendable = unsendableHeaderValue(signIn);
   if (unsendable !== undefined) {
@@ -288,6 +297,7 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
   if (previous !== null) await context.sessions.destroy(previous);
   const id = await context.sessions.create(record);
   context.logger.info({ provider: alias, path: request.view.path }, 'signed in');
+  context.metrics.signIn(alias, 'success');
   return redirectDecision(transaction.r, { cookies: [context.sessions.cookie(id, request.secure, record), ...clearTransaction] });
 }
 

@@ -1,6 +1,7 @@
 // Server-side sessions: signed cookie ids, records in the token store, a
 // bounded cache for the hot path, and single-flight refresh.
 import type { Logger } from '../../logging.js';
+import { NO_METRICS, secondsSince, type AuthMetrics } from '../auth-metrics.js';
 import type { AuthConfig } from '../config/auth-config.js';
 import { newSessionId, signSessionId, verifySessionCookie } from '../crypto/session-id.js';
 import { requestCookie, type RequestView } from '../http/request-view.js';
@@ -62,6 +63,7 @@ export class Sessions {
     private readonly cacheTtlMs: number = SESSION_CACHE_TTL_MS,
     /** Where providers' back-channel sign-outs are kept; shared by the instances that share `store`. */
     signOutStore: TokenStore<ProviderSignOut> = new MemoryTokenStore(now),
+    private readonly metrics: AuthMetrics = NO_METRICS,
   ) {
     this.#signOutStore = signOutStore;
     this.#fingerprints = new Map([...providers].map(([alias, provider]) => [alias, provider.fingerprint]));
@@ -324,17 +326,22 @@ export class Sessions {
 
   async #redeem(id: string, record: SessionRecord, redeem: () => Promise<RefreshedTokens>, extendedUntil: number | undefined, keep: (renewed: SessionRecord) => void): Promise<RefreshOutcome> {
     let tokens: RefreshedTokens;
+    const started = performance.now();
     try {
       tokens = await redeem();
     } catch (error) {
       const unavailable = (error as Error).name === 'ProviderUnavailableError';
       this.logger.warn({ provider: record.provider, reason: (error as Error).message }, 'token refresh failed');
+      this.metrics.providerCall(record.provider, 'refresh', secondsSince(started));
+      this.metrics.refresh(record.provider, unavailable ? 'unavailable' : 'refused');
       return { ok: false, reason: unavailable ? 'unavailable' : 'refused' };
     }
+    this.metrics.providerCall(record.provider, 'refresh', secondsSince(started));
     const unsendable = unsendableHeaderValue({ userId: record.userId, userName: record.userName, tokens });
     if (unsendable !== undefined) {
       // An answer that cannot be used, as one that does not parse: the session is not given tokens that would fail every request.
       this.logger.warn({ provider: record.provider, reason: `the provider's ${unsendable} holds a control character` }, 'token refresh failed');
+      this.metrics.refresh(record.provider, 'refused');
       return { ok: false, reason: 'refused' };
     }
     const refreshed: SessionRecord = {
@@ -357,6 +364,7 @@ export class Sessions {
       this.#keepUnsaved(id, refreshed);
     }
     keep(refreshed);
+    this.metrics.refresh(record.provider, 'success');
     return { ok: true, record: refreshed };
   }
 }

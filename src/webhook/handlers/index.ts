@@ -12,6 +12,11 @@ const HANDLERS: ReadonlyMap<string, (payload: JsonObject) => EventSummary> = new
   ['issues', (p) => ({ ...handleIssues(p) })],
 ]);
 
+/** The event's name if gatehouse has a handler of its own for it, else "other": a bounded label for metrics (the name is the sender's choice). */
+export function knownEvent(event: string): string {
+  return HANDLERS.has(event) || event === 'ping' ? event : 'other';
+}
+
 /** The 200 body for an event: its dedicated handler's summary, or a generic acknowledgement. */
 export function dispatch(event: string, payload: JsonObject): EventSummary {
   const handler = HANDLERS.get(event);
