@@ -100,6 +100,18 @@ describe('facebook provider: a profile of any shape (property test over HTTP)', 
     await assertEachRefused(deployment, answers, (answer) => (facebook.profileAnswer = answer));
   });
 
+  it('a name of only blanks names nobody: -NAME is the email, else the id', async () => {
+    for (const [profile, name] of [
+      [{ id: FACEBOOK_USER.id, name: '   ', email: 'fay@example.com' }, 'fay@example.com'],
+      [{ id: FACEBOOK_USER.id, name: ' ', email: '\t' }, FACEBOOK_USER.id],
+    ] as const) {
+      facebook.profileAnswer = profile;
+      const hops = await new Browser().follow(`${deployment.url}/feed`);
+      expect(hops.at(-1)!.status).to.equal(200);
+      expect(forwarded(hops.at(-1)!.body).headers['x-platform-client-principal-name']).to.equal(name);
+    }
+  });
+
   it('a sign-in ends in a clear answer, never a 500; a session it makes serves pages with the numeric id and a name', async () => {
     const profile = fc.oneof(
       { arbitrary: fc.record({ id: mostly(FACEBOOK_USER.id), name: oddJson, email: oddJson }, { requiredKeys: ['id'] }), weight: 4 },

@@ -10,7 +10,7 @@ import { authorizationCode } from './authorization-callback.js';
 import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError } from './errors.js';
 import type { LoginBegun, LoginCallback, LoginStart, Provider, SignIn, TokenExchange } from './provider.js';
-import { callProvider, decimalIdField, expiryAfter, expiryAt, jsonAnswer, optionalString, stringField } from './provider-http.js';
+import { callProvider, decimalIdField, expiryAfter, expiryAt, jsonAnswer, optionalText, stringField } from './provider-http.js';
 
 export class FacebookProvider extends ConfiguredProvider<FacebookProviderConfig> implements Provider {
   readonly responseMode = 'query' as const;
@@ -88,8 +88,8 @@ export class FacebookProvider extends ConfiguredProvider<FacebookProviderConfig>
     );
     // Graph writes user ids as strings of digits (app-scoped ids).
     const id = decimalIdField(profile, 'id', 'profile');
-    const name = optionalString(profile, 'name');
-    const email = optionalString(profile, 'email');
+    const name = optionalText(profile, 'name');
+    const email = optionalText(profile, 'email');
     const claims: Claim[] = [
       { typ: 'id', val: id },
       ...(name !== undefined ? [{ typ: 'name', val: name }] : []),

@@ -12,7 +12,7 @@ import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError, ProviderUnavailableError } from './errors.js';
 import { refusalWithCode } from './oauth-error-code.js';
 import type { LoginBegun, LoginCallback, LoginStart, Provider, SignIn, TokenExchange } from './provider.js';
-import { callProvider, jsonAnswer, optionalString, stringField } from './provider-http.js';
+import { callProvider, jsonAnswer, optionalText, stringField } from './provider-http.js';
 
 const API_VERSION = '2022-11-28';
 const USER_AGENT = 'gatehouse';
@@ -87,7 +87,7 @@ export class GitHubProvider extends ConfiguredProvider<GitHubProviderConfig> imp
     if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) throw new ProviderUnavailableError('profile: no numeric id');
     const login = stringField(user, 'login', 'profile');
     const email = await this.#primaryEmail(accessToken);
-    const name = optionalString(user, 'name');
+    const name = optionalText(user, 'name');
     const claims: Claim[] = [
       { typ: 'id', val: String(id) },
       { typ: 'login', val: login },

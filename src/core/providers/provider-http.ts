@@ -120,6 +120,16 @@ export function optionalString(object: Record<string, unknown>, name: string): s
 }
 
 /**
+ * A display value (a profile's name, its email): a string with something in it besides white space.
+ * A name of blanks names nobody: the user's name then falls back to the next value (email, id), as
+ * an empty one does; a header would carry it as nothing at all.
+ */
+export function optionalText(object: Record<string, unknown>, name: string): string | undefined {
+  const value = optionalString(object, name);
+  return value !== undefined && value.trim() !== '' ? value : undefined;
+}
+
+/**
  * The longest an access token is taken to last. A provider that says longer (`expires_in: 1e308`) is
  * read as meaning "a long time": the expiry must stay a date (headers and /.auth/me write it as one).
  */

@@ -13,7 +13,7 @@ import type { Claim } from '../identity.js';
 import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError, ProviderUnavailableError } from './errors.js';
 import type { LoginBegun, LoginCallback, LoginStart, Provider, SignIn, TokenExchange } from './provider.js';
-import { callProvider, decimalIdField, jsonAnswer, optionalString, stringField, type ProviderAnswer } from './provider-http.js';
+import { callProvider, decimalIdField, jsonAnswer, optionalText, stringField, type ProviderAnswer } from './provider-http.js';
 
 /** An OAuth 1.0a signer for one consumer (exported for the signature test against Twitter's published example). */
 export function oauthSigner(consumerKey: string, consumerSecret: string): OAuth {
@@ -102,8 +102,8 @@ export class TwitterProvider extends ConfiguredProvider<TwitterProviderConfig> i
     // `id_str`: the id as a string of digits (the number `id` loses digits in JavaScript).
     const id = decimalIdField(user, 'id_str', 'profile');
     const screenName = stringField(user, 'screen_name', 'profile');
-    const name = optionalString(user, 'name');
-    const email = optionalString(user, 'email');
+    const name = optionalText(user, 'name');
+    const email = optionalText(user, 'email');
     const claims: Claim[] = [
       { typ: 'id', val: id },
       { typ: 'screen_name', val: screenName },
