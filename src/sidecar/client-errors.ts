@@ -49,12 +49,28 @@ function refusesHead(error: NodeJS.ErrnoException & { readonly rawPacket?: unkno
  */
 const refused = new WeakSet<Duplex>();
 
-/** The response to the last request node handed over on each connection (requestSeen records it). */
+/**
+ * The response to the last request node handed over on each connection, while that request's body
+ * may still be arriving (requestSeen records it).
+ */
 const latestResponse = new WeakMap<Duplex, http.ServerResponse>();
 
 /** For the server's request events, ahead of every other listener: which request each connection is on. */
 export function requestSeen(req: http.IncomingMessage, res: http.ServerResponse): void {
   latestResponse.set(req.socket, res);
+  res.once('finish', forgetWhenComplete);
+}
+
+/**
+ * Once a response is out and its request was received in full, no parse error can concern it:
+ * its entry goes. Kept until the next request on a kept-alive connection, it held the whole
+ * request (response, request, the exchange with the app) through every minor collection in
+ * between (V8's scavenger treats a WeakMap's values as strong), and each request's objects were
+ * promoted to the old generation: pauses that set the proxy's p99 (BENCHMARKS.md).
+ */
+function forgetWhenComplete(this: http.ServerResponse): void {
+  const socket = this.req.socket;
+  if (this.req.complete && latestResponse.get(socket) === this) latestResponse.delete(socket);
 }
 
 /**
