@@ -53,6 +53,8 @@ export interface AuthLayerOptions {
   readonly storeHealth?: StoreHealth;
   /** Where sign-ins, refreshes and logouts are counted (default: nowhere). */
   readonly metrics?: AuthMetrics;
+  /** Where the sessions token exchange made are found by every instance (Redis; default: this process only). */
+  readonly exchangeStore?: TokenStore<{ readonly id: string }>;
 }
 
 export interface StoreHealth {
@@ -116,7 +118,7 @@ export class AuthLayer {
       authTokens: new AuthenticationTokens(deriveKey(options.masterKey, 'authentication-token', options.config.app), options.config.app, now),
       bearerCache: new ValidatedTokenCache<Identity>(now, options.bearerCacheMax),
       bearerIssuers: new Map(),
-      exchangedSessions: new ExchangedSessions(),
+      exchangedSessions: new ExchangedSessions<SessionRecord>(undefined, options.exchangeStore ? { store: options.exchangeStore, expiresAt: (record) => record.expiresAt } : undefined),
       logger,
       now,
       version: options.version ?? '0.0.0',

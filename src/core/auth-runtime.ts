@@ -13,7 +13,7 @@ import { encryptionKeyFromEnv } from './crypto/keys.js';
 import type { ProviderSignOut } from './session/provider-sign-outs.js';
 import type { SessionRecord } from './session/record.js';
 import { FileSystemTokenStore, KEY_FILE_NAME, loadOrCreateKeyFile, recordsWithoutKeyFile } from './token-store/filesystem.js';
-import { parseRedisUrl, REDIS_URL_VARIABLE, redisKeyPrefix, RedisLink, RedisSettingsError } from './token-store/redis-link.js';
+import { openRedisLink, parseRedisUrl, REDIS_URL_VARIABLE, redisKeyPrefix, RedisSettingsError, type RedisLink } from './token-store/redis-link.js';
 import { RedisTokenStore } from './token-store/redis.js';
 import type { PublishingChannel } from './token-store/change-channel.js';
 import { timedStore } from './token-store/timed.js';
@@ -49,8 +49,6 @@ export interface AuthRuntime {
   close(): Promise<void>;
 }
 
-/** How long a start waits for Redis before it goes on without (protected requests answer 503 until it is there). */
-const REDIS_START_WAIT_MS = 3_000;
 
 const SWEEP_INTERVAL_MS = 10 * 60_000;
 
@@ -95,6 +93,7 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
     logger,
     ...(redis !== undefined ? { storeHealth: store } : {}),
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
+    ...(stores.exchanges !== undefined ? { exchangeStore: stores.exchanges } : {}),
     ...(options.version ? { version: options.version } : {}),
     ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
   });
@@ -116,6 +115,8 @@ interface Stores {
   readonly signOuts: TokenStore<ProviderSignOut>;
   readonly masterKey: Buffer;
   readonly redis?: RedisLink;
+  /** Sessions made by token exchange, by what was exchanged (shared with Redis only). */
+  readonly exchanges?: TokenStore<{ readonly id: string }>;
 }
 
 /** The default: encrypted files in the store directory, the key from the environment or a key file there. */
@@ -146,17 +147,14 @@ async function fileSystemStores(options: AuthRuntimeOptions): Promise<Stores> {
 async function redisStores(options: AuthRuntimeOptions, text: string): Promise<Stores> {
   const { config, logger } = options;
   const env = options.env ?? process.env;
-  const url = parseRedisUrl(text);
+  parseRedisUrl(text); // checked before anything else is said of it
   const prefix = redisKeyPrefix(config.app, env);
   const masterKey = options.masterKey ?? encryptionKeyFromEnv(env);
   // A key file is per host: instances on two hosts would each seal with a key of their own.
   if (masterKey === undefined) throw new RedisSettingsError(`${REDIS_URL_VARIABLE} needs GATEHOUSE_ENCRYPTION_KEY (32 bytes: 64 hex digits or base64), the same on every instance: each seals and opens the records the others wrote`);
-  const redis = new RedisLink({ url, prefix, logger });
-  if (!(await redis.open(REDIS_START_WAIT_MS))) {
-    logger.warn({ redis: redis.shownUrl, waitedMs: REDIS_START_WAIT_MS }, `${REDIS_URL_VARIABLE}: redis not reachable at start; starting anyway, protected requests answer 503 until it is`);
-  }
+  const redis = await openRedisLink(text, prefix, logger);
   const store = <T>(kind: string) => new RedisTokenStore<T>({ link: redis, kind, app: config.app, masterKey, logger });
-  return { sessions: store<SessionRecord>('session'), signOuts: store<ProviderSignOut>('signout'), masterKey, redis };
+  return { sessions: store<SessionRecord>('session'), signOuts: store<ProviderSignOut>('signout'), exchanges: store<{ readonly id: string }>('exchange'), masterKey, redis };
 }
 
 function sweepPeriodically(sessions: TokenStore<SessionRecord>, signOuts: TokenStore<ProviderSignOut>, logger: Logger): NodeJS.Timeout {

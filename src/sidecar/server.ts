@@ -7,6 +7,7 @@ import { logActiveCore, selectCore, type CoreSelection } from '../native/index.j
 import { AccessLog, resolveAccessLog } from './access-log.js';
 import { listenEarly, type Listening } from './listen.js';
 import { BAD_TARGET_MESSAGE, toOriginForm, UNSUPPORTED_CODING_MESSAGE, unsupportedTransferCoding } from './request-target.js';
+import { openRedisLink, REDIS_URL_VARIABLE, redisKeyPrefix } from '../core/token-store/redis-link.js';
 import { closeGracefullyAfter } from '../lingering-close.js';
 import { serveRequests } from './serve-requests.js';
 import { createNodeHandler } from '../webhook/node-handler.js';
@@ -23,6 +24,8 @@ export interface ServeOptions {
   core?: CoreSelection;
   /** One log line per request answered (access-log.ts); default GATEHOUSE_ACCESS_LOG, else off. */
   accessLog?: boolean;
+  /** Environment read for GATEHOUSE_REDIS_URL (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface RunningServer extends Listening {
@@ -65,7 +68,10 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
   const logger = options.logger ?? createLogger();
   const selection = options.core ?? selectCore();
   logActiveCore(logger, selection);
-  const receiver = new WebhookReceiver({ logger, core: selection.core, ...options.webhook });
+  // Several receivers behind one address share their delivery ids through Redis when it is named.
+  const redisUrl = (options.env ?? process.env)[REDIS_URL_VARIABLE];
+  const redis = redisUrl !== undefined && redisUrl !== '' ? await openRedisLink(redisUrl, redisKeyPrefix('webhook receiver', options.env ?? process.env), logger) : undefined;
+  const receiver = new WebhookReceiver({ logger, core: selection.core, ...(redis ? { redis } : {}), ...options.webhook });
   if (receiver.config.secrets.length === 0) {
     logger.warn({ variable: receiver.config.secretVariable }, 'webhook secret not set: deliveries will be answered 500');
   }
@@ -74,5 +80,13 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
   const served = createRequestListener(receiver);
   const listener = accessLog ? new AccessLog(logger).wrap(served) : served;
   serveRequests(listening.server, listener, logger);
-  return { ...listening, receiver };
+  const closeRedis = async () => {
+    await redis?.close();
+  };
+  return {
+    ...listening,
+    receiver,
+    close: () => listening.close().then(closeRedis),
+    drain: (graceMs) => listening.drain(graceMs).then(async (finished) => (await closeRedis(), finished)),
+  };
 }

@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 
 import { ExchangedSessions } from '../../src/core/session/exchanged-sessions.js';
+import { MemoryTokenStore } from '../../src/core/token-store/memory.js';
 
 describe('ExchangedSessions', () => {
   const key = (token: string, host = 'app.example') => ExchangedSessions.key('corp', host, { idToken: token });
@@ -53,5 +54,18 @@ describe('ExchangedSessions', () => {
     await sessions.session(key('c'), usable, make('new-c'));
     await sessions.session(key('a'), usable, make('new-a'));
     expect(made).to.deep.equal(['s-a', 's-b', 's-c', 'new-a']);
+  });
+
+  it('with a shared store, an instance finds the session another made (until the session ends), and drops one no longer usable there too', async () => {
+    const store = new MemoryTokenStore<{ readonly id: string }>();
+    const shared = { store, expiresAt: () => Date.now() + 3_600_000 };
+    const here = new ExchangedSessions<{ id: string }>(undefined, shared);
+    const there = new ExchangedSessions<{ id: string }>(undefined, shared);
+    await here.session(key('a'), usable, make('s1'));
+    expect((await there.session(key('a'), usable, make('s2'))).id).to.equal('s1');
+    expect(made).to.deep.equal(['s1']);
+    // Signed out meanwhile: the next instance makes a new one, and the others find that one.
+    expect((await there.session(key('a'), async () => undefined, make('s3'))).id).to.equal('s3');
+    expect((await new ExchangedSessions<{ id: string }>(undefined, shared).session(key('a'), usable, make('s4'))).id).to.equal('s3');
   });
 });

@@ -5,6 +5,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 import { expect } from 'chai';
 
+import { createLogger } from '../../src/logging.js';
+import { startServer } from '../../src/sidecar/server.js';
 import { Browser } from '../support/browser.js';
 import { deliver, SECRET } from '../support/http.js';
 import { forwardedAccessToken, startInstances, type Instance, type Instances } from '../support/instances.js';
@@ -123,6 +125,34 @@ describe('two instances sharing Redis', function () {
     } finally {
       for (const unsubscribe of off) unsubscribe();
     }
+  });
+
+  it('receivers without an app (serve without --upstream) share delivery ids through Redis as well', async () => {
+    const receivers = await Promise.all([0, 1].map(() => startServer({ port: 0, logger: createLogger('silent'), env: { GATEHOUSE_REDIS_URL: redis.url }, webhook: { secret: SECRET, env: {} } })));
+    try {
+      const id = { 'x-forge-delivery': `receivers-${Date.now()}` };
+      const first = await deliver(receivers[0]!.url, 'push', PUSH, id);
+      const again = await deliver(receivers[1]!.url, 'push', PUSH, id);
+      expect(first.status).to.equal(200);
+      expect(again.text).to.equal(first.text);
+      expect((await deliver(receivers[1]!.url, 'push', PUSH.replace('main', 'other'), id)).status).to.equal(409);
+    } finally {
+      await Promise.all(receivers.map((receiver) => receiver.close()));
+    }
+  });
+
+  it('Redis frozen (answers nothing): a request that needs it answers 503 once the 2 s command deadline passes; thawed, it serves again', async () => {
+    const browser = await instances.signedInThroughA(); // cached on a, not on b
+    redis.pause();
+    try {
+      const onB = await instances.through('b', browser, '/while-frozen');
+      expect(onB.status, onB.body.slice(0, 200)).to.equal(503);
+      expect(onB.headers['retry-after']).to.equal('5');
+    } finally {
+      redis.resume();
+    }
+    const back = await within(5_000, () => instances.through('b', browser, '/after-thaw'), (r) => r.status === 200);
+    expect(back.status).to.equal(200);
   });
 
   it('Redis killed: protected requests answer 503 with Retry-After, /.auth/version says so, excluded paths answer; restarted: the sessions it kept work again', async () => {

@@ -20,6 +20,10 @@ export interface TestRedis {
   kill(): Promise<void>;
   /** Starts it again on the same port and directory. */
   start(): Promise<void>;
+  /** Freezes it (SIGSTOP): connections stay open, nothing is answered, as a Redis stuck in a long command or a swap storm. */
+  pause(): void;
+  /** Lets it go on (SIGCONT). */
+  resume(): void;
   /** Stops it and removes its directory. */
   stop(): Promise<void>;
 }
@@ -74,6 +78,8 @@ export async function startRedis(options: { password?: string } = {}): Promise<T
     url: `redis://${auth}127.0.0.1:${port}`,
     kill,
     start,
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
     stop: async () => {
       await kill();
       await fs.rm(directory, { recursive: true, force: true });

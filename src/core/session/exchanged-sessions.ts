@@ -7,11 +7,20 @@
 // otherwise fill the store's disk, a record per request, for as long as it is valid).
 //
 // Keyed by a SHA-256 digest (the keys never hold a credential), bounded; the
-// oldest entries go first. Each instance remembers its own exchanges: instances
-// sharing a store make at most one session each for a token.
+// oldest entries go first. Given a shared store (Redis), every instance finds
+// the sessions the others made, until they expire; without one, each instance
+// remembers its own exchanges, and instances make at most one session each for
+// a token.
 import { hash } from 'node:crypto';
 
 import type { TokenExchange } from '../providers/provider.js';
+import type { TokenStore } from '../token-store/token-store.js';
+
+/** Where instances share what their exchanges made: the session id, kept until the session's end. */
+export interface SharedExchanges<Session> {
+  readonly store: TokenStore<{ readonly id: string }>;
+  readonly expiresAt: (session: Session) => number;
+}
 
 export const EXCHANGED_SESSIONS_MAX = 10_000;
 
@@ -23,7 +32,10 @@ export class ExchangedSessions<Session> {
   /** Sessions being made, so that concurrent exchanges of one token make one. */
   readonly #making = new Map<ExchangeKey, Promise<{ id: string; session: Session }>>();
 
-  constructor(private readonly max = EXCHANGED_SESSIONS_MAX) {}
+  constructor(
+    private readonly max = EXCHANGED_SESSIONS_MAX,
+    private readonly shared?: SharedExchanges<Session>,
+  ) {}
 
   /**
    * Everything the provider was given (a Twitter secret or a PKCE verifier makes another exchange),
@@ -41,22 +53,34 @@ export class ExchangedSessions<Session> {
   async session(key: ExchangeKey, stillUsable: (id: string) => Promise<Session | undefined>, make: () => Promise<{ id: string; session: Session }>): Promise<{ id: string; session: Session }> {
     const making = this.#making.get(key);
     if (making !== undefined) return making;
-    const known = this.#ids.get(key);
+    const storeId = Buffer.from(key, 'binary').toString('hex');
+    let known = this.#ids.get(key);
+    if (known === undefined && this.shared !== undefined) {
+      known = (await this.shared.store.get(storeId))?.id;
+      // Another caller here may have started making one while this one looked.
+      const started = this.#making.get(key);
+      if (started !== undefined) return started;
+    }
     if (known !== undefined) {
       const session = await stillUsable(known);
       if (session !== undefined) return { id: known, session };
       if (this.#ids.get(key) === known) this.#ids.delete(key);
+      if (this.shared !== undefined) await this.shared.store.delete(storeId);
       // Another caller may have started making one while this one looked.
       const started = this.#making.get(key);
       if (started !== undefined) return started;
     }
-    const made = make().finally(() => this.#making.delete(key));
-    this.#making.set(key, made);
-    const { id } = await made;
+    const made = make().then(async (result) => {
+      await this.shared?.store.put(storeId, { id: result.id }, this.shared.expiresAt(result.session));
+      return result;
+    });
+    const settled = made.finally(() => this.#making.delete(key));
+    this.#making.set(key, settled);
+    const { id } = await settled;
     this.#ids.delete(key);
     this.#ids.set(key, id);
     if (this.#ids.size > this.max) this.#ids.delete(this.#ids.keys().next().value as ExchangeKey);
-    return made;
+    return settled;
   }
 
   get size(): number {

@@ -85,6 +85,7 @@ export class RedisLink implements ChangeChannel {
   readonly #subscriber: Client;
   readonly #logger: Logger;
   readonly #shownUrl: string;
+  readonly #commandTimeoutMs: number;
   #state: LinkState = 'connecting';
   #watching = false;
   #closed = false;
@@ -95,13 +96,14 @@ export class RedisLink implements ChangeChannel {
     this.channel = `${options.prefix}changes`;
     this.#logger = options.logger;
     this.#shownUrl = redactedRedisUrl(options.url);
+    this.#commandTimeoutMs = options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS;
     // A reconnect after 50 ms, then twice as long each time up to 2 s, with some jitter so that
     // many instances do not all knock at once when Redis comes back.
     const reconnectStrategy = (retries: number) => Math.min(50 * 2 ** Math.min(retries, 10), RECONNECT_MAX_MS) + Math.floor(Math.random() * 50);
     this.#client = createClient({
       url: options.url.href,
       disableOfflineQueue: true,
-      commandOptions: { timeout: options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS },
+      commandOptions: { timeout: this.#commandTimeoutMs },
       socket: { reconnectStrategy, connectTimeout: REDIS_COMMAND_TIMEOUT_MS },
     });
     this.#subscriber = this.#client.duplicate();
@@ -142,12 +144,25 @@ export class RedisLink implements ChangeChannel {
     return this.#shownUrl;
   }
 
-  /** Runs a command; any failure of Redis or of the link becomes StoreUnavailableError. */
+  /**
+   * Runs a command; any failure of Redis or of the link becomes StoreUnavailableError, and so does
+   * a command not answered within the deadline. (node-redis' own command timeout covers only the
+   * wait to be sent: a Redis that takes a command and then answers nothing, frozen or stuck in a
+   * long script, would hold every request that needs it.) The command left behind is answered to
+   * nobody when Redis comes back.
+   */
   async run<T>(command: (client: Client) => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StoreUnavailableError(`redis: no answer within ${this.#commandTimeoutMs} ms`)), this.#commandTimeoutMs);
+    });
     try {
-      return await command(this.#client);
+      return await Promise.race([command(this.#client), deadline]);
     } catch (error) {
+      if (error instanceof StoreUnavailableError) throw error;
       throw new StoreUnavailableError(`redis: ${(error as Error).message}`);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -211,4 +226,20 @@ export class RedisLink implements ChangeChannel {
     this.#changeListeners.clear();
     await Promise.all([this.#client, this.#subscriber].map((client) => (client.isOpen ? client.close() : Promise.resolve()).catch(() => undefined)));
   }
+}
+
+/** How long a start waits for Redis before it goes on without (what needs it answers 503 until it is there). */
+export const REDIS_START_WAIT_MS = 3_000;
+
+/**
+ * The link GATEHOUSE_REDIS_URL names, connecting. A URL that cannot be used throws
+ * RedisSettingsError (a startup error); a Redis that does not answer within REDIS_START_WAIT_MS is
+ * a warning, and the start goes on: Redis may come up after gatehouse.
+ */
+export async function openRedisLink(text: string, prefix: string, logger: Logger): Promise<RedisLink> {
+  const link = new RedisLink({ url: parseRedisUrl(text), prefix, logger });
+  if (!(await link.open(REDIS_START_WAIT_MS))) {
+    logger.warn({ redis: link.shownUrl, waitedMs: REDIS_START_WAIT_MS }, `${REDIS_URL_VARIABLE}: redis not reachable at start; starting anyway, what needs it answers 503 until it is`);
+  }
+  return link;
 }
