@@ -13,7 +13,9 @@ import { encryptionKeyFromEnv } from './crypto/keys.js';
 import type { ProviderSignOut } from './session/provider-sign-outs.js';
 import type { SessionRecord } from './session/record.js';
 import { FileSystemTokenStore, KEY_FILE_NAME, loadOrCreateKeyFile, recordsWithoutKeyFile } from './token-store/filesystem.js';
-import { openRedisLink, parseRedisUrl, REDIS_URL_VARIABLE, redisKeyPrefix, RedisSettingsError, type RedisLink } from './token-store/redis-link.js';
+import { openRedisLink, type RedisLink } from './token-store/redis-link.js';
+import { REDIS_URL_VARIABLE, redisKeyPrefix, redisSettings, RedisSettingsError } from './token-store/redis-settings.js';
+import type { RedisSettings } from './token-store/redis-topology.js';
 import { RedisTokenStore } from './token-store/redis.js';
 import type { PublishingChannel } from './token-store/change-channel.js';
 import { timedStore } from './token-store/timed.js';
@@ -79,8 +81,8 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
   // Said at every start: a deployment copied from a template can have sign-in off without anyone noticing.
   if (!config.enabled) logger.warn('authentication is off (platform.enabled: false): every request reaches the app anonymously; inbound identity headers are still stripped');
   const env = options.env ?? process.env;
-  const redisUrl = env[REDIS_URL_VARIABLE];
-  const stores = redisUrl !== undefined && redisUrl !== '' ? await redisStores(options, redisUrl) : await fileSystemStores(options);
+  const settings = redisSettings(env);
+  const stores = settings !== undefined ? await redisStores(options, settings) : await fileSystemStores(options);
   const redis = stores.redis;
   const store: StoreHealth = redis !== undefined ? { kind: 'redis', get available() { return redis.available; } } : { kind: 'filesystem', available: true };
   const timed = <T>(kept: TokenStore<T>) => (options.metrics !== undefined ? timedStore(kept, store.kind, options.metrics) : kept);
@@ -144,15 +146,14 @@ async function fileSystemStores(options: AuthRuntimeOptions): Promise<Stores> {
  * be used is a startup error; a Redis that cannot be reached yet is a warning, and gatehouse starts
  * (it may come up after gatehouse; until then protected requests answer 503).
  */
-async function redisStores(options: AuthRuntimeOptions, text: string): Promise<Stores> {
+async function redisStores(options: AuthRuntimeOptions, settings: RedisSettings): Promise<Stores> {
   const { config, logger } = options;
   const env = options.env ?? process.env;
-  parseRedisUrl(text); // checked before anything else is said of it
   const prefix = redisKeyPrefix(config.app, env);
   const masterKey = options.masterKey ?? encryptionKeyFromEnv(env);
   // A key file is per host: instances on two hosts would each seal with a key of their own.
   if (masterKey === undefined) throw new RedisSettingsError(`${REDIS_URL_VARIABLE} needs GATEHOUSE_ENCRYPTION_KEY (32 bytes: 64 hex digits or base64), the same on every instance: each seals and opens the records the others wrote`);
-  const redis = await openRedisLink(text, prefix, logger);
+  const redis = await openRedisLink(settings, prefix, logger);
   const store = <T>(kind: string) => new RedisTokenStore<T>({ link: redis, kind, app: config.app, masterKey, logger });
   return { sessions: store<SessionRecord>('session'), signOuts: store<ProviderSignOut>('signout'), exchanges: store<{ readonly id: string }>('exchange'), masterKey, redis };
 }

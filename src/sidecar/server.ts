@@ -7,7 +7,8 @@ import { logActiveCore, selectCore, type CoreSelection } from '../native/index.j
 import { AccessLog, resolveAccessLog } from './access-log.js';
 import { listenEarly, type Listening } from './listen.js';
 import { BAD_TARGET_MESSAGE, toOriginForm, UNSUPPORTED_CODING_MESSAGE, unsupportedTransferCoding } from './request-target.js';
-import { openRedisLink, REDIS_URL_VARIABLE, redisKeyPrefix } from '../core/token-store/redis-link.js';
+import { openRedisLink } from '../core/token-store/redis-link.js';
+import { redisKeyPrefix, redisSettings } from '../core/token-store/redis-settings.js';
 import { closeGracefullyAfter } from '../lingering-close.js';
 import { serveRequests } from './serve-requests.js';
 import { createNodeHandler } from '../webhook/node-handler.js';
@@ -69,8 +70,9 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
   const selection = options.core ?? selectCore();
   logActiveCore(logger, selection);
   // Several receivers behind one address share their delivery ids through Redis when it is named.
-  const redisUrl = (options.env ?? process.env)[REDIS_URL_VARIABLE];
-  const redis = redisUrl !== undefined && redisUrl !== '' ? await openRedisLink(redisUrl, redisKeyPrefix('webhook receiver', options.env ?? process.env), logger) : undefined;
+  const env = options.env ?? process.env;
+  const settings = redisSettings(env);
+  const redis = settings !== undefined ? await openRedisLink(settings, redisKeyPrefix('webhook receiver', env), logger) : undefined;
   const receiver = new WebhookReceiver({ logger, core: selection.core, ...(redis ? { redis } : {}), ...options.webhook });
   if (receiver.config.secrets.length === 0) {
     logger.warn({ variable: receiver.config.secretVariable }, 'webhook secret not set: deliveries will be answered 500');

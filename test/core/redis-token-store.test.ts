@@ -10,12 +10,13 @@ import { deriveKey } from '../../src/core/crypto/keys.js';
 import { newSessionId, signSessionId } from '../../src/core/crypto/session-id.js';
 import type { RequestView } from '../../src/core/http/request-view.js';
 import { parseRedisUrl, RedisLink, RedisSettingsError } from '../../src/core/token-store/redis-link.js';
+import { redisSettings } from '../../src/core/token-store/redis-settings.js';
 import { LOCK_LEASE_MS, LockLostError, RedisTokenStore } from '../../src/core/token-store/redis.js';
 import { StoreUnavailableError } from '../../src/core/token-store/token-store.js';
 import { createLogger } from '../../src/logging.js';
 import { fallbackCore } from '../../src/native/index.js';
 import { capturingLogger } from '../support/logs.js';
-import { startRedis, type TestRedis } from '../support/redis-server.js';
+import { startRedis, startRedisCluster, startRedisSentinel, type TestRedis, type TestTopology } from '../support/redis-server.js';
 import { tokenStoreConformance } from './token-store-conformance.js';
 
 describe('RedisTokenStore (a real redis-server)', function () {
@@ -220,6 +221,30 @@ describe('GATEHOUSE_REDIS_URL and the start', () => {
     expect(parseRedisUrl('rediss://user:pw@redis.internal:6380/2').host).to.equal('redis.internal:6380');
   });
 
+  it('GATEHOUSE_REDIS_MODE: single (default), cluster or sentinel; several URLs only for a cluster or sentinels; sentinel needs the primary\'s name', () => {
+    expect(redisSettings({})).to.equal(undefined);
+    expect(redisSettings({ GATEHOUSE_REDIS_URL: 'redis://h:1' })).to.deep.include({ mode: 'single' });
+    expect(redisSettings({ GATEHOUSE_REDIS_URL: 'redis://a:1,redis://b:2', GATEHOUSE_REDIS_MODE: 'cluster' })!.urls).to.have.length(2);
+    expect(redisSettings({ GATEHOUSE_REDIS_URL: 'redis://s:26379', GATEHOUSE_REDIS_MODE: 'sentinel', GATEHOUSE_REDIS_SENTINEL_NAME: 'main' })).to.deep.include({ mode: 'sentinel', sentinelName: 'main' });
+    for (const [env, message] of [
+      [{ GATEHOUSE_REDIS_URL: 'redis://h:1', GATEHOUSE_REDIS_MODE: 'replicated' }, /GATEHOUSE_REDIS_MODE must be single, cluster or sentinel/],
+      [{ GATEHOUSE_REDIS_URL: 'redis://a:1,redis://u:s3cret-pw@b:2' }, /names 2 servers.*GATEHOUSE_REDIS_MODE=cluster or sentinel/],
+      [{ GATEHOUSE_REDIS_URL: 'redis://a:1,redis://b:2/3', GATEHOUSE_REDIS_MODE: 'cluster' }, /only database 0/],
+      [{ GATEHOUSE_REDIS_URL: 'redis://s:26379', GATEHOUSE_REDIS_MODE: 'sentinel' }, /needs GATEHOUSE_REDIS_SENTINEL_NAME/],
+      [{ GATEHOUSE_REDIS_URL: 'redis://a:1,http://u:s3cret-pw@b:2', GATEHOUSE_REDIS_MODE: 'cluster' }, /must start with redis:\/\/ or rediss:\/\//],
+    ] as const) {
+      let error: Error | undefined;
+      try {
+        redisSettings(env);
+      } catch (failure) {
+        error = failure as Error;
+      }
+      expect(error, JSON.stringify(env)).to.be.instanceOf(RedisSettingsError);
+      expect(error!.message).to.match(message);
+      expect(error!.message).not.to.include('s3cret-pw');
+    }
+  });
+
   it('without an encryption key in the environment, a start with Redis fails and says to set one', async () => {
     const config = resolveAuthConfig({ identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: 'c', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration' } } } } } }, {}).config;
     const error = await startAuthRuntime({ headers: fallbackCore, config, logger: createLogger('silent'), env: { GATEHOUSE_REDIS_URL: 'redis://127.0.0.1:1' } }).then(
@@ -250,3 +275,52 @@ describe('GATEHOUSE_REDIS_URL and the start', () => {
     }
   });
 });
+
+for (const [name, start] of [
+  ['a Redis Cluster of three primaries', startRedisCluster],
+  ['a primary found through Redis Sentinel', startRedisSentinel],
+] as const) {
+  describe(`RedisTokenStore on ${name} (real redis-server processes)`, function () {
+    this.timeout(60_000);
+    let topology: TestTopology;
+    const links: RedisLink[] = [];
+
+    before(async () => {
+      topology = await start();
+    });
+    after(async () => {
+      await Promise.all(links.map((link) => link.close()));
+      await topology?.stop();
+    });
+
+    async function link(prefix: string): Promise<RedisLink> {
+      const opened = new RedisLink({ settings: redisSettings(topology.env)!, prefix, logger: createLogger('silent') });
+      links.push(opened);
+      expect(await opened.open(10_000)).to.equal(true);
+      return opened;
+    }
+
+    tokenStoreConformance(`RedisTokenStore, ${name}`, async () => {
+      let now = 1_800_000_000_000;
+      const clock = { now: () => now, advance: (ms: number) => void (now += ms) };
+      const prefix = `conformance-${randomBytes(6).toString('hex')}:`;
+      const masterKey = randomBytes(32);
+      const open = async () => new RedisTokenStore<Record<string, unknown>>({ link: await link(prefix), kind: 'session', app: 'conformance', masterKey, now: clock.now });
+      const store = await open();
+      const peer = await open();
+      return { store, peer: () => peer, ...clock };
+    });
+
+    it("another handle's writes are told to it by name", async () => {
+      const prefix = `notices-${randomBytes(4).toString('hex')}:`;
+      const masterKey = randomBytes(32);
+      const [a, b] = [await link(prefix), await link(prefix)].map((opened) => new RedisTokenStore<Record<string, unknown>>({ link: opened, kind: 'session', app: 'app', masterKey }));
+      const heard: Array<string | undefined> = [];
+      b!.changes.onChange((changed) => heard.push(changed));
+      await a!.put('s', { v: 1 }, Date.now() + 60_000);
+      for (let i = 0; i < 200 && heard.length === 0; i++) await delay(10);
+      expect(heard).to.deep.equal([a!.changes.nameOf('s')]);
+      expect(await b!.get('s')).to.deep.equal({ v: 1 });
+    });
+  });
+}

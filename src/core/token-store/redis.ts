@@ -154,8 +154,7 @@ export class RedisTokenStore<T> implements TokenStore<T> {
     const now = this.#now();
     let removed = 0;
     const pattern = `${this.#link.prefix}{*}:${this.#kind}`;
-    const batches = await this.#link.run(async (client) => client.scanIterator({ MATCH: pattern, COUNT: 500 }));
-    for await (const keys of this.#link.iterate(batches)) {
+    for await (const keys of this.#link.scan(pattern)) {
       for (const key of keys) {
         const text = await this.#link.run((client) => client.get(key));
         if (text === null) continue;
