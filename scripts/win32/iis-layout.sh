@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The IIS module's ABI, checked without Windows: clang in MSVC mode (--target=x86_64-pc-windows-msvc)
+# lays out the vtables of the project's IIS declarations (test/win32/iis-declarations/httpserv.h)
+# the way MSVC does, and prints them (-fdump-vtable-layouts). Two compilations:
+#   - test/win32/iis-layout/probe.cpp, which calls every IIS method binding/iis/module.cpp calls
+#     (and every method IIS calls on the module), so every interface's vtable is printed;
+#   - binding/iis/module.cpp itself (code generation to nowhere: no libnode, no link), so the
+#     module compiles in MSVC mode and its own classes override in IIS's slots.
+# test/win32/iis-layout/check.cjs compares each slot with test/win32/iis-vtable-slots.json.
+# Headers: Debian's mingw-w64 Windows headers and libstdc++ (g++-mingw-w64-x86-64-posix).
+# Prints "N passed, N failed"; exits non-zero on any failure.
+#   bash scripts/win32/iis-layout.sh      (installs clang with apt-get if missing: as root, else with sudo)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+if ! command -v clang++ >/dev/null; then
+  echo "iis-layout: installing clang"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null
+  fi
+fi
+mingw_gxx=x86_64-w64-mingw32-g++-posix
+if ! command -v clang++ >/dev/null || ! command -v "$mingw_gxx" >/dev/null || [ ! -f /usr/share/mingw-w64/include/windows.h ]; then
+  echo "iis-layout: needs clang and mingw-w64 (apt-get install clang g++-mingw-w64-x86-64-posix)"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+gcc_dir=$(dirname "$("$mingw_gxx" -print-libgcc-file-name)")
+cxx_include="$gcc_dir/include/c++"
+# clang in MSVC mode over mingw-w64's headers: __GNUC__ keeps their GNU spellings (their
+# non-GNU branch defines __attribute__ away), and a __declspec macro that names itself tells
+# them __declspec works (else they leave __MINGW_IMPORT undefined).
+msvc=(clang++ --target=x86_64-pc-windows-msvc -std=c++17 -fgnuc-version=4.2.1 -nostdinc
+  -isystem "$cxx_include" -isystem "$cxx_include/x86_64-w64-mingw32" -isystem "$(clang++ -print-resource-dir)/include"
+  -isystem /usr/share/mingw-w64/include -D__declspec=__declspec -Wno-#warnings
+  -I "${GATEHOUSE_IIS_DECLARATIONS:-test/win32/iis-declarations}"
+  -DNAPI_VERSION=8 -DUNICODE -D_UNICODE -DNOMINMAX -Wall -Wextra -Werror
+  -Xclang -fdump-vtable-layouts -S -emit-llvm -o /dev/null)
+
+# Each compilation is a check of its own; whatever compiled is checked slot by slot.
+passed=0
+failed=0
+dumps=()
+for source in test/win32/iis-layout/probe.cpp binding/iis/module.cpp; do
+  label=$(basename "$source" .cpp)
+  if "${msvc[@]}" "$source" > "$out/$label.txt" 2> "$out/$label.err"; then
+    echo "ok - $source compiles in MSVC mode against the declarations"
+    passed=$((passed + 1))
+    dumps+=("$label=$out/$label.txt")
+  else
+    cat "$out/$label.err"
+    echo "not ok - $source compiles in MSVC mode against the declarations"
+    failed=$((failed + 1))
+  fi
+done
+node test/win32/iis-layout/check.cjs test/win32/iis-vtable-slots.json binding/iis/module.cpp test/win32/iis-layout/probe.cpp \
+  "${dumps[@]}" > "$out/check.txt"
+status=$?
+summary=$(tail -n 1 "$out/check.txt")
+head -n -1 "$out/check.txt"
+if [[ "$summary" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+  passed=$((passed + BASH_REMATCH[1]))
+  failed=$((failed + BASH_REMATCH[2]))
+else
+  echo "$summary"
+  failed=$((failed + 1))
+fi
+[ "$status" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
