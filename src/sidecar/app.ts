@@ -14,7 +14,7 @@ import type { Logger } from '../logging.js';
 import type { AccessLog } from './access-log.js';
 import { endUpgrade, gatewayError, sendGatewayError, writeAnswer } from './answers.js';
 import { forwardHeaders } from './forward-headers.js';
-import { AppForwarder } from './forward-to-app.js';
+import { AppForwarder, type DownloadRate } from './forward-to-app.js';
 import { loggedPath } from './logged-path.js';
 import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
 import { toRequestView } from './request-view.js';
@@ -43,6 +43,8 @@ export interface SidecarOptions {
   readonly upstreamQueue?: number;
   /** Told what became of each request judged (metrics). */
   readonly onDecision?: (path: string, decision: Decision) => void;
+  /** How fast clients must read answers (default: the forwarder's minimum rate). */
+  readonly downloadRate?: DownloadRate;
 }
 
 /** How long a keep-alive connection to the app may sit idle before gatehouse closes it. */
@@ -66,7 +68,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   const upstreamUrl = new URL(options.upstream);
   const connections = options.upstreamConnections ?? DEFAULT_UPSTREAM_CONNECTIONS;
   const pool = upstreamPool(upstreamUrl, { connections, timeoutMs, idleMs: UPSTREAM_IDLE_MS });
-  const forwarder = new AppForwarder({ pool, maxInFlight: connections + (options.upstreamQueue ?? DEFAULT_UPSTREAM_QUEUE), timeoutMs, logger, wantsJson: nodeWantsJson });
+  const forwarder = new AppForwarder({ pool, maxInFlight: connections + (options.upstreamQueue ?? DEFAULT_UPSTREAM_QUEUE), timeoutMs, logger, wantsJson: nodeWantsJson, ...(options.downloadRate ? { downloadRate: options.downloadRate } : {}) });
   // WebSocket handshakes take a connection of their own, used once.
   const singleUse = upstreamAgent(upstreamUrl, { keepAlive: false });
   const websocket = webSocketProxy({ upstream: upstreamUrl, agent: singleUse, timeoutMs, logger, wantsJson: nodeWantsJson, forwarder, ...(accessLog ? { accessLog } : {}) });

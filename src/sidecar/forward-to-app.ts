@@ -16,6 +16,7 @@ import type { Dispatcher, Pool } from 'undici';
 import { closeGracefullyAfter } from '../lingering-close.js';
 import type { RespondDecision } from '../core/http/request-view.js';
 import type { Logger } from '../logging.js';
+import { MAX_TIMER_MS } from '../timer-limit.js';
 import { gatewayError, sendGatewayError, writeAnswer } from './answers.js';
 import { onBodyRefused } from './body-refusal.js';
 import { FailureSummary } from './failure-summary.js';
@@ -35,7 +36,26 @@ export interface AppForwarderOptions {
   readonly wantsJson: (req: IncomingMessage) => boolean;
   /** Called with each answer of the app's, before it is passed on. */
   readonly onAnswer?: (req: IncomingMessage, status: number) => void;
+  /** How fast clients must read answers (default MIN_DOWNLOAD_BYTES_PER_SECOND after DOWNLOAD_RATE_GRACE_MS). */
+  readonly downloadRate?: DownloadRate;
 }
+
+/**
+ * The slowest a client may read an answer the app has ready (Kestrel's default minimum response
+ * data rate), once a grace period is over: a client that reads a byte now and then would otherwise
+ * hold a connection to the app for as long as the answer lasts.
+ */
+export const MIN_DOWNLOAD_BYTES_PER_SECOND = 240;
+/** How long any wait for a client to read may last before the minimum applies. */
+export const DOWNLOAD_RATE_GRACE_MS = 5_000;
+
+/** How fast a client must read the app's answer while it is held back for it. */
+export interface DownloadRate {
+  readonly bytesPerSecond: number;
+  readonly graceMs: number;
+}
+
+const DEFAULT_DOWNLOAD_RATE: DownloadRate = { bytesPerSecond: MIN_DOWNLOAD_BYTES_PER_SECOND, graceMs: DOWNLOAD_RATE_GRACE_MS };
 
 /** The slowest an upload may arrive, on average, once its grace period is over (Kestrel's default minimum request body rate). */
 export const MIN_UPLOAD_BYTES_PER_SECOND = 240;
@@ -118,6 +138,9 @@ class Exchange implements Dispatcher.DispatchHandler {
     private readonly res: ServerResponse,
     private readonly onFailure: (error: Error) => void,
     private readonly onAnswer: ((status: number) => void) | undefined,
+    private readonly downloadRate: DownloadRate,
+    /** The client reads too slowly: the connection is being closed. */
+    private readonly onSlowReader: () => void,
   ) {}
 
   /** Stops the exchange: at once if it has started, else as soon as it does. */
@@ -153,7 +176,18 @@ class Exchange implements Dispatcher.DispatchHandler {
     // A client that reads slowly slows the app's answer down instead of filling memory.
     if (this.res.write(chunk)) return;
     controller.pause();
-    this.res.once('drain', () => controller.resume());
+    // ...but no slower than the minimum rate: what is waiting for it must be read within the grace
+    // period plus its size at that rate, else the connection is closed (and the app's request with it).
+    const { bytesPerSecond, graceMs } = this.downloadRate;
+    const limitMs = Math.min(graceMs + (this.res.writableLength * 1000) / bytesPerSecond, MAX_TIMER_MS);
+    const tooSlow = setTimeout(() => {
+      this.onSlowReader();
+      this.res.destroy();
+    }, limitMs);
+    this.res.once('drain', () => {
+      clearTimeout(tooSlow);
+      controller.resume();
+    });
   }
 
   onResponseEnd(): void {
@@ -245,7 +279,13 @@ export class AppForwarder {
     onBodyRefused(req, onRefused.call);
     const onAnswer = this.options.onAnswer;
     const attempt = (retried: boolean): void => {
-      current = new Exchange(res, (error) => this.#failed(error as NodeJS.ErrnoException, req, res, body, retried, attempt), onAnswer && ((status) => onAnswer(req, status)));
+      current = new Exchange(
+        res,
+        (error) => this.#failed(error as NodeJS.ErrnoException, req, res, body, retried, attempt),
+        onAnswer && ((status) => onAnswer(req, status)),
+        this.options.downloadRate ?? DEFAULT_DOWNLOAD_RATE,
+        () => this.options.logger.info({ path: loggedPath(req), reason: 'the client reads the answer too slowly' }, 'response abandoned'),
+      );
       try {
         this.options.pool.dispatch({ method: req.method ?? 'GET', path: req.url ?? '/', headers: headers as Record<string, string | string[]>, body }, current);
       } catch (error) {

@@ -17,7 +17,7 @@ import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import { AccessLog, resolveAccessLog } from './access-log.js';
 import { createSidecar } from './app.js';
-import type { AppForwarder } from './forward-to-app.js';
+import type { AppForwarder, DownloadRate } from './forward-to-app.js';
 import type { Listening } from './listen.js';
 import { serveRequests } from './serve-requests.js';
 import { createRequestListener } from './server.js';
@@ -52,6 +52,8 @@ export interface GatewayOptions {
   readonly storeChannel?: PublishingChannel;
   /** Where requests, sign-ins, refreshes, logouts, store calls and deliveries are counted (--metrics-port). */
   readonly metrics?: GatehouseMetrics;
+  /** How fast clients must read the app's answers (default 240 B/s after 5 s of waiting). */
+  readonly downloadRate?: DownloadRate;
 }
 
 export interface Gateway {
@@ -92,6 +94,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     upstreamQueue: limits.queue,
     ...(accessLog ? { accessLog } : {}),
     ...(options.authBodyDeadlineMs !== undefined ? { authBodyDeadlineMs: options.authBodyDeadlineMs } : {}),
+    ...(options.downloadRate ? { downloadRate: options.downloadRate } : {}),
     ...(metrics ? { onDecision: (path: string, decision: Decision) => { const { outcome, reason } = decisionOutcome(path, config.apiPrefix, decision); metrics.request(outcome, reason); } } : {}),
   });
   const receiver = new WebhookReceiver({

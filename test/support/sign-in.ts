@@ -11,6 +11,7 @@ import { startDevIdentityProvider, type RunningIdentityProvider } from '../../sr
 import type { GatehouseMetrics } from '../../src/metrics/gatehouse-metrics.js';
 import { createLogger, type Logger } from '../../src/logging.js';
 import { loadAddonCore } from '../../src/native/index.js';
+import type { DownloadRate } from '../../src/sidecar/forward-to-app.js';
 import { attach, createGateway, type Gateway } from '../../src/sidecar/gateway.js';
 import { listenEarly, type Listening } from '../../src/sidecar/listen.js';
 import { Browser, type Response } from './browser.js';
@@ -41,6 +42,8 @@ export interface DeploymentOptions {
   readonly metrics?: GatehouseMetrics;
   /** The webhook receiver's secret (default: none, every delivery is a 500). */
   readonly webhookSecret?: string;
+  /** How fast clients must read answers (default: the product's). */
+  readonly downloadRate?: DownloadRate;
   /** Turns the access log on (default off, whatever GATEHOUSE_ACCESS_LOG says). */
   readonly accessLog?: boolean;
   /** Where the gateway logs (default: silent, or GATEHOUSE_TEST_LOG_LEVEL on stdout). */
@@ -119,6 +122,7 @@ export async function startGatewayDeployment(options: GatewayOptions): Promise<G
     masterKey: randomBytes(32),
     webhook: { env: {}, ...(options.webhookSecret ? { secret: options.webhookSecret } : {}) },
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.downloadRate ? { downloadRate: options.downloadRate } : {}),
     ...(options.upstreamTimeoutMs ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}),
     ...(options.upstreamConnections ? { upstreamConnections: options.upstreamConnections } : {}),
     ...(options.upstreamQueue !== undefined ? { upstreamQueue: options.upstreamQueue } : {}),
