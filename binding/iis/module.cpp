@@ -15,6 +15,10 @@
 // operation has returned: once a body read or a submission has gone pending, the handler
 // touches nothing of the module and returns RQ_NOTIFICATION_PENDING.
 //
+// No C++ exception reaches IIS: every entry point IIS calls (the notifications, the factory,
+// RegisterModule) catches everything and answers 500 (or fails the call). Nothing that can
+// throw runs after an operation has gone pending, so the handler that catches owns the request.
+//
 // Compiled only with MSVC against the IIS SDK (httpserv.h) and libnode (see the
 // README); its portable parts (engine_slot, deferred_decision, host_link,
 // http_request_view, body_reader, node_runtime) are built and tested on Linux and
@@ -25,6 +29,8 @@
 #include <httpserv.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -54,13 +60,39 @@ std::unique_ptr<gh_iis::NodeRuntime> g_runtime;
 
 // The worker process has no console: module-level events go to the Windows
 // event log (Application, source "gatehouse"); the core logs to GATEHOUSE_LOG_FILE.
-void report(const std::string& message) {
-  HANDLE source = RegisterEventSourceW(nullptr, L"gatehouse");
-  if (source == nullptr) return;
-  const std::wstring wide(message.begin(), message.end());  // our messages are ASCII
-  LPCWSTR strings[] = {wide.c_str()};
-  ReportEventW(source, EVENTLOG_ERROR_TYPE, 0, 1, nullptr, 1, 0, strings, nullptr);
-  DeregisterEventSource(source);
+void report(const std::string& message) noexcept {
+  try {
+    HANDLE source = RegisterEventSourceW(nullptr, L"gatehouse");
+    if (source == nullptr) return;
+    const std::wstring wide(message.begin(), message.end());  // our messages are ASCII
+    LPCWSTR strings[] = {wide.c_str()};
+    ReportEventW(source, EVENTLOG_ERROR_TYPE, 0, 1, nullptr, 1, 0, strings, nullptr);
+    DeregisterEventSource(source);
+  } catch (...) {
+    // Not even the message could be built: nothing more to do.
+  }
+}
+
+// A failure while answering a request: logged, at most once a second across the process
+// (a failing IIS call on every request must not flood the event log), with how many went
+// unlogged since. A client that has gone away is not a failure worth a line.
+void report_request_failure(const char* what, HRESULT hr) noexcept {
+  if (hr == HRESULT_FROM_WIN32(ERROR_CONNECTION_ABORTED) || hr == HRESULT_FROM_WIN32(ERROR_NETNAME_DELETED) ||
+      hr == HRESULT_FROM_WIN32(ERROR_CONNECTION_INVALID)) {
+    return;
+  }
+  static std::atomic<ULONGLONG> last_ms{0};
+  static std::atomic<unsigned long> unlogged{0};
+  const ULONGLONG now = GetTickCount64();
+  ULONGLONG last = last_ms.load();
+  if ((last != 0 && now - last < 1000) || !last_ms.compare_exchange_strong(last, now)) {
+    unlogged.fetch_add(1);
+    return;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "gatehouse: %s failed (HRESULT 0x%08lX); %lu more request failures since the last report", what,
+                static_cast<unsigned long>(hr), unlogged.exchange(0));
+  report(line);
 }
 
 std::wstring environment(const wchar_t* name) {
@@ -108,6 +140,26 @@ class GatehouseModule final : public CHttpModule {
 
  public:
   REQUEST_NOTIFICATION_STATUS OnBeginRequest(IHttpContext* context, IHttpEventProvider*) override {
+    try {
+      return begin(context);
+    } catch (...) {
+      return failed(context, "OnBeginRequest");
+    }
+  }
+
+  // On an IIS thread: a body read completed, or (after PostCompletion) the decision is here.
+  REQUEST_NOTIFICATION_STATUS OnAsyncCompletion(IHttpContext* context, DWORD, BOOL, IHttpEventProvider*, IHttpCompletionInfo* completion) override {
+    try {
+      return resume(context, completion);
+    } catch (...) {
+      return failed(context, "OnAsyncCompletion");
+    }
+  }
+
+  void Dispose() override { delete this; }
+
+ private:
+  REQUEST_NOTIFICATION_STATUS begin(IHttpContext* context) {
     IHttpRequest* request = context->GetRequest();
     const HTTP_REQUEST* raw = request->GetRawHttpRequest();
     if (raw == nullptr) return refuse(context, 500, "The authentication layer could not read this request.");
@@ -122,8 +174,7 @@ class GatehouseModule final : public CHttpModule {
     return after_read(context, outcome);
   }
 
-  // On an IIS thread: a body read completed, or (after PostCompletion) the decision is here.
-  REQUEST_NOTIFICATION_STATUS OnAsyncCompletion(IHttpContext* context, DWORD, BOOL, IHttpEventProvider*, IHttpCompletionInfo* completion) override {
+  REQUEST_NOTIFICATION_STATUS resume(IHttpContext* context, IHttpCompletionInfo* completion) {
     if (reading_body_) {
       if (completion == nullptr) return refuse(context, 500, "The authentication layer could not read this request.");
       const BodyOutcome outcome = body_->on_completion(completion->GetCompletionStatus(), completion->GetCompletionBytes());
@@ -134,9 +185,19 @@ class GatehouseModule final : public CHttpModule {
     return apply(context);
   }
 
-  void Dispose() override { delete this; }
+  // An exception reached a notification boundary. Nothing is pending (see the top of the
+  // file), so this handler owns the request: stop the body's deadline, log, answer 500.
+  REQUEST_NOTIFICATION_STATUS failed(IHttpContext* context, const char* where) noexcept {
+    reading_body_ = false;
+    body_.reset();  // its destructor stops and waits for the deadline's timer
+    try {
+      report(std::string("gatehouse: an exception ended ") + where + "; the request is answered 500");
+      return refuse(context, 500, "The authentication layer failed on this request.");
+    } catch (...) {
+      return fail(context, 500);
+    }
+  }
 
- private:
   // On Node's thread (or the engine's shutdown): resume the pending notification.
   static void Resume(void* context) { static_cast<IHttpContext*>(context)->PostCompletion(0); }
 
@@ -175,21 +236,55 @@ class GatehouseModule final : public CHttpModule {
     if (d.kind() != GH_DECISION_CONTINUE) return respond(context, d);
     IHttpRequest* request = context->GetRequest();
     // Remove first: a spoofed alias never survives next to the identity set after it.
-    for (const std::string& name : d.remove()) request->DeleteHeader(name.c_str());
+    for (const std::string& name : d.remove()) {
+      const HRESULT hr = delete_every(request, name.c_str());
+      if (FAILED(hr)) {
+        report_request_failure("IHttpRequest::DeleteHeader", hr);
+        return refuse(context, 500, "The identity headers could not be set.");
+      }
+    }
     for (const auto& [name, value] : d.headers()) {
-      if (value.size() > 0xFFFF || FAILED(request->SetHeader(name.c_str(), value.c_str(), static_cast<USHORT>(value.size()), TRUE))) return refuse(context, 500, "The identity headers could not be set.");
+      const HRESULT hr = value.size() > 0xFFFF ? E_INVALIDARG : request->SetHeader(name.c_str(), value.c_str(), static_cast<USHORT>(value.size()), TRUE);
+      if (FAILED(hr)) {
+        report_request_failure("IHttpRequest::SetHeader", hr);
+        return refuse(context, 500, "The identity headers could not be set.");
+      }
     }
     return RQ_NOTIFICATION_CONTINUE;
+  }
+
+  // http.sys keeps each occurrence of an unknown header as an entry of its own, and one
+  // DeleteHeader may remove only one of them: delete until GetHeader finds none. Bounded by
+  // the request's own header count, so an IIS that reports success without removing anything
+  // fails the request (500) rather than spinning or letting a spoofed copy through.
+  static HRESULT delete_every(IHttpRequest* request, const char* name) {
+    const HTTP_REQUEST* raw = request->GetRawHttpRequest();
+    const DWORD bound = (raw == nullptr ? 0 : raw->Headers.UnknownHeaderCount) + 2;
+    for (DWORD round = 0; round < bound; ++round) {
+      if (request->GetHeader(name) == nullptr) return S_OK;
+      const HRESULT hr = request->DeleteHeader(name);
+      if (FAILED(hr)) return hr;
+    }
+    return request->GetHeader(name) == nullptr ? S_OK : HRESULT_FROM_WIN32(ERROR_INVALID_STATE);
   }
 
   static REQUEST_NOTIFICATION_STATUS respond(IHttpContext* context, const gh::OwnedDecision& d) {
     IHttpResponse* response = context->GetResponse();
     response->Clear();
-    set_status(response, static_cast<USHORT>(d.status()));
+    const HRESULT status_hr = set_status(response, static_cast<USHORT>(d.status()));
+    if (FAILED(status_hr)) {
+      report_request_failure("IHttpResponse::SetStatus", status_hr);
+      return fail(context, 500);
+    }
     for (const auto& [name, value] : d.headers()) {
       if (value.size() > 0xFFFF) return fail(context, 500);
       // Set-Cookie may repeat: append rather than replace.
-      response->SetHeader(name.c_str(), value.c_str(), static_cast<USHORT>(value.size()), _stricmp(name.c_str(), "Set-Cookie") != 0);
+      const HRESULT hr = response->SetHeader(name.c_str(), value.c_str(), static_cast<USHORT>(value.size()), _stricmp(name.c_str(), "Set-Cookie") != 0);
+      if (FAILED(hr)) {
+        // A response without one of its headers (a cookie, a Location) is not the core's answer.
+        report_request_failure("IHttpResponse::SetHeader", hr);
+        return fail(context, 500);
+      }
     }
     if (!d.body().empty()) {
       // The chunk must outlive this call: request-lifetime memory from IIS.
@@ -201,13 +296,17 @@ class GatehouseModule final : public CHttpModule {
       chunk.FromMemory.pBuffer = copy;
       chunk.FromMemory.BufferLength = static_cast<ULONG>(d.body().size());
       DWORD sent = 0;
-      response->WriteEntityChunks(&chunk, 1, FALSE, FALSE, &sent);
+      const HRESULT hr = response->WriteEntityChunks(&chunk, 1, FALSE, FALSE, &sent);
+      if (FAILED(hr)) {
+        report_request_failure("IHttpResponse::WriteEntityChunks", hr);
+        return fail(context, 500);
+      }
     }
     return RQ_NOTIFICATION_FINISH_REQUEST;
   }
 
   // The core's answer stands as written: IIS's custom error pages must not replace it.
-  static void set_status(IHttpResponse* response, USHORT status) { response->SetStatus(status, reason(status), 0, S_OK, nullptr, TRUE); }
+  static HRESULT set_status(IHttpResponse* response, USHORT status) { return response->SetStatus(status, reason(status), 0, S_OK, nullptr, TRUE); }
 
   static const char* reason(USHORT status) {
     switch (status) {
@@ -234,10 +333,12 @@ class GatehouseModule final : public CHttpModule {
   }
 
   // The bare status, for when even an answer cannot be written (respond's own failures).
-  static REQUEST_NOTIFICATION_STATUS fail(IHttpContext* context, USHORT status) {
+  // Calls only IIS: nothing here allocates or throws.
+  static REQUEST_NOTIFICATION_STATUS fail(IHttpContext* context, USHORT status) noexcept {
     IHttpResponse* response = context->GetResponse();
     response->Clear();
-    set_status(response, status);
+    const HRESULT hr = set_status(response, status);
+    if (FAILED(hr)) report_request_failure("IHttpResponse::SetStatus", hr);
     return RQ_NOTIFICATION_FINISH_REQUEST;
   }
 
@@ -253,8 +354,14 @@ class GatehouseModule final : public CHttpModule {
 class GatehouseModuleFactory final : public IHttpModuleFactory {
  public:
   HRESULT GetHttpModule(CHttpModule** module, IModuleAllocator*) override {
-    *module = new (std::nothrow) GatehouseModule();
-    return *module == nullptr ? HRESULT_FROM_WIN32(ERROR_NOT_ENOUGH_MEMORY) : S_OK;
+    if (module == nullptr) return E_POINTER;
+    try {
+      *module = new GatehouseModule();
+      return S_OK;
+    } catch (...) {
+      *module = nullptr;
+      return HRESULT_FROM_WIN32(ERROR_NOT_ENOUGH_MEMORY);
+    }
   }
 
   // The worker process is going away: stop Node (pending requests are answered 503 by the core's teardown).
@@ -263,6 +370,28 @@ class GatehouseModuleFactory final : public IHttpModuleFactory {
     delete this;
   }
 };
+
+// RegisterModule's work; it may throw (allocations), RegisterModule catches.
+HRESULT register_module(DWORD, IHttpModuleRegistrationInfo* info, IHttpServer*) {
+  g_slot = new gh_iis::EngineSlot();
+  // Node options for the embedded runtime, space-separated (e.g. --max-old-space-size=256).
+  std::vector<std::string> exec_args;
+  const std::string options = utf8(environment(L"GATEHOUSE_NODE_OPTIONS"));
+  for (size_t start = 0; start < options.size();) {
+    const size_t end = std::min(options.find(' ', start), options.size());
+    if (end > start) exec_args.push_back(options.substr(start, end - start));
+    start = end + 1;
+  }
+  g_runtime = gh_iis::NodeRuntime::Start(boot_script(), exec_args, g_slot->link(), &report);
+  if (g_runtime == nullptr) report("gatehouse: could not start Node; every request is answered 503");
+  auto* factory = new GatehouseModuleFactory();
+  const HRESULT hr = info->SetRequestNotifications(factory, RQ_BEGIN_REQUEST, 0);
+  if (FAILED(hr)) {
+    report_request_failure("IHttpModuleRegistrationInfo::SetRequestNotifications", hr);
+    delete factory;  // IIS did not take it, so it never calls Terminate
+  }
+  return hr;
+}
 
 }  // namespace
 
@@ -275,19 +404,14 @@ BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, LPVOID) {
 }
 
 // IIS calls this once per worker process when it loads the module.
-extern "C" __declspec(dllexport) HRESULT __stdcall RegisterModule(DWORD, IHttpModuleRegistrationInfo* info, IHttpServer*) {
-  g_slot = new gh_iis::EngineSlot();
-  // Node options for the embedded runtime, space-separated (e.g. --max-old-space-size=256).
-  std::vector<std::string> exec_args;
-  const std::string options = utf8(environment(L"GATEHOUSE_NODE_OPTIONS"));
-  for (size_t start = 0; start < options.size();) {
-    const size_t end = std::min(options.find(' ', start), options.size());
-    if (end > start) exec_args.push_back(options.substr(start, end - start));
-    start = end + 1;
+extern "C" __declspec(dllexport) HRESULT __stdcall RegisterModule(DWORD version, IHttpModuleRegistrationInfo* info, IHttpServer* server) {
+  try {
+    return register_module(version, info, server);
+  } catch (const std::bad_alloc&) {
+    report("gatehouse: out of memory while loading the module");
+    return HRESULT_FROM_WIN32(ERROR_NOT_ENOUGH_MEMORY);
+  } catch (...) {
+    report("gatehouse: an exception ended the module's registration");
+    return E_FAIL;
   }
-  g_runtime = gh_iis::NodeRuntime::Start(boot_script(), exec_args, g_slot->link(), &report);
-  if (g_runtime == nullptr) report("gatehouse: could not start Node; every request is answered 503");
-  auto* factory = new (std::nothrow) GatehouseModuleFactory();
-  if (factory == nullptr) return HRESULT_FROM_WIN32(ERROR_NOT_ENOUGH_MEMORY);
-  return info->SetRequestNotifications(factory, RQ_BEGIN_REQUEST, 0);
 }
