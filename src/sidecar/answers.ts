@@ -27,6 +27,15 @@ export function gatewayError(status: GatewayErrorStatus, wantsJson: boolean): Re
   return wantsJson ? jsonDecision(status, { error: message }) : pageDecision(status, `${status} ${title}`, `${message} Please try again in a moment.`);
 }
 
+/** How soon a client turned away for a full bound should try again (s). */
+export const RETRY_AFTER_FULL_SECONDS = 1;
+
+/** The 503 for a full bound (the connections to the app and their queue, the WebSocket connections): come back in a second. */
+export function fullAnswer(wantsJson: boolean): RespondDecision {
+  const full = gatewayError(503, wantsJson);
+  return { ...full, headers: { ...full.headers, 'Retry-After': String(RETRY_AFTER_FULL_SECONDS) } };
+}
+
 /** A decision that answers the request itself, written as the response (headers as given, the length counted). */
 export function writeAnswer(res: ServerResponse, answer: RespondDecision): void {
   // Already answered: gatehouse refused the request's body while it was being read (client-errors.ts).

@@ -19,7 +19,7 @@ import { loggedPath } from './logged-path.js';
 import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
 import { toRequestView } from './request-view.js';
 import { upstreamAgent } from './upstream-agent.js';
-import { DEFAULT_UPSTREAM_CONNECTIONS, DEFAULT_UPSTREAM_QUEUE } from './upstream-limits.js';
+import { DEFAULT_UPSTREAM_CONNECTIONS, DEFAULT_UPSTREAM_QUEUE, DEFAULT_UPSTREAM_WEBSOCKETS } from './upstream-limits.js';
 import { upstreamPool } from './upstream-pool.js';
 import { DEFAULT_UPSTREAM_TIMEOUT_MS } from './upstream-timeout.js';
 import { webSocketProxy } from './websocket-proxy.js';
@@ -41,6 +41,8 @@ export interface SidecarOptions {
   readonly upstreamConnections?: number;
   /** Requests that may wait for a connection to the app; past them, 503 (default DEFAULT_UPSTREAM_QUEUE). */
   readonly upstreamQueue?: number;
+  /** WebSocket connections open at once at most; past them, 503 (default DEFAULT_UPSTREAM_WEBSOCKETS). */
+  readonly upstreamWebSockets?: number;
   /** Told what became of each request judged (metrics). */
   readonly onDecision?: (path: string, decision: Decision) => void;
   /** How fast clients must read answers (default: the forwarder's minimum rate). */
@@ -71,7 +73,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   const forwarder = new AppForwarder({ pool, maxInFlight: connections + (options.upstreamQueue ?? DEFAULT_UPSTREAM_QUEUE), timeoutMs, logger, wantsJson: nodeWantsJson, ...(options.downloadRate ? { downloadRate: options.downloadRate } : {}) });
   // WebSocket handshakes take a connection of their own, used once.
   const singleUse = upstreamAgent(upstreamUrl, { keepAlive: false });
-  const websocket = webSocketProxy({ upstream: upstreamUrl, agent: singleUse, timeoutMs, logger, wantsJson: nodeWantsJson, forwarder, ...(accessLog ? { accessLog } : {}) });
+  const websocket = webSocketProxy({ upstream: upstreamUrl, agent: singleUse, timeoutMs, logger, wantsJson: nodeWantsJson, forwarder, maxOpen: options.upstreamWebSockets ?? DEFAULT_UPSTREAM_WEBSOCKETS, idleMs: timeoutMs, ...(accessLog ? { accessLog } : {}) });
 
   /** Decides; for a forward, also the headers the app must receive (the core's edits, applied). */
   async function authorize(req: IncomingMessage, upgrade: boolean): Promise<{ decision: Decision; headers?: OutgoingHttpHeaders }> {

@@ -17,7 +17,7 @@ import { closeGracefullyAfter } from '../lingering-close.js';
 import type { RespondDecision } from '../core/http/request-view.js';
 import type { Logger } from '../logging.js';
 import { MAX_TIMER_MS } from '../timer-limit.js';
-import { gatewayError, sendGatewayError, writeAnswer } from './answers.js';
+import { fullAnswer, gatewayError, sendGatewayError, writeAnswer } from './answers.js';
 import { onBodyRefused } from './body-refusal.js';
 import { FailureSummary } from './failure-summary.js';
 import { loggedPath } from './logged-path.js';
@@ -62,8 +62,6 @@ export const MIN_UPLOAD_BYTES_PER_SECOND = 240;
 /** How long an upload may arrive at any rate before the minimum applies. */
 export const UPLOAD_RATE_GRACE_MS = 5_000;
 
-/** How long a client refused for a full pool is asked to wait (seconds). */
-export const RETRY_AFTER_FULL_SECONDS = 1;
 
 const UPSTREAM_TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
@@ -231,8 +229,7 @@ export class AppForwarder {
   /** Refuses `req` for a full bound, logged: 503 with Retry-After, which `send` writes the host's way. */
   refuseFull(req: IncomingMessage, send: (answer: RespondDecision) => void): void {
     this.options.logger.warn({ path: loggedPath(req), inFlight: this.#inFlight }, 'upstream pool full: request refused with 503');
-    const full = gatewayError(503, this.options.wantsJson(req));
-    send({ ...full, headers: { ...full.headers, 'Retry-After': String(RETRY_AFTER_FULL_SECONDS) } });
+    send(fullAnswer(this.options.wantsJson(req)));
   }
 
   /**

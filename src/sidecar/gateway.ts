@@ -48,6 +48,8 @@ export interface GatewayOptions {
   readonly upstreamConnections?: number;
   /** Requests that may wait for a connection to the app; default GATEHOUSE_UPSTREAM_QUEUE, else 1024. */
   readonly upstreamQueue?: number;
+  /** WebSocket connections open at once at most; default GATEHOUSE_UPSTREAM_WEBSOCKETS, else 1024. */
+  readonly upstreamWebSockets?: number;
   /** Where the workers sharing the token store directory tell each other of its changes (serve --workers). */
   readonly storeChannel?: PublishingChannel;
   /** Where requests, sign-ins, refreshes, logouts, store calls and deliveries are counted (--metrics-port). */
@@ -79,7 +81,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   if ('problem' in upstream) throw new TypeError(`upstream ${upstream.problem}`);
   const env = options.env ?? process.env;
   const upstreamTimeoutMs = resolveUpstreamTimeout(options.upstreamTimeoutMs, env);
-  const limits = resolveUpstreamLimits({ connections: options.upstreamConnections, queue: options.upstreamQueue }, env);
+  const limits = resolveUpstreamLimits({ connections: options.upstreamConnections, queue: options.upstreamQueue, webSockets: options.upstreamWebSockets }, env);
   const accessLog = resolveAccessLog(options.accessLog, env) ? new AccessLog(logger, { trustForwardedFor: behindTrustedProxy(config) }) : undefined;
   const runtime = await startAuthRuntime({ config, logger, headers: options.core, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}), ...(options.storeChannel ? { storeChannel: options.storeChannel } : {}), ...(options.metrics ? { metrics: options.metrics } : {}) });
   const { layer } = runtime;
@@ -92,6 +94,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     upstreamTimeoutMs,
     upstreamConnections: limits.connections,
     upstreamQueue: limits.queue,
+    upstreamWebSockets: limits.webSockets,
     ...(accessLog ? { accessLog } : {}),
     ...(options.authBodyDeadlineMs !== undefined ? { authBodyDeadlineMs: options.authBodyDeadlineMs } : {}),
     ...(options.downloadRate ? { downloadRate: options.downloadRate } : {}),

@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 
 import type { Logger } from '../logging.js';
 import type { AccessLog } from './access-log.js';
-import { endUpgrade, gatewayError } from './answers.js';
+import { endUpgrade, fullAnswer, gatewayError } from './answers.js';
 import type { AppForwarder } from './forward-to-app.js';
 import { HOP_BY_HOP } from './hop-by-hop.js';
 import { loggedPath } from './logged-path.js';
@@ -27,6 +27,10 @@ export interface WebSocketProxyOptions {
   readonly wantsJson: (req: IncomingMessage) => boolean;
   /** Where the handshake takes its place among the requests in flight to the app (the pool's bound). */
   readonly forwarder: AppForwarder;
+  /** WebSocket connections open at once at most (each holds a connection to the app); past it, 503. */
+  readonly maxOpen: number;
+  /** An open WebSocket connection with no bytes either way for this long is closed (ms). */
+  readonly idleMs: number;
 }
 
 /** The head of an answer as raw bytes: the status line and the headers as the app sent them, less `skip`. */
@@ -41,8 +45,16 @@ function answerHead(answer: IncomingMessage, skip: (name: string) => boolean, ex
 export function webSocketProxy(options: WebSocketProxyOptions): (req: IncomingMessage, socket: Duplex, head: Buffer, headers: OutgoingHttpHeaders) => void {
   const { upstream, logger, accessLog, forwarder } = options;
   const client = upstream.protocol === 'https:' ? https : http;
+  /** WebSocket connections open now (switched, not yet closed), and handshakes under way. */
+  let open = 0;
   return (req, socket, head, headers) => {
     const path = loggedPath(req);
+    if (open >= options.maxOpen) {
+      logger.warn({ path, open }, 'too many WebSocket connections: handshake refused with 503');
+      endUpgrade(socket, fullAnswer(options.wantsJson(req)));
+      accessLog?.end(req, 503, true);
+      return;
+    }
     // A handshake waits for the app like any request: it takes a place among those in flight until answered.
     if (!forwarder.admit()) {
       forwarder.refuseFull(req, (answer) => endUpgrade(socket, answer));
@@ -83,10 +95,25 @@ export function webSocketProxy(options: WebSocketProxyOptions): (req: IncomingMe
 
     toApp.once('upgrade', (answer: IncomingMessage, appSocket: Socket, appHead: Buffer) => {
       settle(101, true);
-      appSocket.on('error', () => socket.destroy());
-      socket.on('error', () => appSocket.destroy());
-      appSocket.once('close', () => socket.destroy());
-      socket.once('close', () => appSocket.destroy());
+      // Counted until either side closes: each open tunnel holds a connection to the app.
+      open++;
+      let counted = true;
+      const closed = (): void => {
+        if (counted) open--;
+        counted = false;
+        socket.destroy();
+        appSocket.destroy();
+      };
+      appSocket.on('error', closed);
+      socket.on('error', closed);
+      appSocket.once('close', closed);
+      socket.once('close', closed);
+      // Whatever crosses the tunnel crosses the app's socket too (read or written): silence there is
+      // silence both ways. Closed then, as nginx closes one after proxy_read_timeout.
+      appSocket.setTimeout(options.idleMs, () => {
+        logger.info({ path, idleMs: options.idleMs }, 'WebSocket connection closed: idle');
+        closed();
+      });
       socket.write(answerHead(answer, () => false));
       if (appHead.length > 0) socket.write(appHead);
       if (head.length > 0) appSocket.write(head);

@@ -34,6 +34,7 @@ export interface DeploymentOptions {
   /** Connections to the app at most, and requests that may wait for one (the gateway's defaults otherwise). */
   readonly upstreamConnections?: number;
   readonly upstreamQueue?: number;
+  readonly upstreamWebSockets?: number;
   /** How long request headers may take to arrive (the server's default otherwise). */
   readonly headersTimeoutMs?: number;
   readonly authBodyDeadlineMs?: number;
@@ -126,6 +127,7 @@ export async function startGatewayDeployment(options: GatewayOptions): Promise<G
     ...(options.upstreamTimeoutMs ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}),
     ...(options.upstreamConnections ? { upstreamConnections: options.upstreamConnections } : {}),
     ...(options.upstreamQueue !== undefined ? { upstreamQueue: options.upstreamQueue } : {}),
+    ...(options.upstreamWebSockets !== undefined ? { upstreamWebSockets: options.upstreamWebSockets } : {}),
     ...(options.authBodyDeadlineMs ? { authBodyDeadlineMs: options.authBodyDeadlineMs } : {}),
     ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
     accessLog: options.accessLog ?? false,
