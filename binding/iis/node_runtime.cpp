@@ -4,23 +4,60 @@
 #include <uv.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
-#include <thread>
 
 #include "host_link.h"
+#include "stack_thread.h"
 
 namespace gh_iis {
 
 namespace {
 
+// The Node thread's stack: reserved, committed as it grows. V8 keeps its own default limit
+// (--stack-size, about 984 KB on x64), so a runaway recursion is a RangeError with megabytes of
+// real stack to spare for the native frames under and above it (the addon, the engine, V8's
+// own). A --stack-size of more than kMaxV8StackKb is not passed on (it would let V8 run past
+// the real stack: STATUS_STACK_OVERFLOW ends the worker process).
+constexpr std::size_t kThreadStackBytes = 8u * 1024 * 1024;
+constexpr unsigned long kMaxV8StackKb = 7 * 1024;
+
 // AddLinkedBinding's Node-API form has no user data: the one host link of this
-// process (one module instance per worker process) is kept here.
+// process (one module instance per worker process) is kept here, with the module's report.
 std::atomic<const gh_host_link*> g_link{nullptr};
+std::atomic<NodeRuntime::Report> g_report{nullptr};
+
+// gatehouse_host.report(message): a line for the module's log (boot.cjs: why Node is ending).
+napi_value report_from_js(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc < 1) return nullptr;
+  char text[2048];
+  size_t length = 0;
+  if (napi_get_value_string_utf8(env, argv[0], text, sizeof text, &length) != napi_ok) return nullptr;
+  const NodeRuntime::Report report = g_report.load();
+  if (report != nullptr) report(std::string(text, length));
+  return nullptr;
+}
 
 napi_value init_linked_binding(napi_env env, napi_value exports) {
   napi_value link = host_link_external(env, g_link.load());
   if (link == nullptr || napi_set_named_property(env, exports, "link", link) != napi_ok) return nullptr;
+  napi_value report = nullptr;
+  if (napi_create_function(env, "report", NAPI_AUTO_LENGTH, &report_from_js, nullptr, &report) != napi_ok ||
+      napi_set_named_property(env, exports, "report", report) != napi_ok) {
+    return nullptr;
+  }
   return exports;
+}
+
+// "--stack-size=N" or "--stack_size=N": N, else 0.
+unsigned long v8_stack_size_kb(const std::string& option) {
+  for (const char* name : {"--stack-size=", "--stack_size="}) {
+    const std::string prefix(name);
+    if (option.compare(0, prefix.size(), prefix) == 0) return std::strtoul(option.c_str() + prefix.size(), nullptr, 10);
+  }
+  return 0;
 }
 
 // Public require, from the boot script's own location; the boot script is
@@ -35,7 +72,7 @@ struct NodeRuntime::State {
   std::string boot_script;
   std::vector<std::string> exec_args;
   Report report = nullptr;
-  std::thread thread;
+  StackThread thread;
 
   // Set by the Node thread once the loop can be woken; guarded by mutex.
   std::mutex mutex;
@@ -60,7 +97,14 @@ void NodeRuntime::State::run() {
   }
   std::vector<std::string> errors;
   std::vector<std::string> all_exec_args = init->exec_args();
-  all_exec_args.insert(all_exec_args.end(), exec_args.begin(), exec_args.end());
+  for (const std::string& option : exec_args) {
+    if (v8_stack_size_kb(option) > kMaxV8StackKb) {
+      report("gatehouse: " + option + " is more than the Node thread's stack allows (at most --stack-size=" + std::to_string(kMaxV8StackKb) +
+             " on its " + std::to_string(kThreadStackBytes / (1024 * 1024)) + " MB); ignored");
+      continue;
+    }
+    all_exec_args.push_back(option);
+  }
   std::unique_ptr<node::CommonEnvironmentSetup> setup =
       node::CommonEnvironmentSetup::Create(init->platform(), &errors, init->args(), all_exec_args);
   for (const std::string& error : errors) report("Node: " + error);
@@ -89,6 +133,16 @@ void NodeRuntime::State::run() {
       }
       if (stop_now) uv_async_send(&stop);
 
+      // process.exit() and an uncaught exception end here instead of in exit(), which would end
+      // the worker process with every site it serves: the environment stops, the core's teardown
+      // detaches it from the module (whose requests are then answered 503, as before the core
+      // started), and this thread ends. Node cannot start again in this process (its per-process
+      // state is torn down once), so it stays so until the application pool recycles.
+      node::SetProcessExitHandler(env, [this](node::Environment* exiting, int exit_code) {
+        report("gatehouse: Node exited with code " + std::to_string(exit_code) +
+               " (process.exit() or an uncaught exception in the core); the module answers 503 until the application pool recycles");
+        node::Stop(exiting);
+      });
       node::AddLinkedBinding(env, "gatehouse_host", init_linked_binding, NAPI_VERSION);
       if (node::LoadEnvironment(env, kMainScript).IsEmpty()) {
         report("the gatehouse boot script failed to run: " + boot_script);
@@ -116,26 +170,24 @@ NodeRuntime::NodeRuntime(std::unique_ptr<State> state) : state_(std::move(state)
 std::unique_ptr<NodeRuntime> NodeRuntime::Start(const std::string& boot_script, const std::vector<std::string>& exec_args,
                                                 const gh_host_link* link, Report report) {
   g_link.store(link);
+  g_report.store(report);
   auto state = std::make_unique<State>();
   state->boot_script = boot_script;
   state->exec_args = exec_args;
   state->report = report;
-  State* raw = state.get();
-  try {
-    state->thread = std::thread([raw] { raw->run(); });
-  } catch (const std::system_error&) {
-    return nullptr;
-  }
+  if (!state->thread.start(kThreadStackBytes, [](void* raw) { static_cast<State*>(raw)->run(); }, state.get())) return nullptr;
   return std::unique_ptr<NodeRuntime>(new NodeRuntime(std::move(state)));
 }
 
-NodeRuntime::~NodeRuntime() {
+void NodeRuntime::Stop() {
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
     state_->stopping = true;
     if (state_->stop_signal != nullptr) uv_async_send(state_->stop_signal);
   }
-  if (state_->thread.joinable()) state_->thread.join();
+  state_->thread.join();
 }
+
+NodeRuntime::~NodeRuntime() { Stop(); }
 
 }  // namespace gh_iis

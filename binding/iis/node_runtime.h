@@ -1,8 +1,11 @@
 // Node, embedded in the web server's worker process, with the gatehouse core
-// loaded: a thread of its own runs one Node environment whose main script
-// loads binding/iis/boot.cjs (which starts src/inserver/main.ts). The
-// environment gets a linked binding, `gatehouse_host`, whose `link` is the
-// module's host link: the in-server entry attaches its interceptor there.
+// loaded: a thread of its own (8 MB of stack, binding/iis/stack_thread.h) runs one
+// Node environment whose main script loads binding/iis/boot.cjs (which starts
+// src/inserver/main.ts). The environment gets a linked binding, `gatehouse_host`,
+// whose `link` is the module's host link (the in-server entry attaches its
+// interceptor there) and whose `report(message)` writes to the module's log.
+// process.exit() or an uncaught exception stops the environment (a process-exit
+// handler), never the process: the module then answers 503.
 // Needs Node built as a shared library (libnode; see the README) and its
 // headers. No IIS headers: only the module calls it.
 #ifndef GATEHOUSE_IIS_NODE_RUNTIME_H
@@ -29,7 +32,14 @@ class NodeRuntime {
   static std::unique_ptr<NodeRuntime> Start(const std::string& boot_script, const std::vector<std::string>& exec_args,
                                             const gh_host_link* link, Report report);
 
-  /** Stops the environment (pending requests are answered 503 by the core's teardown) and joins the thread. */
+  /**
+   * Stops the environment (pending requests are answered 503 by the core's teardown) and
+   * waits for its thread. Waits: never call it under the loader lock (DllMain, a static
+   * destructor); the module calls it from its factory's Terminate.
+   */
+  void Stop();
+
+  /** Stop(), with the same rule: a NodeRuntime is never destroyed by a static destructor. */
   ~NodeRuntime();
 
   NodeRuntime(const NodeRuntime&) = delete;

@@ -6,6 +6,8 @@
 #     (and every method IIS calls on the module), so every interface's vtable is printed;
 #   - binding/iis/module.cpp itself (code generation to nowhere: no libnode, no link), so the
 #     module compiles in MSVC mode and its own classes override in IIS's slots.
+# Then, syntax only, the module's other Windows sources in MSVC mode: node_runtime.cpp (against
+# the running Node's headers), stack_thread.cpp and delay_load_hook.cpp.
 # test/win32/iis-layout/check.cjs compares each slot with test/win32/iis-vtable-slots.json.
 # Headers: Debian's mingw-w64 Windows headers and libstdc++ (g++-mingw-w64-x86-64-posix).
 # Prints "N passed, N failed"; exits non-zero on any failure.
@@ -35,12 +37,12 @@ cxx_include="$gcc_dir/include/c++"
 # clang in MSVC mode over mingw-w64's headers: __GNUC__ keeps their GNU spellings (their
 # non-GNU branch defines __attribute__ away), and a __declspec macro that names itself tells
 # them __declspec works (else they leave __MINGW_IMPORT undefined).
-msvc=(clang++ --target=x86_64-pc-windows-msvc -std=c++17 -fgnuc-version=4.2.1 -nostdinc
+msvc_syntax=(clang++ --target=x86_64-pc-windows-msvc -std=c++17 -fgnuc-version=4.2.1 -nostdinc
   -isystem "$cxx_include" -isystem "$cxx_include/x86_64-w64-mingw32" -isystem "$(clang++ -print-resource-dir)/include"
   -isystem /usr/share/mingw-w64/include -D__declspec=__declspec -Wno-#warnings
   -I "${GATEHOUSE_IIS_DECLARATIONS:-test/win32/iis-declarations}"
-  -DNAPI_VERSION=8 -DUNICODE -D_UNICODE -DNOMINMAX -Wall -Wextra -Werror
-  -Xclang -fdump-vtable-layouts -S -emit-llvm -o /dev/null)
+  -DNAPI_VERSION=8 -DUNICODE -D_UNICODE -DNOMINMAX -Wall -Wextra -Werror)
+msvc=("${msvc_syntax[@]}" -Xclang -fdump-vtable-layouts -S -emit-llvm -o /dev/null)
 
 # Each compilation is a check of its own; whatever compiled is checked slot by slot.
 passed=0
@@ -55,6 +57,21 @@ for source in test/win32/iis-layout/probe.cpp binding/iis/module.cpp; do
   else
     cat "$out/$label.err"
     echo "not ok - $source compiles in MSVC mode against the declarations"
+    failed=$((failed + 1))
+  fi
+done
+# The module's other Windows sources, in MSVC mode too (syntax only: no libnode, no MSVC CRT
+# here): the Node embedding (the process-exit handler, the 8 MB thread) against the running
+# Node's own headers (C++17: Node 20's V8 headers take it; clang 14 cannot read libstdc++ 12's
+# C++20 headers in MSVC mode), the thread, and the addon's delay-load hook.
+node_include="$(dirname "$(dirname "$(command -v node)")")/include/node"
+for source in binding/iis/node_runtime.cpp binding/iis/stack_thread.cpp binding/iis/delay_load_hook.cpp; do
+  if "${msvc_syntax[@]}" -fsyntax-only -isystem "$node_include" "$source" > /dev/null 2> "$out/syntax.err"; then
+    echo "ok - $source compiles in MSVC mode"
+    passed=$((passed + 1))
+  else
+    cat "$out/syntax.err"
+    echo "not ok - $source compiles in MSVC mode"
     failed=$((failed + 1))
   fi
 done

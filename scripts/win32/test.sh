@@ -49,10 +49,13 @@ mkdir -p "$work/lib"
   grep -ohE '\b(EVP_[A-Za-z_]+|CRYPTO_memcmp|OPENSSL_cleanse)\(' binding/core/*.cpp | tr -d '(' | sort -u
 } > "$work/lib/node.def"
 x86_64-w64-mingw32-dlltool -d "$work/lib/node.def" -l "$work/lib/libnode.a" -D node.exe
+# The same exports, delay-loaded (as cmake-js links the MSVC addon: /DELAYLOAD:node.exe): the
+# addon resolves them through the project's delay-load hook (binding/iis/delay_load_hook.cpp).
+x86_64-w64-mingw32-dlltool -d "$work/lib/node.def" -y "$work/lib/libnode_delay.a" -D node.exe
 
 node_include="$(dirname "$(dirname "$(command -v node)")")/include/node"
 cmake -S . -B "$work/cmake" -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/mingw-w64-x86_64.cmake" \
-  -DGATEHOUSE_NODE_INCLUDE="$node_include" -DGATEHOUSE_NODE_IMPORT_LIB="$work/lib/libnode.a" \
+  -DGATEHOUSE_NODE_INCLUDE="$node_include" -DGATEHOUSE_NODE_IMPORT_LIB="$work/lib/libnode.a" -DGATEHOUSE_NODE_DELAY_IMPORT_LIB="$work/lib/libnode_delay.a" \
   -DGATEHOUSE_NODE_API_INCLUDE="$PWD/node_modules/node-api-headers/include" \
   -DGATEHOUSE_NODE_ADDON_API_INCLUDE="$PWD/node_modules/node-addon-api" >/dev/null
 cmake --build "$work/cmake" -j 2 >/dev/null

@@ -98,12 +98,60 @@ test('IIS module: auth-route bodies read asynchronously, with a limit and a dead
   assert.match(out, /^\d+ checks passed$/m, out);
 });
 
+test('IIS module: the Node thread gets the 8 MB stack it asks for (a 6 MB recursion runs on it)', () => {
+  const out = execFileSync(path.join(release, 'gatehouse_stack_thread_test.exe'), { encoding: 'utf8', timeout: 120_000 });
+  assert.match(out, /^\d+ checks passed$/m, out);
+});
+
+test('addon: the delay-load hook answers node.exe imports from libnode.dll, then node.dll, then the process image', () => {
+  const out = execFileSync(path.join(release, 'gatehouse_delay_load_test.exe'), [path.join(release, 'delay-load')], { encoding: 'utf8', timeout: 120_000 });
+  assert.match(out, /^\d+ checks passed$/m, out);
+});
+
+test('addon: its Node-API imports are delay-loaded from node.exe, through the project hook', () => {
+  // The addon loaded above made its Node-API calls; none came through the ordinary import table,
+  // so each went through the delay-load helper and the hook (GNU ld leaves the delay-import data
+  // directory empty, so the helper's name and node.exe's are looked for in the image instead).
+  const image = fs.readFileSync(path.join(release, 'gatehouse_native.node'));
+  assert.equal(importsFrom(image).some((n) => n.toLowerCase() === 'node.exe'), false, 'node.exe is not an ordinary import');
+  assert.ok(image.includes(Buffer.from('__delayLoadHelper2\0')) && image.includes(Buffer.from('node.exe\0')), 'the delay-load helper and node.exe are in the image');
+  assert.ok(image.includes(Buffer.from('gatehouse_delay_load_hook')), 'the project hook is linked');
+});
+
 test('engine: the native test host from 64 threads, no lost or duplicated completion', () => {
   const report = JSON.parse(execFileSync(path.join(release, 'gatehouse_engine_stress.exe'), ['64', '100', '4'], { encoding: 'utf8', timeout: 120_000 }));
   assert.equal(report.completedOnce, report.submitted);
   assert.equal(report.completedTwice, 0);
   assert.equal(report.pendingAfterShutdown, 0);
 });
+
+// The DLL names in a PE image's import directory (data directory 1).
+function importsFrom(image) {
+  const pe = image.readUInt32LE(0x3c);
+  const optional = pe + 24;
+  assert.equal(image.readUInt16LE(optional), 0x20b, 'a PE32+ image');
+  const sections = optional + image.readUInt16LE(pe + 20);
+  const count = image.readUInt16LE(pe + 6);
+  const toOffset = (rva) => {
+    for (let i = 0; i < count; i++) {
+      const s = sections + i * 40;
+      const va = image.readUInt32LE(s + 12);
+      const size = Math.max(image.readUInt32LE(s + 8), image.readUInt32LE(s + 16));
+      if (rva >= va && rva < va + size) return rva - va + image.readUInt32LE(s + 20);
+    }
+    throw new Error(`RVA ${rva} is in no section`);
+  };
+  const directory = image.readUInt32LE(optional + 112 + 1 * 8);
+  const names = [];
+  if (directory === 0) return names;
+  for (let at = toOffset(directory); ; at += 20) {
+    const nameRva = image.readUInt32LE(at + 12);
+    if (nameRva === 0) break;
+    const start = toOffset(nameRva);
+    names.push(image.toString('latin1', start, image.indexOf(0, start)));
+  }
+  return names;
+}
 
 (async () => {
   for (const [name, fn] of tests) {
