@@ -2,14 +2,23 @@
 // goes to the gatehouse auth core running in Node embedded in this worker
 // process, and the module applies its decision.
 //
-//   OnBeginRequest: HTTP_REQUEST → request view → for the auth routes' POSTs,
+//   OnBeginRequest: Node started if this is the worker process's first request for a site
+//     that enables gatehouse (IIS calls the module only for those) → HTTP_REQUEST → request
+//     view → for the auth routes' POSTs,
 //     the body, read asynchronously (each pending read returns
 //     RQ_NOTIFICATION_PENDING and resumes in OnAsyncCompletion) → engine slot →
 //     decided inline (core not running: 503) → apply now, else return
 //     RQ_NOTIFICATION_PENDING;
 //   the decision arrives on Node's thread → PostCompletion → OnAsyncCompletion
 //     (an IIS thread) → apply: remove/set request headers and continue, or
-//     write the response and finish the request.
+//     write the response and finish the request. A body the module read is given back
+//     to IIS (InsertEntityBody) when the request continues, so the app reads it whole.
+//
+// Node starts lazily, on the first request IIS hands the module: IIS loads a global module
+// into every worker process but calls its request notifications only for the sites whose
+// <modules> list has it, so a worker process that serves no gatehouse site never starts Node.
+// It stops in the module factory's Terminate (never under the loader lock: no static
+// destructor owns it, DllMain does nothing but note the module handle).
 //
 // IIS may run a completion on another of its threads before the call that started the
 // operation has returned: once a body read or a submission has gone pending, the handler
@@ -33,6 +42,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -56,7 +66,15 @@ constexpr DWORD kAuthBodyDeadlineMs = 30000;
 
 HMODULE g_module = nullptr;
 gh_iis::EngineSlot* g_slot = nullptr;  // lives as long as the worker process
-std::unique_ptr<gh_iis::NodeRuntime> g_runtime;
+
+// The embedded Node: started by the first request (start_node_once), stopped by the factory's
+// Terminate. Plain pointers on purpose: a static destructor would run under the loader lock
+// (DLL_PROCESS_DETACH) and must never wait for Node's thread.
+enum class NodeState { kNotStarted, kStarted, kNotStarting, kTerminated };
+std::mutex* g_node_mutex = nullptr;  // made by RegisterModule, never destroyed
+NodeState g_node_state = NodeState::kNotStarted;
+std::atomic<bool> g_node_decided{false};  // the fast path: anything but kNotStarted
+gh_iis::NodeRuntime* g_runtime = nullptr;
 
 // The worker process has no console: module-level events go to the Windows
 // event log (Application, source "gatehouse"); the core logs to GATEHOUSE_LOG_FILE.
@@ -120,6 +138,54 @@ std::string boot_script() {
   return utf8(dll + L"\\binding\\iis\\boot.cjs");
 }
 
+// Node options for the embedded runtime (GATEHOUSE_NODE_OPTIONS), space-separated (e.g. --max-old-space-size=256).
+std::vector<std::string> node_options() {
+  std::vector<std::string> exec_args;
+  const std::string options = utf8(environment(L"GATEHOUSE_NODE_OPTIONS"));
+  for (size_t start = 0; start < options.size();) {
+    const size_t end = std::min(options.find(' ', start), options.size());
+    if (end > start) exec_args.push_back(options.substr(start, end - start));
+    start = end + 1;
+  }
+  return exec_args;
+}
+
+// Starts Node once per worker process, on the first request of a gatehouse site; every later
+// call returns at once. The requests that arrive while the core boots (and after a failed start)
+// are answered 503 with Retry-After by the engine slot, as before any core is attached.
+// May throw (the lock): its caller is a notification, which answers 500.
+void start_node_once() {
+  if (g_node_decided.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(*g_node_mutex);
+  if (g_node_state != NodeState::kNotStarted) return;
+  g_node_state = NodeState::kNotStarting;
+  try {
+    g_runtime = gh_iis::NodeRuntime::Start(boot_script(), node_options(), g_slot->link(), &report).release();
+    if (g_runtime != nullptr) g_node_state = NodeState::kStarted;
+  } catch (...) {
+    g_runtime = nullptr;
+  }
+  if (g_runtime == nullptr) report("gatehouse: could not start Node; every request is answered 503 until the application pool recycles");
+  g_node_decided.store(true, std::memory_order_release);
+}
+
+// The worker process is going away (the factory's Terminate): stop Node and wait for its thread.
+void stop_node() noexcept {
+  try {
+    gh_iis::NodeRuntime* runtime = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(*g_node_mutex);
+      runtime = g_runtime;
+      g_runtime = nullptr;
+      g_node_state = NodeState::kTerminated;
+      g_node_decided.store(true, std::memory_order_release);
+    }
+    delete runtime;  // stops the environment (pending requests are answered 503 by the core's teardown) and joins
+  } catch (...) {
+    report("gatehouse: Node could not be stopped before the worker process ended");
+  }
+}
+
 // The request's entity body as the body reader reads it: asynchronous reads, and the
 // deadline's cancel (IIS then completes the pending read with an error).
 class RequestEntity final : public gh_iis::EntitySource {
@@ -160,6 +226,7 @@ class GatehouseModule final : public CHttpModule {
 
  private:
   REQUEST_NOTIFICATION_STATUS begin(IHttpContext* context) {
+    start_node_once();
     IHttpRequest* request = context->GetRequest();
     const HTTP_REQUEST* raw = request->GetRawHttpRequest();
     if (raw == nullptr) return refuse(context, 500, "The authentication layer could not read this request.");
@@ -212,7 +279,7 @@ class GatehouseModule final : public CHttpModule {
         // The sidecar's answer; the unread rest of the body would hold the connection, so it
         // is closed after the response.
         const REQUEST_NOTIFICATION_STATUS status = refuse(context, 408, "The body did not arrive in time.");
-        context->GetResponse()->SetNeedDisconnect();  // after respond's Clear()
+        disconnect_after_response(context);  // after respond's Clear()
         return status;
       }
       case BodyOutcome::kBroken:  // the client went away
@@ -250,7 +317,36 @@ class GatehouseModule final : public CHttpModule {
         return refuse(context, 500, "The identity headers could not be set.");
       }
     }
+    // The module read this request's body (an auth-route POST the core lets through): give it
+    // back, or the app would read only what the module left unread.
+    if (body_ != nullptr && !body_->body().empty()) {
+      const HRESULT hr = give_body_back(context, body_->body().data(), body_->body().size());
+      if (FAILED(hr)) {
+        report_request_failure("IHttpRequest::InsertEntityBody", hr);
+        return refuse(context, 500, "The request's body could not be passed on.");
+      }
+    }
     return RQ_NOTIFICATION_CONTINUE;
+  }
+
+  // IIS keeps the buffer, uncopied, until the app has read it: request-lifetime memory.
+  static HRESULT give_body_back(IHttpContext* context, const void* data, size_t size) {
+    if (size > 0xFFFFFFFFu) return E_INVALIDARG;
+    void* copy = context->AllocateRequestMemory(static_cast<DWORD>(size));
+    if (copy == nullptr) return E_OUTOFMEMORY;
+    std::memcpy(copy, data, size);
+    return context->GetRequest()->InsertEntityBody(copy, static_cast<DWORD>(size));
+  }
+
+  // Closes the client's connection after this response, so the unread rest of a body cannot
+  // hold it: on HTTP/1.x only. An HTTP/2 (or HTTP/3) connection carries other requests' streams
+  // too, and the response ends this request's stream by itself (http.sys resets what the
+  // client still sends on it), so the connection stays.
+  static void disconnect_after_response(IHttpContext* context) noexcept {
+    USHORT major = 0;
+    USHORT minor = 0;
+    context->GetRequest()->GetHttpVersion(&major, &minor);
+    if (major < 2) context->GetResponse()->SetNeedDisconnect();
   }
 
   // http.sys keeps each occurrence of an unknown header as an entry of its own, and one
@@ -364,26 +460,20 @@ class GatehouseModuleFactory final : public IHttpModuleFactory {
     }
   }
 
-  // The worker process is going away: stop Node (pending requests are answered 503 by the core's teardown).
+  // The worker process is going away: stop Node (pending requests are answered 503 by the
+  // core's teardown). IIS calls this outside the loader lock, so waiting for Node's thread is safe here.
   void Terminate() override {
-    g_runtime.reset();
+    stop_node();
     delete this;
   }
 };
 
 // RegisterModule's work; it may throw (allocations), RegisterModule catches.
+// Node does not start here: IIS registers a global module in every worker process, also those
+// that serve no site using gatehouse (see start_node_once).
 HRESULT register_module(DWORD, IHttpModuleRegistrationInfo* info, IHttpServer*) {
   g_slot = new gh_iis::EngineSlot();
-  // Node options for the embedded runtime, space-separated (e.g. --max-old-space-size=256).
-  std::vector<std::string> exec_args;
-  const std::string options = utf8(environment(L"GATEHOUSE_NODE_OPTIONS"));
-  for (size_t start = 0; start < options.size();) {
-    const size_t end = std::min(options.find(' ', start), options.size());
-    if (end > start) exec_args.push_back(options.substr(start, end - start));
-    start = end + 1;
-  }
-  g_runtime = gh_iis::NodeRuntime::Start(boot_script(), exec_args, g_slot->link(), &report);
-  if (g_runtime == nullptr) report("gatehouse: could not start Node; every request is answered 503");
+  g_node_mutex = new std::mutex();
   auto* factory = new GatehouseModuleFactory();
   const HRESULT hr = info->SetRequestNotifications(factory, RQ_BEGIN_REQUEST, 0);
   if (FAILED(hr)) {

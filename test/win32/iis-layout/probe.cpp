@@ -23,6 +23,10 @@ HRESULT probe_module_calls(IHttpContext* context, IHttpCompletionInfo* completio
   hr |= request->DeleteHeader("X-Probe");
   bytes += request->GetRemainingEntityBytes();
   hr |= request->ReadEntityBody(&bytes, sizeof bytes, TRUE, &bytes, &pending);
+  hr |= request->InsertEntityBody(&bytes, sizeof bytes);
+  USHORT major = 0;
+  USHORT minor = 0;
+  request->GetHttpVersion(&major, &minor);
 
   // IHttpResponse
   response->Clear();
