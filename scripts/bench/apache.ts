@@ -102,13 +102,18 @@ interface Answer {
   readonly url: URL;
 }
 
-/** A cookie-keeping client that follows redirects, enough for an authorization-code sign-in. */
-class SignInClient {
+/** A cookie-keeping client that follows redirects, enough for an authorization-code sign-in (refresh.ts signs in to gatehouse with it too). */
+export class SignInClient {
   /** origin → name → value */
   readonly #jar = new Map<string, Map<string, string>>();
 
   cookie(origin: string, name: string): string | undefined {
     return this.#jar.get(origin)?.get(name);
+  }
+
+  /** Every cookie held for `origin`, as a Cookie header. */
+  cookieHeader(origin: string): string {
+    return [...(this.#jar.get(origin) ?? new Map<string, string>())].map(([name, value]) => `${name}=${value}`).join('; ');
   }
 
   request(url: URL, method = 'GET', form?: Record<string, string>): Promise<Answer> {

@@ -6,6 +6,7 @@ import { benchDeliveries, benchMemory } from './deliveries.js';
 import { benchHook } from './hook.js';
 import { benchInstructions } from './instructions.js';
 import { machineProbe } from './machine-probe.js';
+import { benchRefreshLogout } from './refresh.js';
 import { benchSidecar } from './sidecar.js';
 import { benchVerify } from './verify.js';
 
@@ -22,6 +23,8 @@ console.log('\n## Bearer tokens\n');
 console.log(await benchBearer(quick));
 console.log('\n## Sidecar: a signed-in GET\n');
 console.log(await benchSidecar(quick));
+console.log('\n## Sidecar with Redis: refresh and logout latency\n');
+console.log(await benchRefreshLogout(quick));
 console.log('\n## Sidecar: instructions per request\n');
 console.log(await benchInstructions(quick));
 console.log('\n## In-server hook: a signed-in decision\n');

@@ -3,6 +3,8 @@
 //   koa:        bare Koa with gatehouse's forwarder (undici) in front of the app (the baseline)
 //   koa-bytes:  the same, adding the same identity header bytes gatehouse adds (static)
 //   gatehouse:  the gatehouse gateway (compiled package) in front of the app
+//   idp:        gatehouse's development OpenID provider (oidc-provider), its clients given as JSON;
+//               reports its issuer too
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -51,8 +53,16 @@ async function start(): Promise<number> {
     dist.attach(front, gateway);
     return Number(new URL(front.url).port);
   }
+  if (kind === 'idp') {
+    const { startDevIdentityProvider } = (await import(new URL('../../dist/dev/identity-provider.js', import.meta.url).href)) as typeof import('../../src/dev/identity-provider.js');
+    const idp = await startDevIdentityProvider({ clients: JSON.parse(upstream!) as Parameters<typeof startDevIdentityProvider>[0]['clients'] });
+    issuer = idp.issuer;
+    return Number(new URL(idp.issuer).port);
+  }
   throw new Error(`unknown kind ${kind}`);
 }
 
-process.send!({ port: await start() });
+let issuer: string | undefined;
+const port = await start();
+process.send!({ port, ...(issuer !== undefined ? { issuer } : {}) });
 process.on('message', (m) => m === 'exit' && process.exit(0));
