@@ -54,6 +54,11 @@ export interface DevIdentityProviderOptions {
   readonly claims?: Configuration['claims'];
   /** Extra Koa middleware for the provider (shaping answers the way another provider does). */
   readonly middleware?: ReadonlyArray<Parameters<Provider['use']>[0]>;
+  /**
+   * Keep the ID token thin, as Okta does by default: with an access token issued, the scopes' claims
+   * (name, email, roles) come from the userinfo endpoint only, and the ID token carries `sub` alone.
+   */
+  readonly thinIdToken?: boolean;
   /** Handles a request before the provider does; returns true when it answered. */
   readonly intercept?: (req: IncomingMessage, res: ServerResponse, issuer: string) => boolean;
 }
@@ -145,7 +150,7 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
     jwks: { keys: [jwk as never] },
     cookies: { keys: [randomBytes(32).toString('hex')] },
     pkce: { required: () => true },
-    conformIdTokenClaims: false,
+    conformIdTokenClaims: options.thinIdToken ?? false,
     claims: options.claims ?? { openid: ['sub'], profile: ['name', 'preferred_username', 'roles'], email: ['email', 'email_verified'] },
     scopes: ['openid', 'profile', 'email', 'offline_access'],
     ttl: { AccessToken: options.accessTokenTtl ?? 3600, IdToken: 3600, RefreshToken: 24 * 3600, Interaction: 600, Session: 3600, Grant: 3600 },

@@ -35,6 +35,8 @@ export interface DeploymentOptions {
   readonly upstreamConnections?: number;
   readonly upstreamQueue?: number;
   readonly upstreamWebSockets?: number;
+  /** The provider keeps its ID tokens thin: the claims come from its userinfo endpoint only. */
+  readonly thinIdToken?: boolean;
   /** How long request headers may take to arrive (the server's default otherwise). */
   readonly headersTimeoutMs?: number;
   readonly authBodyDeadlineMs?: number;
@@ -162,6 +164,7 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
         clients: [{ clientId: CLIENT_ID, clientSecret: secret, redirectUris: [`${frontUrl}/.auth/login/dev/callback`], postLogoutRedirectUris: [`${frontUrl}/.auth/logout/complete`], ...backchannel }],
         ...(options.interceptProvider ? { intercept: options.interceptProvider } : {}),
         ...(options.accessTokenTtl ? { accessTokenTtl: options.accessTokenTtl } : {}),
+        ...(options.thinIdToken ? { thinIdToken: true } : {}),
       });
       return { document: options.document?.(idp.issuer) ?? defaultDocument(idp.issuer), env: { TEST_CLIENT_SECRET: secret }, close: () => idp!.close() };
     },

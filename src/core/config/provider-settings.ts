@@ -25,6 +25,8 @@ export interface OidcProviderConfig extends Common {
     | { readonly authorization: string; readonly token: string; readonly issuer: string; readonly jwksUri: string; readonly endSession?: string }
     | undefined;
   readonly nameClaimType: string | undefined;
+  /** After a sign-in, the userinfo endpoint's claims are added to the ID token's (login.claimsFromUserInfo). */
+  readonly claimsFromUserInfo: boolean;
   readonly scopes: readonly string[];
   readonly loginParameters: Readonly<Record<string, string>>;
   /** Accepted `aud` values of bearer tokens; the client id when empty. */
@@ -223,6 +225,7 @@ function customProviders(block: Providers['customOpenIdConnectProviders'], secre
       discoveryUrl: oidc.wellKnownOpenIdConfiguration,
       endpoints,
       nameClaimType: provider.login?.nameClaimType,
+      claimsFromUserInfo: provider.login?.claimsFromUserInfo ?? true,
       scopes: oidcScopes(provider.login?.scopes, login.scopes),
       loginParameters: login.extra,
       allowedAudiences: audiences,
@@ -264,6 +267,8 @@ function directoryProvider(block: NonNullable<Providers['azureActiveDirectory']>
     discoveryUrl: `${issuer}/.well-known/openid-configuration`,
     endpoints: undefined,
     nameClaimType: block.login?.nameClaimType ?? 'preferred_username',
+    // Off unless asked: Microsoft's userinfo endpoint is Graph's, which the app's own access token cannot call.
+    claimsFromUserInfo: block.login?.claimsFromUserInfo ?? false,
     scopes: oidcScopes(block.login?.scopes, login.scopes),
     loginParameters: login.extra,
     allowedAudiences: validation.allowedAudiences ?? [],
@@ -291,6 +296,7 @@ function googleProvider(block: NonNullable<Providers['google']>, secrets: Secret
     discoveryUrl,
     endpoints: undefined,
     nameClaimType: block.login?.nameClaimType ?? 'email',
+    claimsFromUserInfo: block.login?.claimsFromUserInfo ?? true,
     scopes: oidcScopes(block.login?.scopes, login.scopes),
     // Google issues a refresh token only for offline access, and again only when consent is asked.
     loginParameters: { access_type: 'offline', prompt: 'consent', ...login.extra },
@@ -327,6 +333,8 @@ function appleProvider(block: NonNullable<Providers['apple']>, secrets: SecretRe
     discoveryUrl,
     endpoints: undefined,
     nameClaimType: 'email',
+    // Apple has no userinfo endpoint: the name comes once, with the first sign-in's callback.
+    claimsFromUserInfo: false,
     scopes: withOpenId(block.login?.scopes ?? ['openid', 'name', 'email']),
     loginParameters: {},
     allowedAudiences: [],

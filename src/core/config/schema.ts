@@ -53,6 +53,8 @@ const endpoint = httpUrl.optional();
 const loginSettings = z
   .object({
     nameClaimType: z.string().min(1).optional(),
+    /** gatehouse's own: add the userinfo endpoint's claims to the ID token's after a sign-in (OpenID providers). */
+    claimsFromUserInfo: z.boolean().optional(),
     scopes: z.array(scopeToken).optional(),
     /** `name=value` strings, or an object of names to values. */
     loginParameters: z.union([z.array(nameValue), z.record(z.string(), z.string())]).optional(),

@@ -228,6 +228,20 @@ export class OidcProviderClient {
     }
   }
 
+  /**
+   * The claims of the provider's userinfo endpoint for `accessToken`, or undefined when the provider
+   * has none. Its `sub` must be `expectedSubject` (OpenID Connect Core §5.3.2): another refuses.
+   */
+  async userInfo(accessToken: string, expectedSubject: string): Promise<Readonly<Record<string, unknown>> | undefined> {
+    try {
+      const configuration = await this.configuration();
+      if (configuration.serverMetadata().userinfo_endpoint === undefined) return undefined;
+      return await oidc.fetchUserInfo(configuration, accessToken, expectedSubject);
+    } catch (error) {
+      throw classify(error, 'userinfo');
+    }
+  }
+
   async refresh(refreshToken: string): Promise<TokenSet> {
     try {
       const configuration = await this.configuration();

@@ -78,9 +78,18 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
       nonce: callback.expectedNonce,
       codeVerifier: callback.codeVerifier,
     });
-    const claims = { ...(tokens.claims ?? {}), ...this.#appleUser(callback.params) };
+    const idClaims = { ...(tokens.claims ?? {}), ...this.#appleUser(callback.params) };
+    // What the ID token says wins; the userinfo endpoint adds what a thin ID token leaves out
+    // (name, email, groups), as mod_auth_openidc and oauth2-proxy take them.
+    const claims = { ...(await this.#userInfoClaims(tokens.accessToken, idClaims.sub)), ...idClaims };
     this.#checkPolicy(claims, false);
-    return withProviderSession(this.#signIn(claims, storedTokens(tokens)), claims);
+    return withProviderSession(this.#signIn(claims, storedTokens(tokens)), idClaims);
+  }
+
+  /** The userinfo endpoint's claims for a sign-in, when the provider has one and the configuration wants them. */
+  async #userInfoClaims(accessToken: string | undefined, subject: unknown): Promise<Readonly<Record<string, unknown>>> {
+    if (!this.config.claimsFromUserInfo || accessToken === undefined || typeof subject !== 'string') return {};
+    return (await this.client.userInfo(accessToken, subject)) ?? {};
   }
 
   async refresh(refreshToken: string): Promise<RefreshedTokens> {
