@@ -24,9 +24,10 @@ import { WorkerChannel } from './workers/worker-channel.js';
 import { parseWorkerCount } from './workers/worker-count.js';
 
 const USAGE = `Usage:
-  gatehouse dev [--host 127.0.0.1] [--port 8080]
+  gatehouse dev [--host 127.0.0.1] [--port 8080] [--upstream <url>]
       Zero-configuration demo: a development OpenID provider, a demo app, and
-      gatehouse in front of it. Sign in as demo / demo.
+      gatehouse in front of it. Sign in as demo / demo. With --upstream, your
+      own app instead of the demo, every path of it protected.
   gatehouse serve --upstream <url> [--config <file>] [--host 127.0.0.1] [--port 8080]
                   [--workers N|auto] [--metrics-port N] [--metrics-host 127.0.0.1]
       The sidecar: authenticate every request, forward to <url> with identity
@@ -252,14 +253,16 @@ function receiverLine(url: string, config: Pick<WebhookConfig, 'path' | 'secrets
 }
 
 async function dev(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' } } });
+  const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' }, upstream: { type: 'string' } } });
+  const upstream = values.upstream !== undefined ? upstreamUrl(values.upstream) : undefined;
   const logger = createLogger();
   const { core } = coreSelection(logger);
   // Loaded only here: the development provider (oidc-provider) is no part of serve.
   const { startDev } = await import('./dev/dev.js');
-  const running = await startDev({ host: values.host ?? '127.0.0.1', port: listenPort(values.port), core, logger, version: VERSION });
+  const running = await startDev({ host: values.host ?? '127.0.0.1', port: listenPort(values.port), core, logger, version: VERSION, ...(upstream !== undefined ? { upstream } : {}) });
   stopOn(logger, running.close);
-  console.log(`gatehouse dev: open ${running.url}/ and sign in as demo / demo`);
+  const target = upstream !== undefined ? ` (your app at ${upstream}, every path protected)` : '';
+  console.log(`gatehouse dev: open ${running.url}/ and sign in as demo / demo${target}`);
   if (running.listeningBeyondLoopback !== undefined) {
     console.log(`listening on ${running.listeningBeyondLoopback}, but sign-in works only in a browser on this machine: the development OpenID provider listens on loopback`);
   }

@@ -1,5 +1,7 @@
 // `gatehouse dev`: a development OpenID provider, a demo app, and the
-// sidecar in front of it, with zero configuration.
+// sidecar in front of it, with zero configuration. With `--upstream`, your own
+// app takes the demo's place: every path of it is protected, and its requests
+// arrive with the identity headers of the development users.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -22,6 +24,8 @@ export interface DevOptions {
   readonly core: GatehouseCore;
   readonly logger: Logger;
   readonly version: string;
+  /** Your app's origin, in place of the demo app (every path protected). */
+  readonly upstream?: string;
 }
 
 export interface RunningDev {
@@ -59,7 +63,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
       },
     ],
   });
-  const app = await startDemoApp(undefined, loginPath('/.auth', 'dev', '/', 'select_account'));
+  const app = options.upstream === undefined ? await startDemoApp(undefined, loginPath('/.auth', 'dev', '/', 'select_account')) : undefined;
   const { config } = resolveAuthConfig(
     {
       identityProviders: {
@@ -74,7 +78,8 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
           },
         },
       },
-      globalValidation: { excludedPaths: ['/public/*'] },
+      // The demo's public page; your own app is protected on every path.
+      globalValidation: { excludedPaths: app !== undefined ? ['/public/*'] : [] },
       login: { tokenStore: { fileSystem: { directory: mkdtempSync(path.join(os.tmpdir(), 'gatehouse-dev-')) } } },
       gatehouse: { app: 'dev' },
     },
@@ -82,7 +87,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   );
   const gateway = await createGateway({
     config,
-    upstream: app.url,
+    upstream: options.upstream ?? app!.url,
     core: options.core,
     logger: options.logger,
     masterKey: randomBytes(32),
@@ -96,7 +101,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
     receiver: gateway.receiver,
     close: async () => {
       gateway.close();
-      await Promise.all([front.close(), idp.close(), app.close()]);
+      await Promise.all([front.close(), idp.close(), app?.close()]);
     },
   };
 }

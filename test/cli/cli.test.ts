@@ -10,6 +10,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 
 import { deliver, listen, SECRET } from '../support/http.js';
+import { Browser } from '../support/browser.js';
 import { CLI, outputShowing, root, serve } from '../support/cli-process.js';
 import { raw } from '../support/raw-http.js';
 
@@ -399,6 +400,31 @@ describe('gatehouse serve --upstream / dev', function () {
       expect(server.output()).not.to.match(/oidc-provider (WARNING|NOTICE): .*(MUST|SHOULD) change/);
     } finally {
       await server.stop();
+    }
+  });
+
+  it('gatehouse dev --upstream puts your own app behind the development provider: every path protected, sign in as demo / demo, identity headers at the app', async () => {
+    const seen: http.IncomingHttpHeaders[] = [];
+    const app = await listen(
+      http.createServer((req, res) => {
+        seen.push(req.headers);
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('your app');
+      }),
+    );
+    const server = await serve({ GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '' }, ['dev', '--port', '0', '--upstream', app.url]);
+    try {
+      expect(server.output()).to.include(`(your app at ${app.url}, every path protected)`);
+      const browser = new Browser();
+      const anonymous = await browser.request(`${server.url}/public/page`);
+      expect(anonymous.status).to.equal(302);
+      const hops = await browser.follow(`${server.url}/orders`);
+      const done = await browser.submitForm(hops.at(-1)!, /\/login$/, { username: 'demo', password: 'demo' });
+      expect(done.at(-1)!.status).to.equal(200);
+      expect(done.at(-1)!.body).to.equal('your app');
+      expect(seen.at(-1)!['x-platform-client-principal-name']).to.equal('Dev User');
+    } finally {
+      await server.stop();
+      await app.close();
     }
   });
 });
