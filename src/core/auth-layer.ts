@@ -131,6 +131,11 @@ export class AuthLayer {
     return this.#context.config;
   }
 
+  /** The configured providers, by alias. */
+  get providers(): ReadonlyMap<string, Provider> {
+    return this.#context.providers;
+  }
+
   /** Where the layer logs; hosts log their own failures around it there too. */
   get logger(): Logger {
     return this.#context.logger;

@@ -6,6 +6,7 @@ import path from 'node:path';
 
 import type { Logger } from '../logging.js';
 import { AuthLayer, type StoreHealth } from './auth-layer.js';
+import { checkProvidersAtStart } from './providers/startup-check.js';
 import type { AuthMetrics } from './auth-metrics.js';
 import type { HeaderNormalizer } from './http/identity-headers.js';
 import type { AuthConfig } from './config/auth-config.js';
@@ -101,12 +102,15 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
   });
   // Redis removes expired records by itself (each key's TTL): only the filesystem store is swept.
   const sweep = stores.redis === undefined ? sweepPeriodically(stores.sessions, stores.signOuts, logger) : undefined;
+  // A provider that cannot be reached is said now, with its URL and why, not at the first sign-in.
+  const providerCheck = config.enabled ? checkProvidersAtStart(layer.providers.values(), logger) : undefined;
   return {
     layer,
     store,
     ...(stores.redis !== undefined ? { redis: stores.redis } : {}),
     close: async () => {
       clearInterval(sweep);
+      providerCheck?.stop();
       await stores.redis?.close();
     },
   };

@@ -132,7 +132,7 @@ describe('provider answers are size-limited', function () {
     };
     const error = await rejection(new OidcProviderClient(config).configuration());
     expect(error).to.be.instanceOf(ProviderUnavailableError);
-    expect(error.message).to.equal('discovery: provider answer: answer too large');
+    expect(error.message).to.equal(`discovery (${config.discoveryUrl}): provider answer: answer too large`);
     expect(await server.endlessWritten).to.be.below(CUT_OFF_BOUND);
   });
 

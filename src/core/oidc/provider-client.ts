@@ -59,13 +59,21 @@ function isUnreachable(error: unknown): boolean {
   return typeof cause?.code === 'string' && /^(ECONN|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|UND_ERR)/.test(cause.code);
 }
 
+/** Why a provider could not be reached, in a word a reader can act on (ECONNREFUSED, ENOTFOUND, a timeout). */
+function unreachableCause(error: Error): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  if (error.name === 'TimeoutError' || error.name === 'AbortError') return 'no answer in time';
+  return cause?.message ?? error.message;
+}
+
 function classify(error: unknown, during: string): Error {
   if (error instanceof ProviderUnavailableError || error instanceof ProviderRefusedError) return error;
   // boundedFetch's refusal of an oversized answer, as openid-client wraps it.
   const cause = (error as { cause?: unknown } | undefined)?.cause;
   if (cause instanceof ProviderUnavailableError) return new ProviderUnavailableError(`${during}: ${cause.message}`);
   if (error instanceof InvalidTokenError) return new ProviderRefusedError(`${during}: ID token ${error.reason}`);
-  if (isUnreachable(error)) return new ProviderUnavailableError(`${during}: provider unreachable`);
+  if (isUnreachable(error)) return new ProviderUnavailableError(`${during}: provider unreachable (${unreachableCause(error as Error)})`);
   if (error instanceof oidc.ResponseBodyError) return refusalWithCode(`${during}: provider answered`, error.error);
   if (error instanceof oidc.AuthorizationResponseError) return refusalWithCode(`${during}:`, error.error);
   const message = error instanceof Error ? error.message : String(error);
@@ -113,7 +121,7 @@ export class OidcProviderClient {
   configuration(): Promise<oidc.Configuration> {
     this.#configuration ??= this.#discover().catch((error: unknown) => {
       this.#configuration = undefined;
-      throw classify(error, 'discovery');
+      throw classify(error, this.config.discoveryUrl !== undefined ? `discovery (${this.config.discoveryUrl})` : 'discovery');
     });
     return this.#configuration;
   }

@@ -64,6 +64,14 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     return this.config.responseMode;
   }
 
+  async prepare(): Promise<void> {
+    await this.client.configuration();
+  }
+
+  get discoveryUrl(): string | undefined {
+    return this.config.discoveryUrl;
+  }
+
   async begin(start: LoginStart): Promise<LoginBegun> {
     return { url: await this.client.authorizationUrl(start) };
   }

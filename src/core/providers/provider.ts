@@ -113,4 +113,11 @@ export interface Provider {
   /** Client-directed sign-in with a token the client obtained itself. Throws ProviderRefusedError when it is not good. */
   exchange(request: TokenExchange): Promise<SignIn>;
   readonly bearer?: BearerValidation;
+  /**
+   * OpenID providers: fetches what sign-ins will need (the discovery document), so that a provider
+   * that cannot be reached is said at start, not at the first sign-in. Rejects with why.
+   */
+  prepare?(): Promise<void>;
+  /** Where `prepare` fetches from, for the log (no secret is part of it). */
+  readonly discoveryUrl?: string;
 }
