@@ -86,6 +86,8 @@ struct Hosted {
     o.Set("inline", decision->completed_inline());
     o.Set("bodyPassed", body_passed);
     o.Set("micros", micros);
+    // When it was submitted, µs on a clock shared by every request of the process (not wall time).
+    o.Set("submittedAt", std::chrono::duration<double, std::micro>(submitted.time_since_epoch()).count());
     const bool respond = d.kind() == GH_DECISION_RESPOND;
     o.Set("kind", respond ? "respond" : "continue");
     if (!details) return o;

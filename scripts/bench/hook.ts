@@ -20,7 +20,7 @@ import { loadAddonCore } from '../../dist/native/index.js';
 import { createInterceptor } from '../../dist/native/interceptor.js';
 import { loadModuleHost } from '../../dist/native/module-host.js';
 import { forwardHeaders } from '../../dist/sidecar/forward-headers.js';
-import { formatRate, table } from './measure.js';
+import { formatRate, table, threadCpuNs } from './measure.js';
 import { storeBenchSession } from './session.js';
 
 /** The shared core the layer's header policy is built on, as gatehouse runs it. */
@@ -46,6 +46,9 @@ async function signedInLayer(): Promise<{ layer: AuthLayer; cookie: string }> {
   const layer = new AuthLayer({ headers: benchCore, config, store, masterKey, logger: createLogger('silent') });
   return { layer, cookie };
 }
+
+/** The interceptor's crossing counters (undefined on a build without them). */
+const stats = (interceptor: object) => (interceptor as { crossingStats?: () => { batches: number; requests: number } }).crossingStats?.();
 
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]!;
 
@@ -85,18 +88,30 @@ export async function benchHook(quick: boolean): Promise<string> {
   try {
     const warm = await host.replay(Array.from({ length: 2000 }, () => request), 8);
     if (warm.some((r) => r.kind !== 'continue' || r.completions !== 1)) throw new Error('the hook did not forward the signed-in request');
-    const rows: string[][] = [['sidecar core path, in process (baseline)', formatRate(sidecarRate), '1.00×', `${percentile(sidecarSamples, 50).toFixed(0)} µs`, `${percentile(sidecarSamples, 99).toFixed(0)} µs`]];
+    const rows: string[][] = [['sidecar core path, in process (baseline)', formatRate(sidecarRate), '1.00×', `${percentile(sidecarSamples, 50).toFixed(0)} µs`, `${percentile(sidecarSamples, 99).toFixed(0)} µs`, '—', '—', '—']];
     for (const threads of [1, 8, 64]) {
       const count = quick ? 10_000 : 50_000;
+      const before = stats(interceptor);
+      const cpuBefore = threadCpuNs();
       const start = performance.now();
       // Counts and times only: turning every applied header back into JavaScript is the harness's work, not the hook's.
       const results = await host.replay(Array.from({ length: count }, () => request), threads, false);
-      const rate = (count * 1000) / (performance.now() - start);
+      const withHarness = (count * 1000) / (performance.now() - start);
+      const cpuAfter = threadCpuNs();
+      const after = stats(interceptor);
       if (results.some((r) => r.completions !== 1)) throw new Error('a request was not completed exactly once');
+      // The rate: decisions over the window from the first submission to the last decision applied, on the
+      // host's clock. The harness's own work on the JavaScript thread (the requests read into native
+      // strings before the threads start, the results turned into objects after) falls outside it.
+      const first = Math.min(...results.map((r) => r.submittedAt));
+      const last = Math.max(...results.map((r) => r.submittedAt + r.micros));
+      const rate = (count * 1e6) / (last - first);
       const micros = results.map((r) => r.micros);
-      rows.push([`hook, ${threads} native thread${threads === 1 ? '' : 's'}`, formatRate(rate), `${(rate / sidecarRate).toFixed(2)}×`, `${percentile(micros, 50).toFixed(0)} µs`, `${percentile(micros, 99).toFixed(0)} µs`]);
+      const perWake = after && before ? ((after.requests - before.requests) / (after.batches - before.batches)).toFixed(1) : 'n/a';
+      const jsCpu = cpuBefore !== undefined && cpuAfter !== undefined ? `${((cpuAfter - cpuBefore) / count / 1000).toFixed(1)} µs` : 'n/a';
+      rows.push([`hook, ${threads} native thread${threads === 1 ? '' : 's'}`, formatRate(rate), `${(rate / sidecarRate).toFixed(2)}×`, `${percentile(micros, 50).toFixed(0)} µs`, `${percentile(micros, 99).toFixed(0)} µs`, formatRate(withHarness), perWake, jsCpu]);
     }
-    return table(['signed-in GET, decision only (no proxying)', 'decisions/s', 'vs sidecar core path', 'p50', 'p99'], rows);
+    return table(['signed-in GET, decision only (no proxying)', 'decisions/s', 'vs sidecar core path', 'p50', 'p99', 'with harness', 'requests per wake', 'JS-thread CPU per decision (with harness)'], rows);
   } finally {
     interceptor.close();
   }

@@ -21,6 +21,8 @@ export interface HostedDecision {
   readonly bodyPassed: boolean;
   /** Submit to applicable decision on the host thread, µs. */
   readonly micros: number;
+  /** When it was submitted: µs on the host's steady clock, comparable between the requests of one process only. */
+  readonly submittedAt: number;
   readonly kind: 'continue' | 'respond';
   readonly status?: number;
   readonly set?: Array<[string, string]>;
