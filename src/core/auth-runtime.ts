@@ -2,6 +2,7 @@
 // periodic sweep) and the AuthLayer over it. The sidecar's gateway and the
 // in-server entry both start from here, so both hosts run the same core the
 // same way.
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { Logger } from '../logging.js';
@@ -142,7 +143,20 @@ async function fileSystemStores(options: AuthRuntimeOptions): Promise<Stores> {
   // The key file, if any, lives in the sessions' directory: this store never writes one.
   const signOuts = new FileSystemTokenStore<ProviderSignOut>({ directory: path.join(directory, SIGN_OUTS_DIRECTORY), app: config.app, masterKey, logger, ...told('signout') });
   await inStoreDirectory(directory, () => signOuts.prepare());
+  if (config.tokenStore.directory === undefined) await announceDefaultDirectory(directory, logger);
   return { sessions, signOuts, masterKey };
+}
+
+/**
+ * The default directory is made in the working directory, which is often an app's repository: it
+ * is said at start, and a .gitignore beside it keeps it (and the key file in it) out of commits.
+ */
+async function announceDefaultDirectory(directory: string, logger: Logger): Promise<void> {
+  const parent = path.dirname(directory);
+  await writeFile(path.join(parent, '.gitignore'), '# gatehouse\'s token store and encryption key: never commit them\n*\n', { flag: 'wx', mode: 0o600 }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') logger.warn({ directory: parent, reason: error.message }, 'token store: could not write a .gitignore beside the default directory');
+  });
+  logger.info({ directory }, 'token store: the default directory (move it with login.tokenStore.fileSystem.directory, or set GATEHOUSE_REDIS_URL)');
 }
 
 /**

@@ -6,7 +6,16 @@
 /** The app's origin (`scheme://host[:port]`), or why the value cannot be one. */
 export type UpstreamUrl = { readonly origin: string } | { readonly problem: string };
 
+/** What was most likely meant by a value without a scheme: `localhost:3000`, `127.0.0.1:3000`, `app:8080`, or a port alone. */
+function withoutScheme(value: string): string | undefined {
+  if (/^\d{1,5}$/.test(value)) return `http://127.0.0.1:${value}`;
+  if (/^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?\/?$/.test(value)) return `http://${value.replace(/\/$/, '')}`;
+  return undefined;
+}
+
 export function parseUpstreamUrl(value: string): UpstreamUrl {
+  const suggestion = withoutScheme(value);
+  if (suggestion !== undefined) return { problem: `has no scheme: did you mean ${suggestion}?` };
   let url: URL;
   try {
     url = new URL(value);

@@ -66,6 +66,23 @@ describe('auth runtime start', () => {
     expect(await fs.readdir(path.join(directory, appDirectories[0]!))).to.deep.equal([]);
   });
 
+  it('the default directory (none configured) is said at start, with a .gitignore beside it so the key never lands in a commit', async () => {
+    const cwd = process.cwd();
+    process.chdir(base);
+    try {
+      const logs = capturingLogger();
+      const config = resolveAuthConfig({ identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: 'c', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration' } } } } } }, {}).config;
+      const runtime = await startAuthRuntime({ headers: fallbackCore, config, logger: logs.logger, env: {} });
+      await runtime.close();
+      const said = logs.lines().find((l) => String(l.msg).startsWith('token store: the default directory'));
+      expect(said).to.include({ directory: path.join(base, '.gatehouse', 'tokens') });
+      expect(await fs.readFile(path.join(base, '.gatehouse', '.gitignore'), 'utf8')).to.match(/^\*$/m);
+      expect(await fs.readdir(path.join(base, '.gatehouse', 'tokens'))).to.include(KEY_FILE_NAME);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
   it('a key file deleted alone is an error at the next start, naming the file and how many stored sessions it ends; a first start says nothing', async () => {
     const directory = path.join(base, 'tokens');
     const errors = async () => {

@@ -22,9 +22,12 @@ describe('the upstream URL', () => {
   }
 
   for (const [given, problem] of [
-    ['127.0.0.1:3000', /^is not a URL: expected the app's origin, such as http:\/\/127\.0\.0\.1:3000$/],
+    // No scheme: what was most likely meant is suggested ("localhost:" is a scheme to a URL parser).
+    ['127.0.0.1:3000', /^has no scheme: did you mean http:\/\/127\.0\.0\.1:3000\?$/],
+    ['localhost:3000', /^has no scheme: did you mean http:\/\/localhost:3000\?$/],
+    ['3000', /^has no scheme: did you mean http:\/\/127\.0\.0\.1:3000\?$/],
+    ['[::1]:3000', /^has no scheme: did you mean http:\/\/\[::1\]:3000\?$/],
     ['not a url', /^is not a URL/],
-    ['localhost:3000', /^must be an http\(s\) URL, such as http:\/\/127\.0\.0\.1:3000 \(its scheme is localhost:\)$/], // a scheme, to a URL parser
     ['ftp://files.internal', /^must be an http\(s\) URL, such as .* \(its scheme is ftp:\)$/],
     ['http://127.0.0.1:3000/app', /^must be the app's origin without a path \(got http:\/\/127\.0\.0\.1:3000\/app\)/],
     ['http://127.0.0.1:3000//', /without a path/],
