@@ -15,14 +15,17 @@ import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
+import { UpstreamWebhookApp } from '../webhook/app-forwarder.js';
+import { DeliveryHeadersForApp, stripVerifiedHeader } from '../webhook/app-headers.js';
 import { AccessLog, resolveAccessLog } from './access-log.js';
-import { createSidecar } from './app.js';
+import { createSidecar, UPSTREAM_IDLE_MS } from './app.js';
 import type { AppForwarder, DownloadRate } from './forward-to-app.js';
 import type { Listening } from './listen.js';
 import { serveRequests } from './serve-requests.js';
 import { createRequestListener } from './server.js';
 import { routeUpgrades } from './upgrades.js';
 import { resolveUpstreamLimits } from './upstream-limits.js';
+import { upstreamPool } from './upstream-pool.js';
 import { CLIENT_IDLE_MARGIN_MS, resolveUpstreamTimeout } from './upstream-timeout.js';
 import { parseUpstreamUrl } from './upstream-url.js';
 
@@ -100,8 +103,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ...(options.downloadRate ? { downloadRate: options.downloadRate } : {}),
     ...(metrics ? { onDecision: (path: string, decision: Decision) => { const { outcome, reason } = decisionOutcome(path, config.apiPrefix, decision); metrics.request(outcome, reason); } } : {}),
   });
+  // Verified deliveries go on to the app (unless GATEHOUSE_WEBHOOK_FORWARD=off), with the header
+  // policy of every forwarded request, counted against the proxy's bound of requests in flight.
+  const webhookPool = upstreamPool(new URL(upstream.origin), { connections: limits.connections, timeoutMs: upstreamTimeoutMs, idleMs: UPSTREAM_IDLE_MS });
+  const deliveryHeaders = new DeliveryHeadersForApp({ normalizer: options.core, options: { prefix: config.headerPrefix, exposeTokens: config.tokenStore.enabled }, behindTrustedProxy: behindTrustedProxy(config) }, config);
+  const app = new UpstreamWebhookApp({ dispatcher: webhookPool, timeoutMs: upstreamTimeoutMs, headersFor: (request) => deliveryHeaders.headersFor(request), admit: () => sidecar.forwarder.admit(), release: () => sidecar.forwarder.release() });
   const receiver = new WebhookReceiver({
     logger,
+    app,
     core: options.core,
     ...(options.env ? { env: options.env } : {}),
     ...(runtime.redis ? { redis: runtime.redis } : {}),
@@ -109,18 +118,31 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ...options.webhook,
   });
   // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
-  const served = createRequestListener(receiver, sidecar.app);
+  const routed = createRequestListener(receiver, sidecar.app);
+  // Only gatehouse says a delivery was verified: no request reaches the app with its own claim.
+  const served = (req: IncomingMessage, res: ServerResponse): void => {
+    stripVerifiedHeader(req);
+    routed(req, res);
+  };
   const listener = accessLog?.wrap(served) ?? served;
   return {
     layer,
     forwarder: sidecar.forwarder,
     receiver,
     listener,
-    upgrade: routeUpgrades({ websocket: sidecar.handleUpgrade, ordinary: listener, logger }),
+    upgrade: routeUpgrades({
+      websocket: (req, socket, head) => {
+        stripVerifiedHeader(req);
+        sidecar.handleUpgrade(req, socket, head);
+      },
+      ordinary: listener,
+      logger,
+    }),
     logger,
     clientIdleTimeoutMs: upstreamTimeoutMs + CLIENT_IDLE_MARGIN_MS,
     close: async () => {
       sidecar.close();
+      void webhookPool.destroy();
       await runtime.close();
     },
   };

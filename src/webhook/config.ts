@@ -1,6 +1,7 @@
 import type { RedisLink } from '../core/token-store/redis-link.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
+import type { WebhookApp } from './app-forwarder.js';
 import { MAX_TIMER_MS } from '../timer-limit.js';
 import { wholeNumber } from '../whole-number.js';
 
@@ -38,6 +39,15 @@ export interface WebhookReceiverOptions {
   redis?: RedisLink;
   /** Told of every delivery answered: the event (one with a handler of its own, "ping", else "other") and the status (metrics). */
   onDelivery?: (event: string, status: number) => void;
+  /**
+   * The app behind gatehouse (`serve --upstream`): verified deliveries are passed on to it and the
+   * sender gets its answer, unless `forward` is false. Without it, the built-in summary answers.
+   */
+  app?: WebhookApp;
+  /** Pass verified deliveries on to `app` (default GATEHOUSE_WEBHOOK_FORWARD, else on). */
+  forward?: boolean;
+  /** The path the app receives deliveries on (default GATEHOUSE_WEBHOOK_FORWARD_PATH, else `path`). */
+  forwardPath?: string;
   /** Environment read for the defaults above (default process.env). */
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
@@ -56,6 +66,9 @@ export interface WebhookConfig {
   readonly bodyDeadlineMs: number;
   readonly deliveryWindowMs: number;
   readonly maxDeliveries: number;
+  /** Verified deliveries go on to the app, when there is one. */
+  readonly forward: boolean;
+  readonly forwardPath: string;
 }
 
 export class WebhookConfigError extends Error {
@@ -94,6 +107,28 @@ function positiveInteger(value: number | string | undefined, name: string, fallb
   return n;
 }
 
+function onOff(value: boolean | string | undefined, name: string, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (typeof value === 'boolean') return value;
+  const lower = value.trim().toLowerCase();
+  if (['on', 'true', '1', 'yes'].includes(lower)) return true;
+  if (['off', 'false', '0', 'no'].includes(lower)) return false;
+  throw new WebhookConfigError(`${name} must be on or off (got ${JSON.stringify(value)})`);
+}
+
+function absolutePath(value: string, what: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (!value.startsWith('/') || value.startsWith('//') || /[\u0000-\u0020\u007f?#\\]/.test(value)) {
+    throw new WebhookConfigError(`${what} must be a path starting with "/", without query or spaces (got ${JSON.stringify(value)})`);
+  }
+  return value;
+}
+
+/** The app's path for deliveries: the receiver's own unless set. */
+function forwardPathOf(value: string | undefined, receiverPath: string): string {
+  return value === undefined || value === '' ? receiverPath : absolutePath(value, 'GATEHOUSE_WEBHOOK_FORWARD_PATH');
+}
+
 /** Options win over the environment; the environment wins over defaults. */
 export function resolveWebhookConfig(options: WebhookReceiverOptions = {}): WebhookConfig {
   const env = options.env ?? process.env;
@@ -114,5 +149,7 @@ export function resolveWebhookConfig(options: WebhookReceiverOptions = {}): Webh
     bodyDeadlineMs: positiveInteger(options.bodyDeadlineMs ?? env.GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS, 'GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS', DEFAULT_BODY_DEADLINE_MS, MAX_TIMER_MS),
     deliveryWindowMs: positiveInteger(options.deliveryWindowMs ?? env.GATEHOUSE_WEBHOOK_DELIVERY_WINDOW_MS, 'GATEHOUSE_WEBHOOK_DELIVERY_WINDOW_MS', DEFAULT_DELIVERY_WINDOW_MS),
     maxDeliveries: positiveInteger(options.maxDeliveries ?? env.GATEHOUSE_WEBHOOK_MAX_DELIVERIES, 'GATEHOUSE_WEBHOOK_MAX_DELIVERIES', DEFAULT_MAX_DELIVERIES),
+    forward: onOff(options.forward ?? env.GATEHOUSE_WEBHOOK_FORWARD, 'GATEHOUSE_WEBHOOK_FORWARD', true),
+    forwardPath: forwardPathOf(options.forwardPath ?? env.GATEHOUSE_WEBHOOK_FORWARD_PATH, path),
   };
 }

@@ -10,6 +10,8 @@ import { BodyReadError, readRawBody } from './body.js';
 import { resolveWebhookConfig, type WebhookConfig, type WebhookReceiverOptions } from './config.js';
 import { StoreUnavailableError } from '../core/token-store/token-store.js';
 import { DeliveryLog, MAX_DELIVERY_ID_LENGTH, type DeliveryRegistry } from './deliveries.js';
+import { AppUnavailableError, type AppAnswer, type WebhookApp } from './app-forwarder.js';
+import { readDeliveryHeaders } from './delivery-headers.js';
 import { describeError } from './errors.js';
 import { dispatch, knownEvent, type EventSummary } from './handlers/index.js';
 import { SharedDeliveryLog } from './shared-deliveries.js';
@@ -23,6 +25,11 @@ export interface WebhookRequest {
   /** Lower-case names, as node:http gives them. */
   readonly headers: IncomingHttpHeaders;
   readonly body: Readable;
+  /** The request target as sent (its query goes on to the app with a forwarded delivery). */
+  readonly url?: string;
+  /** node's rawHeaders (names as sent, in order), for the header policy of a forwarded delivery. */
+  readonly rawHeaders?: readonly string[];
+  readonly remoteAddress?: string;
 }
 
 export const MESSAGES = {
@@ -35,7 +42,46 @@ export const MESSAGES = {
   internal: 'Internal error while processing the delivery.',
   storeUnavailable: 'Deliveries cannot be checked for duplicates right now; please deliver again shortly.',
   notConfigured: (variable: string) => `Server is not configured with ${variable}.`,
+  appUnreachable: 'The app could not be reached; the delivery was not passed on.',
+  appTimeout: 'The app did not answer the delivery in time.',
+  appBusy: 'The app has too many requests in flight; please deliver again shortly.',
 } as const;
+
+/** What a delivery id remembers: the built-in summary, or the app's answer when deliveries are forwarded. JSON either way. */
+type Remembered = EventSummary | { readonly appAnswer: AppAnswer };
+
+/**
+ * Which answers of the app are remembered for the delivery id (a redelivery gets them again and
+ * does not reach the app): every one but a failure the sender may well want to retry: 5xx, 408, 429.
+ */
+export function remembersAppAnswer(status: number): boolean {
+  return status < 500 && status !== 408 && status !== 429;
+}
+
+/** The app answered, but not for keeps: not remembered, the sender's retry goes to the app again. */
+class AnswerNotRemembered extends Error {
+  constructor(readonly answer: AppAnswer) {
+    super(`the app answered ${answer.status}`);
+  }
+}
+
+/** The sender's answer from the app's: its status, Content-Type, Retry-After and (bounded) body. */
+function appResponse(answer: AppAnswer, extra: { afterResponse?: () => void } = {}): WebhookResponse {
+  const body = Buffer.from(answer.body, 'base64');
+  return {
+    status: answer.status,
+    headers: {
+      ...(answer.contentType !== undefined ? { 'Content-Type': answer.contentType } : {}),
+      ...(answer.retryAfter !== undefined ? { 'Retry-After': answer.retryAfter } : {}),
+      'Content-Length': String(body.length),
+      'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
+    },
+    body,
+    closeConnection: false,
+    ...(extra.afterResponse ? { afterResponse: extra.afterResponse } : {}),
+  };
+}
 
 // The header's shape, checked before any body byte is read so unsigned junk
 // costs nothing. The signature itself is checked by the core after reading.
@@ -55,13 +101,15 @@ function forLog(value: string): string {
 /**
  * The signed-webhook receiver (SPEC §4.2). Order, each step stops on
  * failure: secret configured (500) → signature over the raw bytes (401) →
- * JSON object (400) → dispatch on X-Forge-Event (200).
+ * header families agree (400) → JSON object (400) → dispatch on the event
+ * (200), or, in front of an app, the delivery passed on to it and its answer.
  */
 export class WebhookReceiver {
   readonly config: WebhookConfig;
   readonly logger: Logger;
   readonly #verifier: SignatureVerifier;
-  readonly #deliveries: DeliveryRegistry<EventSummary>;
+  readonly #deliveries: DeliveryRegistry<Remembered>;
+  readonly #app: WebhookApp | undefined;
   readonly #subscribers: Subscribers;
   readonly #onDelivery: ((event: string, status: number) => void) | undefined;
 
@@ -73,6 +121,12 @@ export class WebhookReceiver {
     this.#verifier = core.createVerifier(this.config.secrets);
     this.#deliveries = options.redis !== undefined ? new SharedDeliveryLog(options.redis, this.config.deliveryWindowMs) : new DeliveryLog(this.config.deliveryWindowMs, this.config.maxDeliveries, options.now);
     this.#subscribers = new Subscribers(this.logger);
+    this.#app = this.config.forward ? options.app : undefined;
+  }
+
+  /** Verified deliveries are passed on to the app (and the sender gets its answer). */
+  get forwarding(): boolean {
+    return this.#app !== undefined;
   }
 
   /**
@@ -96,8 +150,8 @@ export class WebhookReceiver {
 
   async #handle(request: WebhookRequest): Promise<WebhookResponse> {
     const started = performance.now();
-    const deliveryId = header(request.headers, 'x-forge-delivery') ?? '';
-    const event = header(request.headers, 'x-forge-event') ?? '';
+    const delivery = readDeliveryHeaders(request.headers);
+    const { deliveryId, event } = delivery;
     const finish = (response: WebhookResponse, reason?: string, extra: Record<string, unknown> = {}): WebhookResponse => {
       const fields = {
         deliveryId: forLog(deliveryId),
@@ -120,9 +174,10 @@ export class WebhookReceiver {
     if (this.config.secrets.length === 0) {
       return finish(errorResponse(500, MESSAGES.notConfigured(this.config.secretVariable)), 'no secret configured');
     }
-    const signature = header(request.headers, 'x-forge-signature-256');
-    if (signature === undefined || !SIGNATURE_SHAPE.test(signature)) {
-      return finish(errorResponse(401, MESSAGES.invalidSignature), signature === undefined ? 'signature missing' : 'signature malformed');
+    // Either family's signature, or both: then both must verify (delivery-headers.ts).
+    const { signatures } = delivery;
+    if (signatures.length === 0 || !signatures.every((s) => SIGNATURE_SHAPE.test(s))) {
+      return finish(errorResponse(401, MESSAGES.invalidSignature), signatures.length === 0 ? 'signature missing' : 'signature malformed');
     }
 
     let body: Buffer;
@@ -148,8 +203,11 @@ export class WebhookReceiver {
       }
     }
 
-    if (!this.#verifier.verify(body, signature)) {
+    if (!signatures.every((signature) => this.#verifier.verify(body, signature))) {
       return finish(errorResponse(401, MESSAGES.invalidSignature), 'signature mismatch');
+    }
+    if (delivery.disagreement !== undefined) {
+      return finish(errorResponse(400, delivery.disagreement), 'header families disagree');
     }
 
     let payload: JsonObject;
@@ -160,28 +218,53 @@ export class WebhookReceiver {
       return finish(errorResponse(400, error.message), 'payload');
     }
 
-    return finish(...(await this.#dispatch(deliveryId, event, body, payload)));
+    return finish(...(await this.#dispatch(request, deliveryId, event, body, payload)));
   }
 
-  async #dispatch(deliveryId: string, event: string, body: Buffer, payload: JsonObject): Promise<[WebhookResponse, string?, Record<string, unknown>?]> {
+  /** Runs the delivery: the built-in handler, or the app (forwarding); what its id remembers. */
+  async #run(request: WebhookRequest, event: string, body: Buffer, payload: JsonObject): Promise<Remembered> {
+    const app = this.#app;
+    if (app === undefined) return dispatch(event, payload);
+    const answer = await app.send(request, body, this.config.forwardPath);
+    if (!remembersAppAnswer(answer.status)) throw new AnswerNotRemembered(answer);
+    return { appAnswer: answer };
+  }
+
+  #respond(value: Remembered, extra: { afterResponse?: () => void } = {}): WebhookResponse {
+    return 'appAnswer' in value ? appResponse(value.appAnswer as AppAnswer, extra) : jsonResponse(200, value, extra);
+  }
+
+  async #dispatch(request: WebhookRequest, deliveryId: string, event: string, body: Buffer, payload: JsonObject): Promise<[WebhookResponse, string?, Record<string, unknown>?]> {
     // No listener at all when nobody subscribed: nothing to run after the response.
     const notify = this.#subscribers.has(event) ? () => this.#subscribers.notify({ id: deliveryId, event, payload }) : undefined;
+    const after = notify ? { afterResponse: notify } : {};
+    const forwarded = (value: Remembered): Record<string, unknown> => ('appAnswer' in value ? { app: (value.appAnswer as AppAnswer).status } : {});
     try {
       if (deliveryId === '' || deliveryId.length > MAX_DELIVERY_ID_LENGTH) {
-        return [jsonResponse(200, dispatch(event, payload), notify ? { afterResponse: notify } : {})];
+        const value = await this.#run(request, event, body, payload);
+        return [this.#respond(value, after), undefined, forwarded(value)];
       }
       // The event is part of what "the same delivery" means, with the exact bytes.
       const digest = `${event}\n${createHash('sha256').update(body).digest('base64')}`;
-      const outcome = await this.#deliveries.run(deliveryId, digest, () => dispatch(event, payload));
+      const outcome = await this.#deliveries.run(deliveryId, digest, () => this.#run(request, event, body, payload));
       switch (outcome.kind) {
         case 'first':
-          return [jsonResponse(200, outcome.value, notify ? { afterResponse: notify } : {})];
+          return [this.#respond(outcome.value, after), undefined, forwarded(outcome.value)];
         case 'duplicate':
-          return [jsonResponse(200, outcome.value), undefined, { duplicate: true }];
+          return [this.#respond(outcome.value), undefined, { duplicate: true, ...forwarded(outcome.value) }];
         case 'conflict':
           return [errorResponse(409, MESSAGES.conflict), 'delivery id reused'];
       }
     } catch (error) {
+      if (error instanceof AnswerNotRemembered) {
+        // The app's failure goes back to the sender as it is, and its id is not remembered: a retry reaches the app again.
+        return [appResponse(error.answer), 'the app failed', { app: error.answer.status }];
+      }
+      if (error instanceof AppUnavailableError) {
+        this.logger.warn({ reason: error.reason }, 'webhook delivery not passed on to the app');
+        if (error.status === 503) return [errorResponse(503, MESSAGES.appBusy, { headers: { 'Retry-After': '5' } }), error.reason];
+        return [errorResponse(error.status, error.status === 504 ? MESSAGES.appTimeout : MESSAGES.appUnreachable), error.reason];
+      }
       if (error instanceof StoreUnavailableError) {
         // Whether it ran before cannot be told: not run, and the sender is asked to deliver it again.
         this.logger.warn({ reason: error.message }, 'webhook delivery turned away: the delivery store is unavailable');

@@ -1,0 +1,77 @@
+// The headers a verified delivery reaches the app with: the sender's own, less what every request
+// gatehouse forwards loses (the core's header policy with no identity: identity aliases and
+// spoofable forwarding headers removed, X-Forwarded-* set; then the client's hop: hop-by-hop
+// fields, what Connection names, Expect), plus X-Gatehouse-Webhook-Verified, which only gatehouse
+// sets: any copy the sender sent, under any spelling an app's framework could read as that name
+// (case, `_` or `.` for `-`), is removed first. The signature headers stay, so an app may verify
+// again itself.
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+
+import type { AuthConfig } from '../core/config/auth-config.js';
+import { forwardEdits, type HeaderPolicy } from '../core/http/forward-edits.js';
+import { canonicalHeaderName } from '../core/http/header-names.js';
+import { requestOrigin } from '../core/http/origin.js';
+import type { RequestView } from '../core/http/request-view.js';
+import { forwardHeaders } from '../sidecar/forward-headers.js';
+import type { WebhookRequest } from './receiver.js';
+
+/** Set on every delivery gatehouse passes on, and only on those: its signature was verified. */
+export const VERIFIED_HEADER = 'X-Gatehouse-Webhook-Verified';
+const VERIFIED_LOWER = VERIFIED_HEADER.toLowerCase();
+const VERIFIED_CANONICAL = canonicalHeaderName(VERIFIED_HEADER);
+
+function pairs(raw: readonly string[] | undefined, headers: IncomingHttpHeaders): Array<[string, string]> {
+  if (raw === undefined) return Object.entries(headers).flatMap(([name, value]) => (Array.isArray(value) ? value.map((v) => [name, v] as [string, string]) : value === undefined ? [] : [[name, value] as [string, string]]));
+  const out: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
+  return out;
+}
+
+export class DeliveryHeadersForApp {
+  constructor(
+    private readonly policy: HeaderPolicy,
+    private readonly config: Pick<AuthConfig, 'forwardProxy'>,
+  ) {}
+
+  headersFor(request: WebhookRequest): IncomingHttpHeaders {
+    const raw = pairs(request.rawHeaders, request.headers);
+    const remoteAddress = request.remoteAddress ?? '';
+    const host = typeof request.headers.host === 'string' ? request.headers.host : '';
+    const view: RequestView = {
+      method: request.method,
+      path: '',
+      query: '',
+      headers: raw,
+      scheme: 'http',
+      host,
+      remoteAddress,
+      readBody: () => Promise.reject(new Error('the delivery has been read already')),
+    };
+    const origin = requestOrigin(view, this.config) ?? { scheme: 'http' as const, host };
+    const out = forwardHeaders(request.headers, forwardEdits(this.policy, raw, null, origin, remoteAddress), false);
+    for (const name of Object.keys(out)) if (namesVerified(name)) delete out[name];
+    out[VERIFIED_LOWER] = 'true';
+    return out;
+  }
+}
+
+/** Whether `name` is X-Gatehouse-Webhook-Verified under some spelling an app could read as it. */
+function namesVerified(name: string): boolean {
+  return name.length === VERIFIED_CANONICAL.length && canonicalHeaderName(name) === VERIFIED_CANONICAL;
+}
+
+/**
+ * Removes X-Gatehouse-Webhook-Verified (any spelling) from a request gatehouse serves in front
+ * of an app, whatever its path: with GATEHOUSE_WEBHOOK_FORWARD_PATH elsewhere than the receiver's
+ * path, a client could otherwise send the app's delivery path a request of its own, through the
+ * proxy, claiming it was verified. Costs a length comparison per header name.
+ */
+export function stripVerifiedHeader(req: IncomingMessage): void {
+  const raw = req.rawHeaders;
+  let found = false;
+  for (let i = 0; i < raw.length; i += 2) if (namesVerified(raw[i]!)) found = true;
+  if (!found) return;
+  for (let i = raw.length - 2; i >= 0; i -= 2) if (namesVerified(raw[i]!)) raw.splice(i, 2);
+  const headers = req.headers;
+  for (const name of Object.keys(headers)) if (namesVerified(name)) delete headers[name];
+}
