@@ -213,7 +213,8 @@ async function serveGateway(host: string, port: number, upstream: string, config
     // Only now: requests in progress were still using the upstream connections.
     await gateway.close();
   });
-  return { url: front.url, lines: [`gatehouse listening on ${front.url} → ${upstream}`, receiverLine(front.url, gateway.receiver.config)], ...stopping };
+  const receiver = gateway.receiver;
+  return { url: front.url, lines: [`gatehouse listening on ${front.url} → ${upstream}`, receiverLine(front.url, receiver.config, receiver.forwarding ? upstream : undefined)], ...stopping };
 }
 
 /**
@@ -247,9 +248,10 @@ async function servePrimary(count: number, upstream: string | undefined, configF
 }
 
 /** Where deliveries go, and, when no secret is set, that every one of them will get a 500 (SPEC §4.2 step 1) until it is. */
-function receiverLine(url: string, config: Pick<WebhookConfig, 'path' | 'secrets' | 'secretVariable'>): string {
+function receiverLine(url: string, config: Pick<WebhookConfig, 'path' | 'secrets' | 'secretVariable' | 'forwardPath'>, forwardingTo?: string): string {
   const unconfigured = config.secrets.length === 0 ? ` (not configured: answers 500 until ${config.secretVariable} is set)` : '';
-  return `webhook receiver: POST ${url}${config.path}${unconfigured}`;
+  const forwarded = forwardingTo !== undefined ? `; verified deliveries go on to ${forwardingTo}${config.forwardPath}` : '';
+  return `webhook receiver: POST ${url}${config.path}${unconfigured}${forwarded}`;
 }
 
 async function dev(args: string[]): Promise<void> {
@@ -267,7 +269,7 @@ async function dev(args: string[]): Promise<void> {
     console.log(`listening on ${running.listeningBeyondLoopback}, but sign-in works only in a browser on this machine: the development OpenID provider listens on loopback`);
   }
   console.log(`development OpenID provider: ${running.issuer}`);
-  console.log(receiverLine(running.url, running.receiver.config));
+  console.log(receiverLine(running.url, running.receiver.config, upstream !== undefined && running.receiver.forwarding ? upstream : undefined));
 }
 
 function sign(args: string[]): void {

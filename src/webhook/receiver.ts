@@ -38,7 +38,7 @@ export const MESSAGES = {
   tooLarge: (limit: number) => `Request body exceeds the limit of ${limit} bytes.`,
   timeout: 'Request body was not received in time.',
   badLength: 'Request body length does not match Content-Length.',
-  conflict: 'This X-Forge-Delivery id was already used for a different payload.',
+  conflict: (header: string) => `This ${header} id was already used for a different payload.`,
   internal: 'Internal error while processing the delivery.',
   storeUnavailable: 'Deliveries cannot be checked for duplicates right now; please deliver again shortly.',
   notConfigured: (variable: string) => `Server is not configured with ${variable}.`,
@@ -253,7 +253,8 @@ export class WebhookReceiver {
         case 'duplicate':
           return [this.#respond(outcome.value), undefined, { duplicate: true, ...forwarded(outcome.value) }];
         case 'conflict':
-          return [errorResponse(409, MESSAGES.conflict), 'delivery id reused'];
+          // Named as the sender named it: the X-Forge family, else GitHub's.
+          return [errorResponse(409, MESSAGES.conflict(request.headers['x-forge-delivery'] !== undefined ? 'X-Forge-Delivery' : 'X-GitHub-Delivery')), 'delivery id reused'];
       }
     } catch (error) {
       if (error instanceof AnswerNotRemembered) {

@@ -414,6 +414,7 @@ describe('gatehouse serve --upstream / dev', function () {
     const server = await serve({ GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '' }, ['dev', '--port', '0', '--upstream', app.url]);
     try {
       expect(server.output()).to.include(`(your app at ${app.url}, every path protected)`);
+      expect(await outputShowing(server, 'verified deliveries go on to')).to.include(`; verified deliveries go on to ${app.url}/api/forge/webhook`);
       const browser = new Browser();
       const anonymous = await browser.request(`${server.url}/public/page`);
       expect(anonymous.status).to.equal(302);

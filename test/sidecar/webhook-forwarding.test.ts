@@ -211,9 +211,13 @@ describe('webhook deliveries in front of an app (issue 41, item 3)', function ()
       expect(setup.seen[0]!.headers['x-hub-signature-256']).to.equal(signature);
       expect(setup.seen[0]!.headers['x-github-delivery']).to.equal(id);
       expect(setup.seen[0]!.headers['x-gatehouse-webhook-verified']).to.equal('true');
-      // X-GitHub-Delivery de-duplicates as X-Forge-Delivery does.
+      // X-GitHub-Delivery de-duplicates as X-Forge-Delivery does, and a conflict names the header it came in.
       expect((await request(setup.url, { headers, body: PUSH })).status).to.equal(202);
       expect(setup.seen).to.have.length(1);
+      const other = Buffer.concat([PUSH, Buffer.from(' ')]); // the same id, other bytes
+      const conflicting = await request(setup.url, { headers: { ...headers, 'x-hub-signature-256': await octokitSign(SECRET, other.toString('utf8')) }, body: other });
+      expect(conflicting.status).to.equal(409);
+      expect(conflicting.json).to.deep.equal({ error: 'This X-GitHub-Delivery id was already used for a different payload.' });
     });
 
     it('a wrong X-Hub-Signature-256 is a 401 and reaches nothing', async () => {
