@@ -47,6 +47,8 @@ export interface SidecarOptions {
   readonly onDecision?: (path: string, decision: Decision) => void;
   /** How fast clients must read answers (default: the forwarder's minimum rate). */
   readonly downloadRate?: DownloadRate;
+  /** Told of each request the app did not answer (metrics). */
+  readonly onUpstreamFailure?: (kind: 'timeout' | 'error' | 'full') => void;
 }
 
 /** How long a keep-alive connection to the app may sit idle before gatehouse closes it. */
@@ -70,7 +72,7 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   const upstreamUrl = new URL(options.upstream);
   const connections = options.upstreamConnections ?? DEFAULT_UPSTREAM_CONNECTIONS;
   const pool = upstreamPool(upstreamUrl, { connections, timeoutMs, idleMs: UPSTREAM_IDLE_MS });
-  const forwarder = new AppForwarder({ pool, maxInFlight: connections + (options.upstreamQueue ?? DEFAULT_UPSTREAM_QUEUE), timeoutMs, logger, wantsJson: nodeWantsJson, ...(options.downloadRate ? { downloadRate: options.downloadRate } : {}) });
+  const forwarder = new AppForwarder({ pool, maxInFlight: connections + (options.upstreamQueue ?? DEFAULT_UPSTREAM_QUEUE), timeoutMs, logger, wantsJson: nodeWantsJson, ...(options.downloadRate ? { downloadRate: options.downloadRate } : {}), ...(options.onUpstreamFailure ? { onUpstreamFailure: options.onUpstreamFailure } : {}) });
   // WebSocket handshakes take a connection of their own, used once.
   const singleUse = upstreamAgent(upstreamUrl, { keepAlive: false });
   const websocket = webSocketProxy({ upstream: upstreamUrl, agent: singleUse, timeoutMs, logger, wantsJson: nodeWantsJson, forwarder, maxOpen: options.upstreamWebSockets ?? DEFAULT_UPSTREAM_WEBSOCKETS, idleMs: timeoutMs, ...(accessLog ? { accessLog } : {}) });

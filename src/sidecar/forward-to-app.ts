@@ -38,6 +38,11 @@ export interface AppForwarderOptions {
   readonly onAnswer?: (req: IncomingMessage, status: number) => void;
   /** How fast clients must read answers (default MIN_DOWNLOAD_BYTES_PER_SECOND after DOWNLOAD_RATE_GRACE_MS). */
   readonly downloadRate?: DownloadRate;
+  /**
+   * Told of each request the app did not answer: `timeout` (504), `error` (502: unreachable, reset,
+   * broken off), `full` (503: the connections and their queue were full) (metrics).
+   */
+  readonly onUpstreamFailure?: (kind: 'timeout' | 'error' | 'full') => void;
 }
 
 /**
@@ -229,6 +234,7 @@ export class AppForwarder {
   /** Refuses `req` for a full bound, logged: 503 with Retry-After, which `send` writes the host's way. */
   refuseFull(req: IncomingMessage, send: (answer: RespondDecision) => void): void {
     this.options.logger.warn({ path: loggedPath(req), inFlight: this.#inFlight }, 'upstream pool full: request refused with 503');
+    this.options.onUpstreamFailure?.('full');
     send(fullAnswer(this.options.wantsJson(req)));
   }
 
@@ -374,12 +380,13 @@ export class AppForwarder {
       again(true);
       return;
     }
+    const timedOut = error.code !== undefined && UPSTREAM_TIMEOUTS.has(error.code);
+    this.options.onUpstreamFailure?.(timedOut ? 'timeout' : 'error');
     if (res.headersSent) {
       logger.error({ path, reason: 'the app broke off its answer' }, 'upstream request failed');
       res.destroy();
       return;
     }
-    const timedOut = error.code !== undefined && UPSTREAM_TIMEOUTS.has(error.code);
     const reason = timedOut ? 'upstream timeout' : (error.code ?? error.message);
     // While the app is down every request fails alike: the first is logged, the rest counted.
     this.#failures.error(reason, { path, reason }, 'upstream request failed');

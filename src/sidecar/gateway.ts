@@ -101,6 +101,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ...(accessLog ? { accessLog } : {}),
     ...(options.authBodyDeadlineMs !== undefined ? { authBodyDeadlineMs: options.authBodyDeadlineMs } : {}),
     ...(options.downloadRate ? { downloadRate: options.downloadRate } : {}),
+    ...(metrics ? { onUpstreamFailure: (kind: 'timeout' | 'error' | 'full') => metrics.upstreamFailure(kind) } : {}),
     ...(metrics ? { onDecision: (path: string, decision: Decision) => { const { outcome, reason } = decisionOutcome(path, config.apiPrefix, decision); metrics.request(outcome, reason); } } : {}),
   });
   // Verified deliveries go on to the app (unless GATEHOUSE_WEBHOOK_FORWARD=off), with the header

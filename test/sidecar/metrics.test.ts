@@ -97,4 +97,11 @@ describe('metrics (Prometheus, prom-client)', function () {
     expect(posted.status).to.equal(405);
     expect(posted.headers.allow).to.equal('GET, HEAD');
   });
+
+  it('counts requests the app did not answer: the app down is an error (502)', async () => {
+    const before = sample(await text(), 'gatehouse_upstream_failures_total', { kind: 'error' });
+    await deployment.closeUpstream(); // the last test: the app stays down
+    for (let i = 0; i < 3; i++) expect((await new Browser().request(`${deployment.url}/public/x`)).status).to.equal(502);
+    expect(sample(await text(), 'gatehouse_upstream_failures_total', { kind: 'error' }) - before).to.equal(3);
+  });
 });
