@@ -218,7 +218,7 @@ export class AuthLayer {
       case '/logout/done':
         return logoutDone();
       case '/login/done':
-        return loginDone();
+        return loginDone(context, request);
       case '/version':
         return version(context);
     }

@@ -100,10 +100,12 @@ describe('server-directed sign-in against a real OpenID provider', function () {
     expect(final.url).to.equal(`${deployment.url}/.auth/login/done`);
     expect(final.status).to.equal(200);
     expect(final.body).to.contain('You are signed in.');
-    // Served by gatehouse to anyone (it says nothing about who), never taken for a provider named "done".
+    // Served by gatehouse to anyone, never taken for a provider named "done"; a browser without a session is not told it is signed in.
     const anonymous = await new Browser().request(`${deployment.url}/.auth/login/done`, { headers: { accept: 'text/html' } });
     expect(anonymous.status).to.equal(200);
-    expect(anonymous.body).to.contain('You are signed in.');
+    expect(anonymous.body).to.contain('You are not signed in.');
+    expect(anonymous.body).to.contain('href="/.auth/login/dev"');
+    expect(anonymous.body).not.to.contain('You are signed in.');
   });
 
   it("a failed sign-in's page links to a new one, to where it was going; the link is never followed by itself", async () => {

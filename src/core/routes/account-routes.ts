@@ -172,8 +172,12 @@ export function logoutComplete(context: LayerContext, request: RouteRequest): De
   return redirectDecision(verdict.ok ? verdict.location : done);
 }
 
-export function loginDone(): Decision {
-  return pageDecision(200, 'Signed in', 'You are signed in.', {}, linksParagraph([{ href: '/', text: 'Continue' }]));
+/** Where a sign-in with no return address lands: it says so only to a browser that holds a session. */
+export async function loginDone(context: LayerContext, request: RouteRequest): Promise<Decision> {
+  if ((await currentSession(context, request)) !== undefined) return pageDecision(200, 'Signed in', 'You are signed in.', {}, linksParagraph([{ href: '/', text: 'Continue' }]));
+  const provider = context.config.defaultProvider;
+  const links = provider !== undefined ? [{ href: `${context.config.apiPrefix}/login/${provider}`, text: 'Sign in' }] : [{ href: '/', text: 'Home' }];
+  return pageDecision(200, 'Not signed in', 'You are not signed in.', {}, linksParagraph(links));
 }
 
 export function logoutDone(): Decision {
