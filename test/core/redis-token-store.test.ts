@@ -16,40 +16,8 @@ import { StoreUnavailableError } from '../../src/core/token-store/token-store.js
 import { createLogger } from '../../src/logging.js';
 import { fallbackCore } from '../../src/native/index.js';
 import { capturingLogger } from '../support/logs.js';
-import { startRedis, startRedisCluster, startRedisSentinel, type TestRedis, type TestTopology } from '../support/redis-server.js';
+import { startRedis, startRedisCluster, startRedisSentinel, startRedisSingle, type TestRedis, type TestTopology } from '../support/redis-server.js';
 import { tokenStoreConformance } from './token-store-conformance.js';
-
-describe('RedisTokenStore (a real redis-server)', function () {
-  let redis: TestRedis;
-  const links: RedisLink[] = [];
-
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    await Promise.all(links.map((link) => link.close()));
-    await redis?.stop();
-  });
-
-  async function link(prefix: string): Promise<RedisLink> {
-    const opened = new RedisLink({ url: new URL(redis.url), prefix, logger: createLogger('silent') });
-    links.push(opened);
-    expect(await opened.open(5_000)).to.equal(true);
-    return opened;
-  }
-
-  tokenStoreConformance('RedisTokenStore', async () => {
-    let now = 1_800_000_000_000;
-    const clock = { now: () => now, advance: (ms: number) => void (now += ms) };
-    // A prefix per test: each starts with an empty store, as the others' do.
-    const prefix = `conformance-${randomBytes(6).toString('hex')}:`;
-    const masterKey = randomBytes(32);
-    const open = async () => new RedisTokenStore<Record<string, unknown>>({ link: await link(prefix), kind: 'session', app: 'conformance', masterKey, now: clock.now });
-    const store = await open();
-    const peer = await open();
-    return { store, peer: () => peer, ...clock };
-  });
-});
 
 describe('RedisTokenStore: what Redis holds, locks, notices, failures (a real redis-server)', function () {
   let redis: TestRedis;
@@ -277,6 +245,7 @@ describe('GATEHOUSE_REDIS_URL and the start', () => {
 });
 
 for (const [name, start] of [
+  ['a single redis-server', startRedisSingle],
   ['a Redis Cluster of three primaries', startRedisCluster],
   ['a primary found through Redis Sentinel', startRedisSentinel],
 ] as const) {

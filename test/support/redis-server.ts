@@ -110,6 +110,12 @@ export interface TestTopology {
 
 const REDIS_CLI = '/usr/bin/redis-cli';
 
+/** One redis-server, as a topology (GATEHOUSE_REDIS_URL alone). */
+export async function startRedisSingle(): Promise<TestTopology> {
+  const server = await startRedis();
+  return { env: { GATEHOUSE_REDIS_URL: server.url }, servers: [server], stop: () => server.stop() };
+}
+
 /** A Redis Cluster of three primaries (no replicas), its slots spread by redis-cli, ready when its state is ok. */
 export async function startRedisCluster(): Promise<TestTopology> {
   const servers = await Promise.all([0, 1, 2].map(() => startRedis({ extra: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000'] })));

@@ -98,23 +98,32 @@ function single(url: URL, options: TopologyOptions, events: TopologyEvents): Top
   };
 }
 
+/** Node options for the nodes of a cluster or a sentinel set: the first URL's credentials, the link's socket settings. */
+function sharedNodeOptions(first: URL, options: TopologyOptions) {
+  const { url: _url, ...shared } = nodeOptions(first, options);
+  return { ...shared, ...(first.username ? { username: decodeURIComponent(first.username) } : {}), ...(first.password ? { password: decodeURIComponent(first.password) } : {}) };
+}
+
+/** What a cluster client and a sentinel client offer alike: one client for commands and the subscription. */
+interface WholeClient {
+  readonly isReady: boolean;
+  readonly isOpen: boolean;
+  connect(): Promise<unknown>;
+  close(): Promise<unknown>;
+  subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
+  on(event: string, listener: (error: Error) => void): unknown;
+}
+
 /**
- * A cluster: keyed commands go to the slot's primary (a record and its lock share one slot:
- * their keys carry the same hash tag); the subscription is node-redis' cluster pub/sub, which
- * moves to another node by itself. Its state is the cluster client's.
+ * A topology over one client that carries both commands and the subscription (a cluster's, a
+ * sentinel set's). `upOn` is the event that says it serves, `lostOn` the one after which notices
+ * may have been missed.
  */
-function cluster(urls: readonly URL[], options: TopologyOptions, events: TopologyEvents): Topology {
-  const [first] = urls;
-  const defaults = nodeOptions(first!, options);
-  const { url: _url, ...shared } = defaults;
-  const client = createCluster({
-    rootNodes: urls.map((url) => ({ url: url.href })),
-    defaults: { ...shared, ...(first!.username ? { username: decodeURIComponent(first!.username) } : {}), ...(first!.password ? { password: decodeURIComponent(first!.password) } : {}) },
-  });
+function wholeClientTopology(client: WholeClient, events: TopologyEvents, signals: { readonly upOn: string; readonly lostOn: string }, scan: Topology['scan']): Topology {
   let subscribed = false;
-  client.on('connect', () => events.up());
-  client.on('error', (error: Error) => events.down(error));
-  client.on('disconnect', () => {
+  client.on(signals.upOn, () => events.up());
+  client.on('error', (error: Error) => events.down(error instanceof Error ? error : new Error(String(error))));
+  client.on(signals.lostOn, () => {
     subscribed = false;
     events.watchLost();
   });
@@ -132,16 +141,26 @@ function cluster(urls: readonly URL[], options: TopologyOptions, events: Topolog
     get subscribed() {
       return subscribed && client.isReady;
     },
-    scan: async function* (pattern) {
-      for (const master of client.masters) {
-        const node = await client.nodeClient(master);
-        yield* node.scanIterator({ MATCH: pattern, COUNT: 500 }) as AsyncIterable<string[]>;
-      }
-    },
+    scan,
     close: async () => {
       if (client.isOpen) await client.close().catch(() => undefined);
     },
   };
+}
+
+/**
+ * A cluster: keyed commands go to the slot's primary (a record and its lock share one slot:
+ * their keys carry the same hash tag); the subscription is node-redis' cluster pub/sub, which
+ * moves to another node by itself. Its state is the cluster client's.
+ */
+function cluster(urls: readonly URL[], options: TopologyOptions, events: TopologyEvents): Topology {
+  const client = createCluster({ rootNodes: urls.map((url) => ({ url: url.href })), defaults: sharedNodeOptions(urls[0]!, options) });
+  return wholeClientTopology(client as unknown as WholeClient, events, { upOn: 'connect', lostOn: 'disconnect' }, async function* (pattern) {
+    for (const master of client.masters) {
+      const node = await client.nodeClient(master);
+      yield* node.scanIterator({ MATCH: pattern, COUNT: 500 }) as AsyncIterable<string[]>;
+    }
+  });
 }
 
 /**
@@ -150,40 +169,14 @@ function cluster(urls: readonly URL[], options: TopologyOptions, events: Topolog
  * sentinels'; the credentials of the first one are the primary's.
  */
 function sentinel(urls: readonly URL[], name: string, options: TopologyOptions, events: TopologyEvents): Topology {
-  const [first] = urls;
-  const { url: _url, ...shared } = nodeOptions(first!, options);
+  const nodes = sharedNodeOptions(urls[0]!, options);
   const client = createSentinel({
     name,
     sentinelRootNodes: urls.map((url) => ({ host: url.hostname, port: Number(url.port || 26379) })),
-    nodeClientOptions: { ...shared, ...(first!.username ? { username: decodeURIComponent(first!.username) } : {}), ...(first!.password ? { password: decodeURIComponent(first!.password) } : {}) },
-    sentinelClientOptions: { socket: shared.socket },
+    nodeClientOptions: nodes,
+    sentinelClientOptions: { socket: nodes.socket },
   });
-  let subscribed = false;
-  client.on('ready', () => events.up());
-  client.on('error', (error: Error) => events.down(error instanceof Error ? error : new Error(String(error))));
-  client.on('reconnecting', () => {
-    subscribed = false;
-    events.watchLost();
-  });
-  return {
-    commands: client as unknown as Client,
-    connect: async () => void (await client.connect()),
-    subscribe: async (channel, listener) => {
-      await client.subscribe(channel, listener);
-      subscribed = true;
-      events.watchBack();
-    },
-    get ready() {
-      return client.isReady;
-    },
-    get subscribed() {
-      return subscribed && client.isReady;
-    },
-    scan: (pattern) => (client as unknown as Client).scanIterator({ MATCH: pattern, COUNT: 500 }),
-    close: async () => {
-      if (client.isOpen) await client.close().catch(() => undefined);
-    },
-  };
+  return wholeClientTopology(client as unknown as WholeClient, events, { upOn: 'ready', lostOn: 'reconnecting' }, (pattern) => (client as unknown as Client).scanIterator({ MATCH: pattern, COUNT: 500 }) as AsyncIterable<string[]>);
 }
 
 export function topologyFor(settings: RedisSettings, options: TopologyOptions, events: TopologyEvents): Topology {
