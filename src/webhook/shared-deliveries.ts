@@ -8,7 +8,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import type { RedisLink } from '../core/token-store/redis-link.js';
+import { DELETE_IF_HELD, type RedisLink } from '../core/token-store/redis-link.js';
 import { StoreUnavailableError } from '../core/token-store/token-store.js';
 import type { DeliveryOutcome, DeliveryRegistry } from './deliveries.js';
 
@@ -17,11 +17,6 @@ const CLAIM_LEASE_MS = 30_000;
 /** How long a redelivery waits for the answer of a run under way on another instance (then 503). */
 const WAIT_FOR_RUN_MS = 10_000;
 const POLL_MAX_MS = 100;
-
-/** Gives the claim back if it is still this run's. KEYS: delivery; ARGV: the claim. */
-const RELEASE = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-return redis.call('DEL', KEYS[1])`;
 
 /** What a delivery's key holds: the body's digest, the claim's token, and the answer once it ran. */
 interface Kept<T> {
@@ -70,7 +65,7 @@ export class SharedDeliveryLog<T> implements DeliveryRegistry<T> {
     try {
       const answer = await value.catch(async (error: unknown) => {
         // A failed run is not remembered: the sender's retry must run again.
-        await this.link.script(RELEASE, [key], [claim]).catch(() => undefined);
+        await this.link.script(DELETE_IF_HELD, [key], [claim]).catch(() => undefined);
         throw error;
       });
       const kept: Kept<T> = { ...(JSON.parse(claim) as Kept<T>), value: answer };

@@ -20,6 +20,14 @@ export { parseRedisUrl, redactedRedisUrl, REDIS_PREFIX_VARIABLE, REDIS_URL_VARIA
 
 /** How long one command may take, until its answer, before the store counts as unavailable for it. */
 export const REDIS_COMMAND_TIMEOUT_MS = 2_000;
+/**
+ * Deletes a key only while it still holds the caller's value (a lock's token, a claim): one that
+ * ran out and was taken by another holder is left to it. KEYS: the key; ARGV: the value.
+ */
+export const DELETE_IF_HELD = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+return redis.call('DEL', KEYS[1])`;
+
 /** The longest wait between two attempts to reconnect. */
 const RECONNECT_MAX_MS = 2_000;
 

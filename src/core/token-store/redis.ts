@@ -19,7 +19,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../../logging.js';
 import { deriveKey } from '../crypto/keys.js';
 import { changesOf } from './change-channel.js';
-import type { RedisLink } from './redis-link.js';
+import { DELETE_IF_HELD, type RedisLink } from './redis-link.js';
 import { openRecord, parseSealedRecord, sealRecord } from './sealed-record.js';
 import { checkedExpiry, StoreUnavailableError, type StoreChanges, type TokenStore } from './token-store.js';
 import { Turns } from './turns.js';
@@ -51,10 +51,6 @@ return 1`;
 const RENEW = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])`;
-/** Releases the lock if it is still this holder's. KEYS: lock; ARGV: token. */
-const RELEASE = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-return redis.call('DEL', KEYS[1])`;
 /** Removes an expired record unless a section holds its id. KEYS: record, lock; ARGV: the value the sweep read, channel, notice. */
 const SWEEP_ONE = `
 if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -185,7 +181,7 @@ export class RedisTokenStore<T> implements TokenStore<T> {
         return await this.#held.run(sections, work);
       } finally {
         clearInterval(renewal);
-        await this.#link.script(RELEASE, [lock], [token]).catch(() => undefined); // a lock left behind runs out with its lease
+        await this.#link.script(DELETE_IF_HELD, [lock], [token]).catch(() => undefined); // a lock left behind runs out with its lease
       }
     });
   }
