@@ -10,6 +10,7 @@ import { loadAuthConfig } from './core/config/load.js';
 import { createLogger, flushLogs, type Logger } from './logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from './native/index.js';
 import { attach, createGateway } from './sidecar/gateway.js';
+import { createForwardAuthGateway } from './sidecar/forward-auth-gateway.js';
 import { listenEarly, type Listening } from './sidecar/listen.js';
 import { startServer } from './sidecar/server.js';
 import { parseUpstreamUrl } from './sidecar/upstream-url.js';
@@ -36,6 +37,11 @@ const USAGE = `Usage:
       --workers: processes sharing the port (auto: one per usable CPU).
       --metrics-port: Prometheus metrics at GET /metrics on a listener of
       their own (loopback unless --metrics-host says otherwise).
+  gatehouse serve --forward-auth [--config <file>] [--host 127.0.0.1] [--port 8080] ...
+      No app behind gatehouse: a web server in front (nginx, Caddy, Traefik) proxies
+      to the app and asks GET /.auth/verify; gatehouse serves /.auth/* on the app's
+      origin. The verify endpoint answers only $GATEHOUSE_TRUSTED_PROXIES (addresses,
+      CIDR ranges, loopback, private; default loopback).
   gatehouse serve [--host 127.0.0.1] [--port 8080] [--workers N|auto] [--metrics-port N]
       Without --upstream: only the signed webhook receiver.
   gatehouse sign [--secret <secret>] [--file <path>]
@@ -151,6 +157,7 @@ async function serve(args: string[]): Promise<void> {
       workers: { type: 'string' },
       'metrics-port': { type: 'string' },
       'metrics-host': { type: 'string' },
+      'forward-auth': { type: 'boolean' },
     },
   });
   const host = values.host ?? '127.0.0.1';
@@ -158,12 +165,18 @@ async function serve(args: string[]): Promise<void> {
   const workers = parseWorkerCount(values.workers);
   if (typeof workers !== 'number') throw new UsageError(workers.problem);
   const metricsAt = metricsAddress(values['metrics-port'], values['metrics-host']);
-  if (values.upstream === undefined && values.config !== undefined) throw new UsageError('--config needs --upstream (the app to protect)');
-  if (workers > 1 && cluster.isPrimary) return servePrimary(workers, values.upstream, values.config, metricsAt);
+  const forwardAuth = values['forward-auth'] === true;
+  if (forwardAuth && values.upstream !== undefined) throw new UsageError('--forward-auth serves no app: leave out --upstream (with --upstream, /.auth/verify is served beside the proxy)');
+  if (values.upstream === undefined && !forwardAuth && values.config !== undefined) throw new UsageError('--config needs --upstream (the app to protect) or --forward-auth');
+  if (workers > 1 && cluster.isPrimary) return servePrimary(workers, values.upstream, values.config, metricsAt, forwardAuth);
   // A worker of `--workers`: its log lines say which, and the primary prints the listening lines.
   const logger = cluster.isWorker ? createLogger().child({ worker: cluster.worker!.id }) : createLogger();
   const metrics = processMetrics(metricsAt);
-  const served = values.upstream === undefined ? await serveReceiver(host, port, logger, metrics) : await serveGateway(host, port, upstreamUrl(values.upstream), values.config, logger, metrics);
+  const served = forwardAuth
+    ? await serveForwardAuth(host, port, values.config, logger, metrics)
+    : values.upstream === undefined
+      ? await serveReceiver(host, port, logger, metrics)
+      : await serveGateway(host, port, upstreamUrl(values.upstream), values.config, logger, metrics);
   if (cluster.isWorker) {
     reportListening(served.url, served.lines);
     stopWhenPrimaryAsks(served.stop);
@@ -217,16 +230,29 @@ async function serveGateway(host: string, port: number, upstream: string, config
   return { url: front.url, lines: [`gatehouse listening on ${front.url} → ${upstream}`, receiverLine(front.url, receiver.config, receiver.forwarding ? upstream : undefined)], ...stopping };
 }
 
+async function serveForwardAuth(host: string, port: number, configFile: string | undefined, logger: Logger, metrics: GatehouseMetrics | undefined): Promise<Served> {
+  const loaded = loadAuthConfig(configFile);
+  for (const warning of loaded.warnings) logger.warn({ source: loaded.source }, `configuration: ${warning}`);
+  const { core } = coreSelection(logger);
+  const front = await listenEarly(host, port);
+  const gateway = await createForwardAuthGateway({ config: loaded.config, core, logger, version: VERSION, ...(metrics ? { metrics } : {}) });
+  attach(front, gateway);
+  const stopping = stoppable(logger, async () => {
+    await drain(front, logger);
+    await gateway.close();
+  });
+  const verify = `${front.url}${loaded.config.apiPrefix}/verify`;
+  return { url: front.url, lines: [`gatehouse listening on ${front.url} (forward authentication: GET ${verify} for ${gateway.trustedProxies})`, receiverLine(front.url, gateway.receiver.config)], ...stopping };
+}
+
 /**
  * `serve --workers N`: the primary checks what it can before forking (a bad --upstream or
  * configuration is said once, not by every worker), then runs the workers and prints what the
  * first of them would have printed. It serves the metrics, summed over the workers.
  */
-async function servePrimary(count: number, upstream: string | undefined, configFile: string | undefined, metricsAt: MetricsAddress | undefined): Promise<void> {
-  if (upstream !== undefined) {
-    upstreamUrl(upstream);
-    loadAuthConfig(configFile);
-  }
+async function servePrimary(count: number, upstream: string | undefined, configFile: string | undefined, metricsAt: MetricsAddress | undefined, forwardAuth: boolean): Promise<void> {
+  if (upstream !== undefined) upstreamUrl(upstream);
+  if (upstream !== undefined || forwardAuth) loadAuthConfig(configFile);
   const logger = createLogger();
   // Before any worker: it listens for the workers' answers.
   const aggregator = metricsAt !== undefined ? new AggregatorRegistry() : undefined;

@@ -7,6 +7,8 @@ import type { AuthLayer } from '../core/auth-layer.js';
 import { startAuthRuntime } from '../core/auth-runtime.js';
 import type { AuthConfig } from '../core/config/auth-config.js';
 import { decisionOutcome } from '../core/decision-outcome.js';
+import { ForwardAuth } from '../core/forward-auth/verify.js';
+import { TRUSTED_PROXIES_VARIABLE, TrustedProxies } from '../core/forward-auth/trusted-proxies.js';
 import type { Decision } from '../core/http/request-view.js';
 import type { PublishingChannel } from '../core/token-store/change-channel.js';
 import type { GatehouseMetrics } from '../metrics/gatehouse-metrics.js';
@@ -28,6 +30,7 @@ import { resolveUpstreamLimits } from './upstream-limits.js';
 import { upstreamPool } from './upstream-pool.js';
 import { CLIENT_IDLE_MARGIN_MS, resolveUpstreamTimeout } from './upstream-timeout.js';
 import { parseUpstreamUrl } from './upstream-url.js';
+import { isVerifyRequest, verifyRoute } from './verify-route.js';
 
 export interface GatewayOptions {
   readonly config: AuthConfig;
@@ -59,6 +62,14 @@ export interface GatewayOptions {
   readonly metrics?: GatehouseMetrics;
   /** How fast clients must read the app's answers (default 240 B/s after 5 s of waiting). */
   readonly downloadRate?: DownloadRate;
+  /** Who may ask the verify endpoint (trusted-proxies.ts); default GATEHOUSE_TRUSTED_PROXIES, else loopback. */
+  readonly trustedProxies?: string;
+}
+
+/** The peers the verify endpoint answers: the option, else GATEHOUSE_TRUSTED_PROXIES, else loopback. */
+export function resolveTrustedProxies(option: string | undefined, env: NodeJS.ProcessEnv): TrustedProxies {
+  const value = option ?? env[TRUSTED_PROXIES_VARIABLE];
+  return TrustedProxies.parse(value === undefined || value.trim() === '' ? undefined : value);
 }
 
 export interface Gateway {
@@ -84,6 +95,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   if ('problem' in upstream) throw new TypeError(`upstream ${upstream.problem}`);
   const env = options.env ?? process.env;
   const upstreamTimeoutMs = resolveUpstreamTimeout(options.upstreamTimeoutMs, env);
+  const trustedProxies = resolveTrustedProxies(options.trustedProxies, env);
   const limits = resolveUpstreamLimits({ connections: options.upstreamConnections, queue: options.upstreamQueue, webSockets: options.upstreamWebSockets }, env);
   const accessLog = resolveAccessLog(options.accessLog, env) ? new AccessLog(logger, { trustForwardedFor: behindTrustedProxy(config) }) : undefined;
   const runtime = await startAuthRuntime({ config, logger, headers: options.core, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}), ...(options.storeChannel ? { storeChannel: options.storeChannel } : {}), ...(options.metrics ? { metrics: options.metrics } : {}) });
@@ -119,10 +131,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ...options.webhook,
   });
   // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
-  const routed = createRequestListener(receiver, sidecar.app);
+  // The verify endpoint (forward authentication) is served beside the proxy: a web server may ask it too.
+  const forwardAuth = new ForwardAuth({ layer, trustedProxies, headers: options.core });
+  const routed = createRequestListener(receiver, sidecar.app, verifyRoute(forwardAuth, logger));
   // Only gatehouse says a delivery was verified: no request reaches the app with its own claim.
+  // (A verify request keeps it: it is the original's, and makes verify refuse that request.)
   const served = (req: IncomingMessage, res: ServerResponse): void => {
-    stripVerifiedHeader(req);
+    if (!isVerifyRequest(forwardAuth, req)) stripVerifiedHeader(req);
     routed(req, res);
   };
   const listener = accessLog?.wrap(served) ?? served;
@@ -156,7 +171,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
  * headersTimeout (60 s), and a connection silent both ways for clientIdleTimeoutMs is closed.
  * Upgraded (WebSocket) connections leave node's HTTP handling and are not timed.
  */
-export function attach(listening: Listening, gateway: Gateway): void {
+export function attach(listening: Listening, gateway: Pick<Gateway, 'listener' | 'upgrade' | 'logger' | 'clientIdleTimeoutMs'>): void {
   const { server } = listening;
   server.requestTimeout = 0;
   server.timeout = gateway.clientIdleTimeoutMs;

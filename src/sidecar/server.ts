@@ -11,6 +11,7 @@ import { openRedisLink } from '../core/token-store/redis-link.js';
 import { redisKeyPrefix, redisSettings } from '../core/token-store/redis-settings.js';
 import { closeGracefullyAfter } from '../lingering-close.js';
 import { serveRequests } from './serve-requests.js';
+import type { VerifyRoute } from './verify-route.js';
 import { createNodeHandler } from '../webhook/node-handler.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
@@ -49,14 +50,18 @@ export function createApp(): Koa {
  * A server's request listener. Webhook deliveries go straight to the
  * receiver's node:http handler: they are anonymous and signed, never go
  * through sign-in, and skip Koa's per-request work; everything else goes to `app`.
- * Every route is matched on the origin form of the request target (request-target.ts).
+ * Every route is matched on the origin form of the request target (request-target.ts). The
+ * verify endpoint (forward authentication), when given, is served before Koa too.
  */
-export function createRequestListener(receiver: WebhookReceiver, app: Koa = createApp()): (req: IncomingMessage, res: ServerResponse) => void {
+export function createRequestListener(receiver: WebhookReceiver, app: Koa = createApp(), verify?: VerifyRoute): (req: IncomingMessage, res: ServerResponse) => void {
   const webhook = createNodeHandler(receiver);
   const rest = app.callback();
   return (req, res) => {
     const target = toOriginForm(req);
-    if (target.kind === 'ok' && !unsupportedTransferCoding(req)) return webhook(req, res, () => void rest(req, res));
+    if (target.kind === 'ok' && !unsupportedTransferCoding(req)) {
+      if (verify?.(req, res)) return;
+      return webhook(req, res, () => void rest(req, res));
+    }
     const [status, reason, message] = target.kind === 'refused' ? [400, target.reason, BAD_TARGET_MESSAGE] : [501, 'unsupported transfer coding', UNSUPPORTED_CODING_MESSAGE];
     receiver.logger.info({ reason, method: req.method }, 'request rejected');
     const refused = errorResponse(status, message, { closeConnection: true });

@@ -1,0 +1,131 @@
+// GET {apiPrefix}/verify: forward authentication. A web server in front (nginx auth_request,
+// Caddy forward_auth, Traefik ForwardAuth) asks whether to let a request through; gatehouse
+// answers with the decision the sidecar would make for that request (AuthLayer.decide: excluded
+// paths, session cookie, bearer token, implicit refresh, unauthenticatedClientAction), and the
+// web server proxies. The answers:
+//
+// - allowed: 200, the identity headers as response headers (none for an anonymous request the
+//   configuration lets through), no body: the web server copies them onto the app's request;
+// - refused: what the sidecar would answer (a 302 to sign in for a browser, 401 for an API
+//   caller, 403 …), which Traefik and Caddy relay to the client as it is. nginx passes on only
+//   401 and 403 (anything else is its 500), so under its convention every refusal but a 403 is a
+//   401, which the shipped configuration turns into the sidecar's answer by asking again under the
+//   forwarded convention (examples/nginx/gatehouse.conf, @gatehouse_challenge).
+//
+// Only a trusted peer's question is read (403 otherwise); a request to one of gatehouse's own
+// routes is never judged here (it must reach gatehouse itself, and verify must not sign anyone
+// out); and a request carrying an identity header or a path or method override of its own is
+// refused, since behind a web server gatehouse cannot strip what reaches the app.
+import type { AuthLayer } from '../auth-layer.js';
+import { inboundAliases, type HeaderNormalizer } from '../http/identity-headers.js';
+import type { Decision, RequestView, RespondDecision } from '../http/request-view.js';
+import { emptyDecision, jsonDecision } from '../http/responses.js';
+import { canonicalHeaderName } from '../http/header-names.js';
+import { isSpoofedForwarding } from '../http/spoofed-forwarding.js';
+import { readOriginalRequest, type Convention } from './original-request.js';
+import type { TrustedProxies } from './trusted-proxies.js';
+
+export interface ForwardAuthOptions {
+  readonly layer: AuthLayer;
+  readonly trustedProxies: TrustedProxies;
+  /** The shared core's header normalization: which inbound headers are identity aliases. */
+  readonly headers: HeaderNormalizer;
+}
+
+/** The verify endpoint's own path under the prefix. */
+export const VERIFY_ROUTE = '/verify';
+
+export const UNTRUSTED_PEER_MESSAGE = 'The verify endpoint answers only the web servers in front of gatehouse (GATEHOUSE_TRUSTED_PROXIES).';
+export const OWN_ROUTE_MESSAGE = "gatehouse's own routes are not judged by the verify endpoint: the web server must send them to gatehouse.";
+export const SPOOFED_MESSAGE = 'The request carries identity or override headers of its own.';
+
+/**
+ * The header with which gatehouse tells the app a webhook delivery was verified (VERIFIED_HEADER
+ * of src/webhook/app-headers.ts), canonical: an app behind a web server must not get a client's.
+ */
+const WEBHOOK_VERIFIED = 'X-GATEHOUSE-WEBHOOK-VERIFIED';
+
+const ALLOWED_ANONYMOUS: RespondDecision = Object.freeze({ kind: 'respond', status: 200, headers: Object.freeze({ 'Cache-Control': 'no-store' }), body: Buffer.alloc(0) });
+
+export class ForwardAuth {
+  readonly #layer: AuthLayer;
+  readonly #trusted: TrustedProxies;
+  readonly #headers: HeaderNormalizer;
+  /** The 200 for each identity's header set (the core shares one set per identity): built once. */
+  readonly #allowed = new WeakMap<ReadonlyArray<readonly [string, string]>, RespondDecision>();
+
+  constructor(options: ForwardAuthOptions) {
+    this.#layer = options.layer;
+    this.#trusted = options.trustedProxies;
+    this.#headers = options.headers;
+  }
+
+  /** Whether a request path is the verify endpoint's. */
+  isVerifyPath(path: string): boolean {
+    return path.length === this.#layer.config.apiPrefix.length + VERIFY_ROUTE.length && path === `${this.#layer.config.apiPrefix}${VERIFY_ROUTE}`;
+  }
+
+  /** The answer to one verify request (`view`: the request the web server sent gatehouse). */
+  async answer(view: RequestView): Promise<RespondDecision> {
+    const { logger, config } = this.#layer;
+    if (!this.#trusted.trusts(view.remoteAddress)) {
+      logger.info({ reason: 'verify from an untrusted peer', remoteAddress: view.remoteAddress }, 'request rejected');
+      return jsonDecision(403, { error: UNTRUSTED_PEER_MESSAGE });
+    }
+    if (view.method !== 'GET' && view.method !== 'HEAD') return jsonDecision(405, { error: 'Method not allowed.' }, { headers: { Allow: 'GET, HEAD' } });
+    const proxy = config.forwardProxy;
+    const withheld = proxy.convention === 'Custom' ? [proxy.hostHeader, proxy.protoHeader].flatMap((name) => (name ? [name.toLowerCase()] : [])) : [];
+    const original = readOriginalRequest(view, withheld);
+    if ('problem' in original) {
+      logger.warn({ reason: original.problem }, 'verify request rejected');
+      return jsonDecision(400, { error: `Bad verify request: ${original.problem}.` });
+    }
+    const { convention, view: judged } = original;
+    const prefix = config.apiPrefix;
+    if (judged.path === prefix || judged.path.startsWith(`${prefix}/`)) {
+      logger.warn({ reason: 'verify asked about an authentication route', path: judged.path }, 'verify request rejected');
+      return jsonDecision(403, { error: OWN_ROUTE_MESSAGE });
+    }
+    const spoofed = this.#spoofedHeader(judged.headers);
+    if (spoofed !== undefined) {
+      logger.info({ reason: 'identity or override header from the client', header: spoofed, path: judged.path }, 'request rejected');
+      return jsonDecision(403, { error: SPOOFED_MESSAGE });
+    }
+    return this.#answerFor(await this.#layer.decide(judged), convention);
+  }
+
+  /** The name of a header the app must never get from a client and no web server strips for it, if the request has one. */
+  #spoofedHeader(headers: ReadonlyArray<readonly [string, string]>): string | undefined {
+    const { config } = this.#layer;
+    const aliases = inboundAliases(this.#headers, headers, { prefix: config.headerPrefix, exposeTokens: config.tokenStore.enabled });
+    if (aliases.length > 0) return aliases[0];
+    for (const [name] of headers) {
+      if (isSpoofedForwarding(name.toLowerCase(), true)) return name;
+      if (name.length === WEBHOOK_VERIFIED.length && canonicalHeaderName(name) === WEBHOOK_VERIFIED) return name;
+    }
+    return undefined;
+  }
+
+  #answerFor(decision: Decision, convention: Convention): RespondDecision {
+    if (decision.kind === 'forward') return this.#allowedAnswer(decision.edits.set);
+    if (decision.status < 300) {
+      // No refusal is a 2xx: read as one, it would let the request through.
+      this.#layer.logger.error({ status: decision.status }, 'verify: a refusal with a success status');
+      return jsonDecision(500, { error: 'Internal error.' });
+    }
+    if (convention === 'forwarded' || decision.status === 403) return decision;
+    const challenge = emptyDecision(401);
+    const wwwAuthenticate = decision.headers['WWW-Authenticate'];
+    return wwwAuthenticate === undefined ? challenge : { ...challenge, headers: { ...challenge.headers, 'WWW-Authenticate': wwwAuthenticate } };
+  }
+
+  #allowedAnswer(set: ReadonlyArray<readonly [string, string]>): RespondDecision {
+    if (set.length === 0) return ALLOWED_ANONYMOUS;
+    let answer = this.#allowed.get(set);
+    if (answer === undefined) {
+      answer = Object.freeze({ ...ALLOWED_ANONYMOUS, headers: Object.freeze({ ...ALLOWED_ANONYMOUS.headers, ...Object.fromEntries(set) }) });
+      this.#allowed.set(set, answer);
+    }
+    return answer;
+  }
+}
