@@ -1,10 +1,11 @@
+import { LRUCache } from 'lru-cache';
+
 /** Longest X-Forge-Delivery value remembered; longer ids are not de-duplicated. */
 export const MAX_DELIVERY_ID_LENGTH = 256;
 
 interface Entry<T> {
   readonly bodyDigest: string;
   readonly outcome: Promise<T>;
-  readonly expiresAt: number;
 }
 
 export type DeliveryOutcome<T> =
@@ -24,24 +25,25 @@ export interface DeliveryRegistry<T> {
 /**
  * Remembers recent deliveries by id so a redelivery runs its handler once and
  * gets the first answer again. Bounded twice: by a time window and by a
- * maximum count (oldest forgotten first). The outcome is recorded before the
+ * maximum count (least recently used forgotten first; lru-cache). The outcome is recorded before the
  * handler runs, so concurrent duplicates share one run.
  */
 export class DeliveryLog<T> implements DeliveryRegistry<T> {
-  readonly #entries = new Map<string, Entry<T>>();
+  // The window is each entry's ttl (checked on every get against `now`); past maxEntries the least
+  // recently used go first.
+  readonly #entries: LRUCache<string, Entry<T>>;
 
-  constructor(
-    private readonly windowMs: number,
-    private readonly maxEntries: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(windowMs: number, maxEntries: number, now: () => number = Date.now) {
+    // lru-cache counts an entry stale once more than ttl ms have passed; here it is gone at the window's end.
+    this.#entries = new LRUCache<string, Entry<T>>({ max: maxEntries, ttl: Math.max(1, windowMs - 1), ttlResolution: 0, perf: { now } });
+  }
 
   get size(): number {
+    this.#entries.purgeStale();
     return this.#entries.size;
   }
 
   async run(id: string, bodyDigest: string, handler: () => T | Promise<T>): Promise<DeliveryOutcome<T>> {
-    this.#sweep();
     const existing = this.#entries.get(id);
     if (existing !== undefined) {
       // Same id, other bytes: not a redelivery. Answering with the first result would hide it.
@@ -49,25 +51,13 @@ export class DeliveryLog<T> implements DeliveryRegistry<T> {
       return { kind: 'duplicate', value: await existing.outcome };
     }
     const outcome = Promise.resolve().then(handler);
-    this.#entries.set(id, { bodyDigest, outcome, expiresAt: this.now() + this.windowMs });
-    while (this.#entries.size > this.maxEntries) {
-      this.#entries.delete(this.#entries.keys().next().value as string);
-    }
+    this.#entries.set(id, { bodyDigest, outcome });
     try {
       return { kind: 'first', value: await outcome };
     } catch (error) {
       // A failed run is not remembered: the forge's retry must run again.
-      if (this.#entries.get(id)?.outcome === outcome) this.#entries.delete(id);
+      if (this.#entries.peek(id)?.outcome === outcome) this.#entries.delete(id);
       throw error;
-    }
-  }
-
-  /** Entries are in insertion order with one window, so expired ones are at the front. */
-  #sweep(): void {
-    const now = this.now();
-    for (const [id, entry] of this.#entries) {
-      if (entry.expiresAt > now) break;
-      this.#entries.delete(id);
     }
   }
 }

@@ -13,6 +13,8 @@
 // a token.
 import { hash } from 'node:crypto';
 
+import { LRUCache } from 'lru-cache';
+
 import type { TokenExchange } from '../providers/provider.js';
 import type { TokenStore } from '../token-store/token-store.js';
 
@@ -28,14 +30,17 @@ export const EXCHANGED_SESSIONS_MAX = 10_000;
 export type ExchangeKey = string & { readonly __exchangeKey: unique symbol };
 
 export class ExchangedSessions<Session> {
-  readonly #ids = new Map<ExchangeKey, string>();
+  /** Session ids by exchange, the least recently used forgotten first past `max`. */
+  readonly #ids: LRUCache<ExchangeKey, string>;
   /** Sessions being made, so that concurrent exchanges of one token make one. */
   readonly #making = new Map<ExchangeKey, Promise<{ id: string; session: Session }>>();
 
   constructor(
-    private readonly max = EXCHANGED_SESSIONS_MAX,
+    max = EXCHANGED_SESSIONS_MAX,
     private readonly shared?: SharedExchanges<Session>,
-  ) {}
+  ) {
+    this.#ids = new LRUCache<ExchangeKey, string>({ max });
+  }
 
   /**
    * Everything the provider was given (a Twitter secret or a PKCE verifier makes another exchange),
@@ -77,9 +82,7 @@ export class ExchangedSessions<Session> {
     const settled = made.finally(() => this.#making.delete(key));
     this.#making.set(key, settled);
     const { id } = await settled;
-    this.#ids.delete(key);
     this.#ids.set(key, id);
-    if (this.#ids.size > this.max) this.#ids.delete(this.#ids.keys().next().value as ExchangeKey);
     return settled;
   }
 

@@ -1,5 +1,7 @@
 // Server-side sessions: signed cookie ids, records in the token store, a
 // bounded cache for the hot path, and single-flight refresh.
+import { LRUCache } from 'lru-cache';
+
 import type { Logger } from '../../logging.js';
 import { NO_METRICS, secondsSince, type AuthMetrics } from '../auth-metrics.js';
 import type { AuthConfig } from '../config/auth-config.js';
@@ -16,6 +18,12 @@ import { assessSession, type Assessment } from './assess.js';
 import { endedBy, ProviderSignOuts, signOutRetentionMs, type ProviderSignOut } from './provider-sign-outs.js';
 import type { SessionRecord } from './record.js';
 
+interface CacheEntry {
+  readonly record: SessionRecord;
+  readonly until: number;
+  readonly name?: string;
+}
+
 /**
  * How long a record read from the store is trusted without reading it again.
  * Within one process, logout, refresh and a provider's back-channel logout
@@ -31,14 +39,23 @@ export type RefreshOutcome =
   | { readonly ok: false; readonly reason: 'no-refresh-token' | 'refused' | 'unavailable' | 'gone' | 'ended' };
 
 export class Sessions {
-  /** `name`: the store's name for the id, when the store tells of other instances' changes by name. */
-  readonly #cache = new Map<string, { record: SessionRecord; until: number; name?: string }>();
+  /**
+   * `name`: the store's name for the id, when the store tells of other instances' changes by name.
+   * Bounded (lru-cache, least recently used first); an entry leaving takes its name along.
+   */
+  readonly #cache = new LRUCache<string, CacheEntry>({
+    max: SESSION_CACHE_MAX,
+    dispose: (entry, id) => {
+      if (entry.name !== undefined && this.#cachedNames.get(entry.name) === id) this.#cachedNames.delete(entry.name);
+    },
+  });
   /** Cached ids by the store's name for them (a store with StoreChanges only). */
   readonly #cachedNames = new Map<string, string>();
   readonly #refreshing = new Map<string, Promise<RefreshOutcome>>();
   /** Store reads in flight, shared by every request for the same session while it is read. */
   readonly #reading = new Map<string, Promise<SessionRecord | undefined>>();
-  readonly #verified = new Map<string, string>();
+  /** Session ids by cookie values whose MAC verified. */
+  readonly #verified = new LRUCache<string, string>({ max: SESSION_CACHE_MAX });
   readonly #fingerprints: ReadonlyMap<string, string>;
   readonly #signOuts: ProviderSignOuts;
   readonly #signOutStore: TokenStore<ProviderSignOut>;
@@ -49,7 +66,7 @@ export class Sessions {
    * already rotated the refresh token they hold, so they are served from here, in place of the
    * stored record, and written again on the next read until the store takes them.
    */
-  readonly #unsaved = new Map<string, SessionRecord>();
+  readonly #unsaved = new LRUCache<string, SessionRecord>({ max: SESSION_CACHE_MAX });
   /** A session's logout, refresh and unsaved-refresh write take turns (through the store, across instances, when it can). */
   readonly #inTurn: InTurn;
 
@@ -102,10 +119,7 @@ export class Sessions {
     const known = this.#verified.get(value);
     if (known !== undefined) return known;
     const id = verifySessionCookie(this.cookieKey, value);
-    if (id !== null) {
-      this.#verified.set(value, id);
-      if (this.#verified.size > SESSION_CACHE_MAX) this.#verified.delete(this.#verified.keys().next().value as string);
-    }
+    if (id !== null) this.#verified.set(value, id);
     return id;
   }
 
@@ -193,9 +207,7 @@ export class Sessions {
   }
 
   #keepUnsaved(id: string, record: SessionRecord): void {
-    this.#unsaved.delete(id);
     this.#unsaved.set(id, record);
-    if (this.#unsaved.size > SESSION_CACHE_MAX) this.#unsaved.delete(this.#unsaved.keys().next().value as string);
   }
 
   /**
@@ -222,13 +234,10 @@ export class Sessions {
     const name = this.store.changes?.nameOf(id);
     this.#cache.set(id, { record, until: this.now() + this.cacheTtlMs, ...(name !== undefined ? { name } : {}) });
     if (name !== undefined) this.#cachedNames.set(name, id);
-    while (this.#cache.size > SESSION_CACHE_MAX) this.#uncache(this.#cache.keys().next().value as string);
   }
 
   #uncache(id: string): void {
-    const name = this.#cache.get(id)?.name;
-    if (name !== undefined) this.#cachedNames.delete(name);
-    this.#cache.delete(id);
+    this.#cache.delete(id); // its name goes with it (dispose)
   }
 
   assess(record: SessionRecord | undefined, host: string): Assessment {

@@ -1,26 +1,34 @@
-// A provider's signing keys (JWKS), fetched once and kept. A token naming a
-// key we do not have triggers one refresh, shared by every request that asks
-// meanwhile, and at most one per cool-down: a flood of made-up key ids costs
-// the provider nothing and never holds up requests with known keys.
-import { importJWK, type JWK, type JWSHeaderParameters } from 'jose';
+// A provider's signing keys (JWKS). jose's remote key set fetches, validates and
+// caches the set, picks the key a token's header names and imports it once; the
+// fetch goes through boundedFetch (size-limited, failures made ProviderUnavailable).
+//
+// When to fetch again is decided here, because jose's own rule does not fit a
+// gateway: jose re-fetches in the foreground once its cache is old (every request
+// fails while the provider is briefly down at that moment), and counts its first
+// load against the cool-down (a key rotated in the first 30 s is refused). So jose
+// never re-fetches on its own (infinite cache age and cool-down), and this class:
+// - fetches for an unknown key id at most once per cool-down, not counting the
+//   first load, and lets every request that meets the same new key id wait for the
+//   fetch already under way rather than be refused;
+// - re-reads the set in the background after KEY_MAX_AGE_MS (keys removed from
+//   the set stop being accepted), while the keys it has keep serving.
+import { createRemoteJWKSet, customFetch, errors, type FlattenedJWSInput, type JWSHeaderParameters } from 'jose';
 
 import { ProviderUnavailableError } from '../providers/errors.js';
-import { callProvider, jsonAnswer } from '../providers/provider-http.js';
+import { boundedFetch, PROVIDER_TIMEOUT_MS } from '../providers/provider-http.js';
 import { InvalidTokenError } from './errors.js';
 
 export const KEY_REFRESH_COOLDOWN_MS = 30_000;
 /** Keys are re-read in the background this long after the last fetch (rotation without unknown kids). */
 export const KEY_MAX_AGE_MS = 6 * 3_600_000;
-const MAX_KEYS = 100;
 
-type ImportedKey = Awaited<ReturnType<typeof importJWK>>;
+type JoseKeySet = ReturnType<typeof createRemoteJWKSet>;
+type ImportedKey = Awaited<ReturnType<JoseKeySet>>;
 
 export class RemoteKeySet {
-  #jwks: JWK[] | undefined;
-  /** Imported keys by key id, then algorithm: two lookups of strings the header already holds, no key string built per token. */
-  readonly #imported = new Map<string, Map<string, Promise<ImportedKey>>>();
-  #fetching: Promise<void> | undefined;
-  #fetchedAt = Number.NEGATIVE_INFINITY;
+  #set: JoseKeySet | undefined;
+  #creating: Promise<JoseKeySet> | undefined;
+  #loadedAt = Number.NEGATIVE_INFINITY;
   /** When an unknown key id last caused a fetch (the load at first use does not count). */
   #unknownKidFetchAt = Number.NEGATIVE_INFINITY;
 
@@ -32,72 +40,78 @@ export class RemoteKeySet {
   ) {}
 
   /** The key a JWS header names; bound, so it is handed to jose as the key resolver as is. */
-  readonly key = (header: JWSHeaderParameters): Promise<ImportedKey> => {
-    // The common case, without a further async step: a key id and algorithm seen before
-    // (imports are kept until the next fetch; a failed import is dropped from the map).
-    const known = this.#imported.get(header.kid ?? '')?.get(header.alg ?? '');
-    if (known !== undefined && this.now() - this.#fetchedAt < KEY_MAX_AGE_MS) return known;
-    return this.#lookUp(header);
+  readonly key = async (header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<ImportedKey> => {
+    const set = this.#set ?? (await (this.#creating ??= this.#create()));
+    try {
+      if (!set.fresh) await this.#load(set);
+      else if (this.now() - this.#loadedAt >= KEY_MAX_AGE_MS && !set.reloading) {
+        void this.#load(set).catch(() => undefined); // the keys held serve meanwhile
+      }
+      return await this.#pick(set, header, token);
+    } catch (error) {
+      throw keyError(error);
+    }
   };
 
-  async #lookUp(header: JWSHeaderParameters): Promise<ImportedKey> {
-    if (this.#jwks === undefined) await this.#refresh();
-    let jwk = this.#find(header);
-    if (jwk === undefined && this.#fetching !== undefined) {
-      // A fetch is under way (another request's unknown kid, most likely the same new key after a
-      // rotation): its answer is waited for, as the request that caused it waits, not refused meanwhile.
-      await this.#fetching;
-      jwk = this.#find(header);
-    } else if (jwk === undefined && this.now() - this.#unknownKidFetchAt >= this.cooldownMs) {
-      this.#unknownKidFetchAt = this.now();
-      await this.#refresh();
-      jwk = this.#find(header);
-    } else if (this.now() - this.#fetchedAt >= KEY_MAX_AGE_MS) {
-      void this.#refresh().catch(() => undefined); // in the background; the old keys serve meanwhile
-    }
-    if (jwk === undefined) throw new InvalidTokenError(header.kid === undefined ? 'no key id and no single matching key' : 'unknown signing key');
-    const kid = header.kid ?? '';
-    const alg = header.alg ?? '';
-    // Only keys the JWKS has get here, so the map stays as small as the key set.
-    const byAlg = this.#imported.get(kid) ?? new Map<string, Promise<ImportedKey>>();
-    this.#imported.set(kid, byAlg);
-    let imported = byAlg.get(alg);
-    if (imported === undefined) {
-      imported = importJWK(jwk, header.alg!);
-      byAlg.set(alg, imported);
-      imported.catch(() => byAlg.delete(alg));
-    }
-    return this.#settle(imported);
-  }
-
-  async #settle(imported: Promise<ImportedKey>): Promise<ImportedKey> {
+  async #pick(set: JoseKeySet, header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<ImportedKey> {
     try {
-      return await imported;
-    } catch {
-      throw new InvalidTokenError('signing key does not fit the algorithm');
+      return await set(header, token);
+    } catch (error) {
+      if (!(error instanceof errors.JWKSNoMatchingKey)) throw error;
+      if (set.reloading) {
+        // Another request's fetch (most likely for the same new key after a rotation): waited
+        // for, as the request that caused it waits, rather than refused meanwhile.
+        await this.#load(set);
+      } else if (this.now() - this.#unknownKidFetchAt >= this.cooldownMs) {
+        this.#unknownKidFetchAt = this.now();
+        await this.#load(set);
+      } else {
+        throw error;
+      }
+      return set(header, token);
     }
   }
 
-  #find(header: JWSHeaderParameters): JWK | undefined {
-    const usable = (this.#jwks ?? []).filter((k) => (k.use === undefined || k.use === 'sig') && (k.alg === undefined || k.alg === header.alg));
-    if (header.kid !== undefined) return usable.find((k) => k.kid === header.kid);
-    return usable.length === 1 ? usable[0] : undefined;
+  async #load(set: JoseKeySet): Promise<void> {
+    await set.reload();
+    this.#loadedAt = this.now();
   }
 
-  /** One fetch at a time; a failed fetch keeps the old keys. */
-  #refresh(): Promise<void> {
-    this.#fetching ??= this.#fetch().finally(() => {
-      this.#fetching = undefined;
+  async #create(): Promise<JoseKeySet> {
+    let url: URL;
+    try {
+      url = new URL(await this.jwksUri());
+    } catch (error) {
+      this.#creating = undefined; // discovery may answer next time
+      throw error;
+    }
+    this.#set = createRemoteJWKSet(url, {
+      timeoutDuration: PROVIDER_TIMEOUT_MS,
+      cooldownDuration: Number.POSITIVE_INFINITY,
+      cacheMaxAge: Number.POSITIVE_INFINITY,
+      [customFetch]: fetchKeys,
     });
-    return this.#fetching;
+    return this.#set;
   }
+}
 
-  async #fetch(): Promise<void> {
-    this.#fetchedAt = this.now();
-    const answer = await callProvider(await this.jwksUri(), { headers: { accept: 'application/json, application/jwk-set+json' } }, 'signing keys');
-    const body = jsonAnswer(answer, 'signing keys');
-    if (!Array.isArray(body.keys)) throw new ProviderUnavailableError('signing keys: no "keys" array');
-    this.#jwks = (body.keys as unknown[]).filter((k): k is JWK => typeof k === 'object' && k !== null && typeof (k as JWK).kty === 'string').slice(0, MAX_KEYS);
-    this.#imported.clear();
+/** The key set's fetch: a network failure is the provider being unavailable (jose reports timeouts itself). */
+async function fetchKeys(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await boundedFetch(url, init);
+  } catch (error) {
+    if (error instanceof ProviderUnavailableError || (error instanceof Error && error.name === 'TimeoutError')) throw error;
+    throw new ProviderUnavailableError('signing keys: provider unreachable');
   }
+}
+
+/** jose's key-set errors in gatehouse's terms: keys that cannot be had are a 503, a key the set lacks a bad token. */
+function keyError(error: unknown): unknown {
+  if (error instanceof ProviderUnavailableError || error instanceof InvalidTokenError) return error;
+  if (error instanceof errors.JWKSNoMatchingKey) return new InvalidTokenError('unknown signing key');
+  if (error instanceof errors.JWKSTimeout) return new ProviderUnavailableError('signing keys: provider timed out');
+  if (error instanceof errors.JWKSInvalid) return new ProviderUnavailableError('signing keys: not a key set');
+  if (error instanceof errors.JOSENotSupported) return new InvalidTokenError('algorithm not supported');
+  if (error instanceof errors.JOSEError && error.code === 'ERR_JOSE_GENERIC') return new ProviderUnavailableError('signing keys: no key set answer');
+  return error;
 }

@@ -1,7 +1,7 @@
 // Bearer tokens already validated, by a SHA-256 digest of the token, until they
 // expire: the next request with the same token costs a hash and a map lookup
 // instead of a signature check. Bounded by count and by the size of what the
-// entries hold; the oldest entries go first.
+// entries hold (lru-cache); the least recently used entries go first.
 //
 // Keyed by a digest, not by the token (DESIGN §4): the cache's keys never hold a
 // credential, a lookup compares 32-byte digests rather than attacker-chosen text
@@ -9,6 +9,8 @@
 // SHA-512/256: CPUs with SHA instructions (current x86 and ARM servers) hash a
 // 1 KB token in about 1.5 µs with it, roughly half of SHA-512/256's time there.
 import { hash } from 'node:crypto';
+
+import { LRUCache } from 'lru-cache';
 
 export const VALIDATED_TOKEN_CACHE_MAX = 10_000;
 /**
@@ -20,15 +22,19 @@ export const VALIDATED_TOKEN_CACHE_CHARS = 16 * 1024 * 1024;
 /** A token's cache key: its SHA-256 digest. Branded so a raw token cannot be passed where a key is expected. */
 export type TokenDigest = string & { readonly __tokenDigest: unique symbol };
 
-export class ValidatedTokenCache<T> {
-  readonly #entries = new Map<TokenDigest, { value: T; expiresAt: number; chars: number }>();
-  #chars = 0;
+export class ValidatedTokenCache<T extends {}> {
+  /** Undefined when the cache is off (a maximum of 0). */
+  readonly #entries: LRUCache<TokenDigest, T> | undefined;
 
   constructor(
     private readonly now: () => number = Date.now,
-    private readonly max = VALIDATED_TOKEN_CACHE_MAX,
+    max = VALIDATED_TOKEN_CACHE_MAX,
     private readonly maxChars = VALIDATED_TOKEN_CACHE_CHARS,
-  ) {}
+  ) {
+    // Each entry lives until its token expires (ttl per entry, checked on every get against `now`),
+    // and is charged the token's length against maxChars; the least recently used go first.
+    this.#entries = max === 0 ? undefined : new LRUCache<TokenDigest, T>({ max, maxSize: maxChars, ttlResolution: 0, perf: { now } });
+  }
 
   /** The 32 digest bytes as a one-byte-per-character string ('binary' is latin1): a map key needs no printable encoding. */
   static key(token: string): TokenDigest {
@@ -36,37 +42,24 @@ export class ValidatedTokenCache<T> {
   }
 
   get(key: TokenDigest): T | undefined {
-    const entry = this.#entries.get(key);
-    if (entry === undefined) return undefined;
-    if (entry.expiresAt <= this.now()) {
-      this.#delete(key);
-      return undefined;
-    }
-    return entry.value;
+    return this.#entries?.get(key);
   }
 
   /** `tokenLength` is the length of the token `key` digests: what the entry is charged against the size bound. */
   set(key: TokenDigest, tokenLength: number, value: T, expiresAt: number): void {
-    if (this.max === 0 || tokenLength > this.maxChars || expiresAt <= this.now()) return;
-    this.#delete(key);
-    this.#entries.set(key, { value, expiresAt, chars: tokenLength });
-    this.#chars += tokenLength;
-    while (this.#entries.size > this.max || this.#chars > this.maxChars) this.#delete(this.#entries.keys().next().value as TokenDigest);
+    // lru-cache counts an entry stale once more than `ttl` whole milliseconds have passed since it
+    // was set; here it is gone at expiresAt itself, hence one less. 0 would mean "never stale".
+    const ttl = Math.ceil(expiresAt - this.now()) - 1;
+    if (this.#entries === undefined || tokenLength > this.maxChars || !(ttl >= 1)) return;
+    this.#entries.set(key, value, { ttl: Math.min(ttl, 2 ** 31 - 1), size: Math.max(1, tokenLength) });
   }
 
   get size(): number {
-    return this.#entries.size;
+    return this.#entries?.size ?? 0;
   }
 
   /** The total length of the tokens held. */
   get chars(): number {
-    return this.#chars;
-  }
-
-  #delete(key: TokenDigest): void {
-    const entry = this.#entries.get(key);
-    if (entry === undefined) return;
-    this.#entries.delete(key);
-    this.#chars -= entry.chars;
+    return this.#entries?.calculatedSize ?? 0;
   }
 }
