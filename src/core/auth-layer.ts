@@ -86,6 +86,9 @@ const OWN_ROUTE_METHODS: ReadonlyMap<string, readonly string[]> = new Map([
   ['/version', READ],
 ]);
 
+/** The icons browsers fetch unasked (/favicon.ico, Safari's apple-touch-icon*.png). */
+const BROWSER_ICON = /^\/(?:favicon\.ico|apple-touch-icon[\w-]*\.png)$/;
+
 export class AuthLayer {
   readonly #context: LayerContext;
   readonly #headerPolicy: HeaderPolicy;
@@ -357,7 +360,9 @@ export class AuthLayer {
     const { view } = request;
     if (!config.requireAuthentication) return { kind: 'forward', identity: null };
     const cookies = clearCookie ? [sessions.clearCookie(request.secure)] : [];
-    logger.info({ reason, path: view.path, method: view.method, action: config.unauthenticatedAction }, 'request challenged');
+    // A browser asks for its icons by itself on every new site: those challenges are not news.
+    const level = BROWSER_ICON.test(view.path) ? 'debug' : 'info';
+    logger[level]({ reason, path: view.path, method: view.method, action: config.unauthenticatedAction }, 'request challenged');
     switch (config.unauthenticatedAction) {
       case 'Return403':
         return errorDecision(403, 'Forbidden', 'You do not have access to this resource.', request.json, { cookies });

@@ -156,6 +156,26 @@ describe('every refused request is logged, without secrets', function () {
     });
   }
 
+  it('a browser\'s own icon requests are challenged as any other, but logged at debug, not info', async () => {
+    for (const path of ['/favicon.ico', '/apple-touch-icon-precomposed.png']) {
+      let status = 0;
+      const lines = await logs.during(async () => ({ status } = await new Browser().request(`${deployment.url}${path}`)));
+      expect(status).to.equal(302);
+      expect(lines.filter((l) => l.msg === 'request challenged'), path).to.deep.equal([]);
+    }
+    const debug = capturingLogger('debug');
+    const other = await startDeployment({ logger: debug.logger });
+    try {
+      const lines = await debug.during(() => new Browser().request(`${other.url}/favicon.ico`));
+      expect(lines.find((l) => l.msg === 'request challenged')).to.include({ level: 20, path: '/favicon.ico' });
+      // Only the icon itself: a path that merely contains its name is news.
+      const page = await debug.during(() => new Browser().request(`${other.url}/files/favicon.ico.html`));
+      expect(page.find((l) => l.msg === 'request challenged')).to.include({ level: 30 });
+    } finally {
+      await other.close();
+    }
+  });
+
   it('a CONNECT request: 400, logged as "request rejected" without its target', async () => {
     const lines = await logs.during(async () => {
       const response = await raw(deployment.url, 'CONNECT secret-target.example:443 HTTP/1.1\r\nHost: secret-target.example:443\r\n\r\n');
