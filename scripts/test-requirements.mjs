@@ -8,6 +8,8 @@ const requirements = [
   { what: 'Chromium (the end-to-end browser tests)', path: process.env.GATEHOUSE_CHROMIUM ?? '/usr/bin/chromium', debian: 'chromium' },
   { what: 'redis-server (the Redis store and several-instance tests)', path: process.env.GATEHOUSE_REDIS_SERVER ?? '/usr/bin/redis-server', debian: 'redis-server' },
   { what: 'redis-cli (makes the test Redis Cluster)', path: '/usr/bin/redis-cli', debian: 'redis-tools' },
+  { what: 'nginx (forward authentication behind the shipped nginx configuration)', path: process.env.GATEHOUSE_NGINX ?? '/usr/sbin/nginx', debian: 'nginx-light' },
+  { what: 'Caddy (forward authentication behind the shipped Caddyfile)', path: process.env.GATEHOUSE_CADDY ?? '/usr/bin/caddy', debian: 'caddy' },
 ];
 
 const missing = requirements.filter(({ path }) => !existsSync(path));
