@@ -26,14 +26,21 @@ export interface DevOptions {
   readonly version: string;
   /** Your app's origin, in place of the demo app (every path protected). */
   readonly upstream?: string;
+  /**
+   * The name browsers reach this machine by, when gatehouse listens beyond loopback (default: the
+   * address given, or this machine's first non-loopback IPv4 address for a wildcard).
+   */
+  readonly publicHost?: string;
 }
 
 export interface RunningDev {
-  /** Where to open the demo in a browser on this machine. */
+  /** Where to open the demo in a browser (on this machine, or by the public host's name). */
   readonly url: string;
-  /** Where gatehouse listens, when that is not a loopback address: sign-in still works only from this machine. */
+  /** Where gatehouse listens, when that is not a loopback address. */
   readonly listeningBeyondLoopback?: string;
   readonly issuer: string;
+  /** The port of the development provider when it listens beyond loopback (gatehouse's port + 1). */
+  readonly providerPortBeyondLoopback?: number;
   readonly receiver: WebhookReceiver;
   close(): Promise<void>;
 }
@@ -41,17 +48,36 @@ export interface RunningDev {
 /** A wildcard address (0.0.0.0, ::) is where a server listens, not an address a browser can be sent to. */
 const WILDCARD_TO_LOOPBACK: Readonly<Record<string, string>> = { '0.0.0.0': '127.0.0.1', '[::]': '[::1]' };
 
+/** A name browsers elsewhere can use for this machine: the address listened on, or for a wildcard the first non-loopback IPv4 address. */
+function publicAddress(listeningHost: string): string {
+  if (WILDCARD_TO_LOOPBACK[listeningHost] === undefined) return listeningHost;
+  const external = Object.values(os.networkInterfaces())
+    .flat()
+    .find((address) => address !== undefined && address.family === 'IPv4' && !address.internal);
+  return external?.address ?? '127.0.0.1';
+}
+
+/** An IPv6 address as a URL's host. */
+function bracketed(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
 export async function startDev(options: DevOptions): Promise<RunningDev> {
   const front = await listenEarly(options.host, options.port);
   const listening = new URL(front.url);
   const port = listening.port;
-  const browserHost = WILDCARD_TO_LOOPBACK[listening.hostname] ?? listening.hostname;
+  const beyondLoopback = !isLoopbackHost(listening.hostname);
+  const browserHost = beyondLoopback ? bracketed(options.publicHost ?? publicAddress(listening.hostname)) : (WILDCARD_TO_LOOPBACK[listening.hostname] ?? listening.hostname);
   const browserOrigin = `http://${browserHost}:${port}`;
   // The provider accepts a callback only to an origin registered here: every name of this machine a
   // browser may use, and the address given with --host.
   const origins = [...new Set(['127.0.0.1', 'localhost', '[::1]', browserHost])].map((host) => `http://${host}:${port}`);
   const clientSecret = randomBytes(24).toString('base64url');
+  // Beyond loopback, browsers on other machines (or the host of a container) must reach the provider
+  // too: it listens where gatehouse does, on the next port, under the name they use for gatehouse.
+  const providerPort = beyondLoopback ? Number(port) + 1 : 0;
   const idp = await startDevIdentityProvider({
+    ...(beyondLoopback ? { host: listening.hostname.replace(/^\[|\]$/g, ''), port: providerPort, publicHost: browserHost } : {}),
     clients: [
       {
         clientId: 'gatehouse-dev',
@@ -96,7 +122,7 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   attach(front, gateway);
   return {
     url: browserOrigin,
-    ...(isLoopbackHost(listening.hostname) ? {} : { listeningBeyondLoopback: front.url }),
+    ...(beyondLoopback ? { listeningBeyondLoopback: front.url, providerPortBeyondLoopback: providerPort } : {}),
     issuer: idp.issuer,
     receiver: gateway.receiver,
     close: async () => {

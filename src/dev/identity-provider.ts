@@ -38,6 +38,10 @@ export interface DevClient {
 
 export interface DevIdentityProviderOptions {
   readonly port?: number;
+  /** The address to listen on (default 127.0.0.1: this machine only). */
+  readonly host?: string;
+  /** The host name in the issuer, which browsers are sent to (default: the address listened on). */
+  readonly publicHost?: string;
   readonly users?: Readonly<Record<string, DevUser>>;
   readonly clients: readonly DevClient[];
   /** Access token lifetime in seconds (default 3600). */
@@ -118,13 +122,19 @@ function send(res: ServerResponse, status: number, html: string): void {
   res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(html);
 }
 
+/** An IPv6 address in a URL's authority is bracketed. */
+function hostInUrl(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
 export async function startDevIdentityProvider(options: DevIdentityProviderOptions): Promise<RunningIdentityProvider> {
   const users = options.users ?? DEMO_USERS;
   const logins = new Map<string, number>();
   const server = http.createServer();
-  server.listen(options.port ?? 0, '127.0.0.1');
+  const host = options.host ?? '127.0.0.1';
+  server.listen(options.port ?? 0, host);
   await once(server, 'listening');
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const origin = `http://${hostInUrl(options.publicHost ?? host)}:${(server.address() as AddressInfo).port}`;
   const issuerPath = options.issuerPath ?? '';
   const issuer = `${origin}${issuerPath}`;
 

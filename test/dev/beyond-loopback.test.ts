@@ -1,0 +1,45 @@
+// gatehouse dev listening beyond loopback (--host 0.0.0.0): a browser on another machine, or on the
+// host of a container, signs in by the name it uses for this machine. Every hop of the sign-in must
+// go to that name: a redirect to 127.0.0.1 would send such a browser to itself.
+import { expect } from 'chai';
+
+import { createLogger } from '../../src/logging.js';
+import { loadAddonCore } from '../../src/native/addon.js';
+import { startDev, type RunningDev } from '../../src/dev/dev.js';
+import { Browser } from '../support/browser.js';
+import { freePort } from '../support/free-port.js';
+
+describe('gatehouse dev beyond loopback', function () {
+  this.timeout(30_000);
+  // 127.0.0.2 stands for another machine's view of this one: a server bound to 127.0.0.1 does not
+  // answer there, and neither name is the other.
+  const publicHost = '127.0.0.2';
+  let dev: RunningDev;
+
+  before(async () => {
+    dev = await startDev({ host: '0.0.0.0', port: await freePort(), publicHost, core: loadAddonCore(), logger: createLogger('silent'), version: 'test' });
+  });
+  after(() => dev?.close());
+
+  it('names the public host in its URL and in the provider\'s issuer, the provider on the next port', () => {
+    const { port } = new URL(dev.url);
+    expect(dev.url).to.equal(`http://${publicHost}:${port}`);
+    expect(dev.issuer).to.equal(`http://${publicHost}:${Number(port) + 1}`);
+    expect(dev.providerPortBeyondLoopback).to.equal(Number(port) + 1);
+  });
+
+  it('signs a browser in with every hop on the public host, and the demo sees the user', async () => {
+    const browser = new Browser();
+    const hops = await browser.follow(`${dev.url}/`);
+    const loginPage = hops.at(-1)!;
+    expect(loginPage.url.startsWith(`${dev.issuer}/`), loginPage.url).to.equal(true);
+    const after = await browser.submitForm(loginPage, /\/login$/, { username: 'demo', password: 'demo' });
+    for (const hop of [...hops, ...after]) expect(new URL(hop.url).hostname, hop.url).to.equal(publicHost);
+    const final = after.at(-1)!;
+    expect(final.status).to.equal(200);
+    expect(final.url).to.equal(`${dev.url}/`);
+    const me = await browser.request(`${dev.url}/.auth/me`);
+    expect(me.status).to.equal(200);
+    expect(JSON.stringify(JSON.parse(me.body))).to.contain('"user_id":"demo"');
+  });
+});
