@@ -86,6 +86,12 @@ const OWN_ROUTE_METHODS: ReadonlyMap<string, readonly string[]> = new Map([
   ['/version', READ],
 ]);
 
+/**
+ * Sign-in paths by a provider's other name, sent on to the configured one (unless a provider of that
+ * name is configured): Twitter is X now, and a link to /.auth/login/x should not be a 404.
+ */
+const OTHER_NAMES: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, { x: 'twitter' });
+
 /** The icons browsers fetch unasked (/favicon.ico, Safari's apple-touch-icon*.png). */
 const BROWSER_ICON = /^\/(?:favicon\.ico|apple-touch-icon[\w-]*\.png)$/;
 
@@ -261,14 +267,14 @@ export class AuthLayer {
   /**
    * The provider a sign-in path names. Its alias is matched without regard to case: links are
    * written by hand, and /.auth/login/AAD should not be a 404 beside /.auth/login/aad (the
-   * configuration refuses aliases that differ only in case). A callback only at the exact
-   * path: that is the redirect URI the provider was given.
+   * configuration refuses aliases that differ only in case), and by another name the provider goes
+   * by (OTHER_NAMES). A callback only at the exact path: that is the redirect URI the provider was given.
    */
   #provider(alias: string, callback: boolean): Provider | undefined {
     const { providers } = this.#context;
     const exact = providers.get(alias);
     if (exact !== undefined || callback) return exact;
-    const folded = aliasIgnoringCase(alias, providers);
+    const folded = aliasIgnoringCase(alias, providers) ?? aliasIgnoringCase(OTHER_NAMES[alias.toLowerCase()] ?? '', providers);
     return folded === undefined ? undefined : providers.get(folded);
   }
 

@@ -57,6 +57,16 @@ describe('twitter provider (OAuth 1.0a)', () => {
       expect(twitter.seen.map((r) => r.url.split('?')[0])).to.deep.equal(['/oauth/request_token', '/oauth/authenticate', '/oauth/access_token', '/1.1/account/verify_credentials.json']);
     });
 
+    it('/.auth/login/x is sent on to /.auth/login/twitter with its query; its callback is not', async () => {
+      for (const path of ['/.auth/login/x', '/.auth/login/X']) {
+        const response = await new Browser().request(`${deployment.url}${path}?post_login_redirect_uri=/timeline`);
+        expect(response.status, path).to.equal(302);
+        expect(response.headers.location).to.equal('/.auth/login/twitter?post_login_redirect_uri=/timeline');
+      }
+      expect((await new Browser().request(`${deployment.url}/.auth/login/x/callback?oauth_token=t&oauth_verifier=v`)).status).to.equal(404);
+      expect((await new Browser().request(`${deployment.url}/.auth/login/xx`)).status).to.equal(404);
+    });
+
     it('the request-token secret travels only inside the sealed transaction cookie', async () => {
       const browser = new Browser();
       const start = await browser.request(`${deployment.url}/.auth/login/twitter`);
