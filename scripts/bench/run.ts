@@ -3,6 +3,7 @@ import os from 'node:os';
 
 import { benchBearer } from './bearer.js';
 import { benchDeliveries, benchMemory } from './deliveries.js';
+import { benchForwardAuth } from './forward-auth.js';
 import { benchHook } from './hook.js';
 import { benchInstructions } from './instructions.js';
 import { machineProbe } from './machine-probe.js';
@@ -23,6 +24,8 @@ console.log('\n## Bearer tokens\n');
 console.log(await benchBearer(quick));
 console.log('\n## Sidecar: a signed-in GET\n');
 console.log(await benchSidecar(quick));
+console.log('\n## Forward authentication: nginx asks gatehouse\n');
+console.log(await benchForwardAuth(quick));
 console.log('\n## Sidecar with Redis: refresh and logout latency\n');
 console.log(await benchRefreshLogout(quick));
 console.log('\n## Sidecar: instructions per request\n');
