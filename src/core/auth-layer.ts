@@ -21,6 +21,7 @@ import { challengeReturnUrl } from './return-url.js';
 import { currentSession, sessionIdOf, loginDone, logout, logoutComplete, logoutDone, me, refresh, version } from './routes/account-routes.js';
 import { callerWantsJson, LayerRequest, type LayerContext, type RouteRequest } from './routes/context.js';
 import { backChannelLogout } from './routes/back-channel-logout.js';
+import { frontChannelLogout } from './routes/front-channel-logout.js';
 import { bearerIdentity, bearerToken, exchangeToken, invalidTokenDecision } from './routes/client-directed.js';
 import { finishLogin, loginPath, returnUrlParameter, startLogin } from './routes/login-flow.js';
 import { transition, type LifecycleTrigger, type SessionState } from './session/lifecycle.js';
@@ -68,6 +69,8 @@ const STORE_RETRY_AFTER_SECONDS = '5';
 const LOGIN_PATH = /^\/login\/([A-Za-z0-9][A-Za-z0-9_-]*)(\/callback)?$/;
 /** Where a provider posts its back-channel logout tokens (the URL registered with it, so the alias exactly). */
 const BACK_CHANNEL_LOGOUT_PATH = /^\/logout\/backchannel\/([A-Za-z0-9][A-Za-z0-9_-]*)$/;
+/** Where a provider's logout page frames its front-channel logout (the URL registered with it, so the alias exactly). */
+const FRONT_CHANNEL_LOGOUT_PATH = /^\/logout\/frontchannel\/([A-Za-z0-9][A-Za-z0-9_-]*)$/;
 
 /**
  * The methods each of gatehouse's own fixed routes answers; any other is a 405 naming these.
@@ -235,6 +238,12 @@ export class AuthLayer {
     if (backChannel !== null) {
       if (request.view.method !== 'POST') return this.#methodNotAllowed(request, 'POST');
       return backChannelLogout(context, request, backChannel[1]!);
+    }
+    const frontChannel = FRONT_CHANNEL_LOGOUT_PATH.exec(route);
+    if (frontChannel !== null) {
+      // GET only: a HEAD must change nothing.
+      if (request.view.method !== 'GET') return this.#methodNotAllowed(request, 'GET');
+      return frontChannelLogout(context, request, frontChannel[1]!);
     }
     const login = LOGIN_PATH.exec(route);
     if (login === null) {

@@ -79,6 +79,18 @@ export function pageDecision(status: number, title: string, message: string, ext
   };
 }
 
+/**
+ * A small page that `frameAncestor` (an origin) alone may show in a frame: the answer to a
+ * provider's front-channel logout, which its logout page loads in an iframe. Everything else
+ * about it is as strict as every other page.
+ */
+export function framedPageDecision(title: string, message: string, frameAncestor: string): RespondDecision {
+  const page = pageDecision(200, title, message);
+  const headers: Record<string, string | readonly string[]> = { ...page.headers, 'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline'; frame-ancestors ${frameAncestor}` };
+  delete headers['X-Frame-Options'];
+  return { ...page, headers };
+}
+
 /** A link on one of gatehouse's pages: where it goes, and what it says. */
 export interface PageLink {
   readonly href: string;
