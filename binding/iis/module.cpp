@@ -28,8 +28,8 @@
 // RegisterModule) catches everything and answers 500 (or fails the call). Nothing that can
 // throw runs after an operation has gone pending, so the handler that catches owns the request.
 //
-// Compiled only with MSVC against the IIS SDK (httpserv.h) and libnode (see the
-// README); its portable parts (engine_slot, deferred_decision, host_link,
+// Compiled only with MSVC against the IIS SDK (httpserv.h) and libnode (see
+// docs/in-server-module.md); its portable parts (engine_slot, deferred_decision, host_link,
 // http_request_view, body_reader, node_runtime) are built and tested on Linux and
 // under wine.
 #define WIN32_LEAN_AND_MEAN

@@ -47,7 +47,7 @@ function ask(port: number, command: string): Promise<string> {
 
 export async function startBenchRedis(port: number): Promise<BenchRedis> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-redis-'));
-  // What the README asks of a deployment that keeps sessions over a Redis restart: the
+  // What docs/deployment.md asks of a deployment that keeps sessions over a Redis restart: the
   // append-only file, written out once a second; sessions are never evicted.
   const args = [
     '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no',

@@ -1,6 +1,6 @@
 // Several gatehouse instances behind one load balancer, sharing a token store
-// (a directory and key on one host, or Redis, as the README's deployment
-// section describes), in front of a provider that rotates refresh tokens and
+// (a directory and key on one host, or Redis, as docs/deployment.md
+// describes), in front of a provider that rotates refresh tokens and
 // revokes the whole grant when a replaced one is used again (oidc-provider, like
 // Auth0 and Okta).
 import { expect } from 'chai';

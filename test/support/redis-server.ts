@@ -63,7 +63,7 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Test
   const args = [
     ...(configFile !== undefined ? [configFile] : []),
     '--port', String(port), '--bind', '127.0.0.1', '--dir', directory,
-    // Everything written is in the append-only file at once: a kill loses nothing (what a deployment that keeps sessions over a restart sets, README).
+    // Everything written is in the append-only file at once: a kill loses nothing (what a deployment that keeps sessions over a restart sets, docs/deployment.md).
     ...(options.sentinel ? [] : ['--appendonly', 'yes', '--appendfsync', 'always', '--save', '']),
     '--daemonize', 'no', '--logfile', path.join(directory, 'redis.log'),
     ...(options.password !== undefined ? ['--requirepass', options.password] : []),
