@@ -244,7 +244,7 @@ export async function benchForwardAuth(quick: boolean): Promise<string> {
     const barePort = await freePort();
     const bareNginx = await startNginx(
       barePort,
-      `upstream app { server 127.0.0.1:${app.port}; keepalive 16; }
+      `upstream app { server 127.0.0.1:${app.port}; keepalive 64; }
 server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection ""; } }
 `,
     );

@@ -2,9 +2,10 @@
 // written as the response. Served before Koa, as webhook deliveries are: a web server asks on
 // every request it proxies, and the answer needs no more than the request's headers (no body is
 // read, nothing but the decision runs).
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
 import type { ForwardAuth } from '../core/forward-auth/verify.js';
+import type { RespondDecision } from '../core/http/request-view.js';
 import type { Logger } from '../logging.js';
 import { sendGatewayError, writeAnswer } from './answers.js';
 import { toRequestView } from './request-view.js';
@@ -24,7 +25,7 @@ export function verifyRoute(forwardAuth: ForwardAuth, logger: Logger): VerifyRou
     if (!isVerifyRequest(forwardAuth, req)) return false;
     // The scheme of the hop from the web server; the original's comes from X-Forwarded-Proto.
     forwardAuth.answer(toRequestView(req, 'http')).then(
-      (answer) => writeAnswer(res, answer),
+      (answer) => write(res, answer),
       (error: unknown) => {
         logger.error({ err: (error as Error).message }, 'verify failed');
         sendGatewayError(res, 500, true);
@@ -32,4 +33,21 @@ export function verifyRoute(forwardAuth: ForwardAuth, logger: Logger): VerifyRou
     );
     return true;
   };
+}
+
+/** The node headers of each bodiless answer (the core keeps one allowed answer per identity), Content-Length included. */
+const bodiless = new WeakMap<RespondDecision, OutgoingHttpHeaders>();
+
+/**
+ * An answer without a body, the common one (allowed), written as one header block and nothing
+ * else; any other as every answer is (writeAnswer).
+ */
+function write(res: ServerResponse, answer: RespondDecision): void {
+  if ((answer.body !== undefined && answer.body.length > 0) || !res.req.complete || res.headersSent || res.destroyed) return writeAnswer(res, answer);
+  let headers = bodiless.get(answer);
+  if (headers === undefined) {
+    headers = { ...answer.headers, 'Content-Length': '0' } as OutgoingHttpHeaders;
+    bodiless.set(answer, headers);
+  }
+  res.writeHead(answer.status, headers).end();
 }

@@ -21,6 +21,8 @@ export class TrustedProxiesError extends Error {}
 
 export class TrustedProxies {
   readonly #list: BlockList;
+  /** The last address asked about and the answer: the web server in front asks from one address, request after request. */
+  #last: { readonly address: string; readonly trusted: boolean } = { address: '', trusted: false };
   /** The entries as configured, for the start-up line and logs. */
   readonly description: string;
 
@@ -50,10 +52,12 @@ export class TrustedProxies {
   /** Whether a peer at `address` (a socket's remote address, as node gives it) is one of them. */
   trusts(address: string | undefined): boolean {
     if (address === undefined) return false;
+    if (address === this.#last.address) return this.#last.trusted;
     const family = isIP(address);
-    if (family === 0) return false;
     // BlockList also finds an IPv4-mapped IPv6 address (::ffff:127.0.0.1) in an IPv4 range.
-    return this.#list.check(address, family === 4 ? 'ipv4' : 'ipv6');
+    const trusted = family !== 0 && this.#list.check(address, family === 4 ? 'ipv4' : 'ipv6');
+    this.#last = { address, trusted };
+    return trusted;
   }
 }
 
