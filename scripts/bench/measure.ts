@@ -29,14 +29,17 @@ export async function interleavedMeasure(candidates: readonly Candidate[], total
   for (const candidate of candidates) {
     // Warm-up: let the JIT settle before anything counts.
     const until = performance.now() + Math.min(200, totalMs / 10);
-    while (performance.now() < until) candidate.async ? await candidate.run() : candidate.run();
+    while (performance.now() < until) {
+      if (candidate.async) await candidate.run();
+      else candidate.run();
+    }
   }
   const deadline = performance.now() + totalMs;
   while (performance.now() < deadline) {
     for (const [i, candidate] of candidates.entries()) {
       const cpuBefore = cpuReadable ? threadCpuNs()! : 0;
       const start = performance.now();
-      let now = start;
+      let now: number;
       let n = 0;
       do {
         if (candidate.async) await candidate.run();

@@ -31,6 +31,7 @@ export class GatehouseMetrics implements AuthMetrics {
 
   constructor() {
     const registers = [this.registry];
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- prom-client calls collect() with its own `this`
     const metrics = this;
     collectDefaultMetrics({ register: this.registry });
     this.#requests = new Counter({ name: 'gatehouse_requests_total', help: 'Requests judged, by outcome (forwarded, challenged, refused, auth_route) and its reason (a refusal\'s cause, or which /.auth route)', labelNames: ['outcome', 'reason'], registers });

@@ -117,7 +117,6 @@ function onOff(value: boolean | string | undefined, name: string, fallback: bool
 }
 
 function absolutePath(value: string, what: string): string {
-  // eslint-disable-next-line no-control-regex
   if (!value.startsWith('/') || value.startsWith('//') || /[\u0000-\u0020\u007f?#\\]/.test(value)) {
     throw new WebhookConfigError(`${what} must be a path starting with "/", without query or spaces (got ${JSON.stringify(value)})`);
   }

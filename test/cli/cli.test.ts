@@ -46,7 +46,7 @@ describe('gatehouse CLI', () => {
     for (const args of [['serve', '--help'], ['dev', '-h'], ['sign', '--help'], ['--help'], ['help']]) {
       const result = run(args, { input: '' });
       expect(result.status, args.join(' ')).to.equal(0);
-      expect(result.stdout, args.join(' ')).to.match(/^Usage:\n  gatehouse dev/);
+      expect(result.stdout, args.join(' ')).to.match(/^Usage:\n {2}gatehouse dev/);
       expect(result.stderr, args.join(' ')).to.equal('');
     }
   });

@@ -26,7 +26,7 @@ describe('IIS module request path (engine slot + deferred decision) under 64 nat
     try {
       report = JSON.parse(execFileSync(STRESS, ['64', '200', '4'], { encoding: 'utf8', timeout: 60_000 })) as ModuleStressReport;
     } catch (error) {
-      throw new Error(`module_stress reported a breach: ${(error as { stdout?: string }).stdout ?? (error as Error).message}`);
+      throw new Error(`module_stress reported a breach: ${(error as { stdout?: string }).stdout ?? (error as Error).message}`, { cause: error });
     }
     // At least what was asked; more only while some path had not been taken yet.
     expect(report.handled).to.be.at.least(64 * 200);

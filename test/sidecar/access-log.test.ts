@@ -49,7 +49,7 @@ describe('access log', function () {
   let deployment: Deployment;
   let host: string;
   /** Resolves each /protected/slow request the app holds, once the test has seen it arrive. */
-  let heldAtTheApp: Array<() => void> = [];
+  const heldAtTheApp: Array<() => void> = [];
   let appReached: () => void = () => undefined;
 
   before(async () => {

@@ -179,7 +179,7 @@ export const authSettingsSchema = z.object({
   httpSettings: z
     .object({
       requireHttps: z.boolean().optional(),
-      routes: z.object({ apiPrefix: z.string().regex(/^\/[A-Za-z0-9._~\/-]*[A-Za-z0-9._~-]$/, 'expected a path such as "/.auth"').optional() }).optional(),
+      routes: z.object({ apiPrefix: z.string().regex(/^\/[A-Za-z0-9._~/-]*[A-Za-z0-9._~-]$/, 'expected a path such as "/.auth"').optional() }).optional(),
       forwardProxy: z
         .object({
           convention: z.enum(['NoProxy', 'Standard', 'Custom']).optional(),

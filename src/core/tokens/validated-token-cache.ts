@@ -22,7 +22,7 @@ export const VALIDATED_TOKEN_CACHE_CHARS = 16 * 1024 * 1024;
 /** A token's cache key: its SHA-256 digest. Branded so a raw token cannot be passed where a key is expected. */
 export type TokenDigest = string & { readonly __tokenDigest: unique symbol };
 
-export class ValidatedTokenCache<T extends {}> {
+export class ValidatedTokenCache<T extends NonNullable<unknown>> {
   /** Undefined when the cache is off (a maximum of 0). */
   readonly #entries: LRUCache<TokenDigest, T> | undefined;
 
