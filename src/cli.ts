@@ -235,7 +235,7 @@ async function serveForwardAuth(host: string, port: number, configFile: string |
   for (const warning of loaded.warnings) logger.warn({ source: loaded.source }, `configuration: ${warning}`);
   const { core } = coreSelection(logger);
   const front = await listenEarly(host, port);
-  const gateway = await createForwardAuthGateway({ config: loaded.config, core, logger, version: VERSION, ...(metrics ? { metrics } : {}) });
+  const gateway = await createForwardAuthGateway({ config: loaded.config, core, logger, version: VERSION, ...(cluster.isWorker ? { storeChannel: new WorkerChannel() } : {}), ...(metrics ? { metrics } : {}) });
   attach(front, gateway);
   const stopping = stoppable(logger, async () => {
     await drain(front, logger);

@@ -16,6 +16,7 @@ import { ForwardAuth } from '../core/forward-auth/verify.js';
 import { behindTrustedProxy } from '../core/http/origin.js';
 import { wantsJson } from '../core/http/request-view.js';
 import { jsonDecision } from '../core/http/responses.js';
+import type { PublishingChannel } from '../core/token-store/change-channel.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseMetrics } from '../metrics/gatehouse-metrics.js';
 import type { GatehouseCore } from '../native/types.js';
@@ -44,6 +45,8 @@ export interface ForwardAuthGatewayOptions {
   readonly trustedProxies?: string;
   /** How long a /.auth POST body may take to arrive in full (default 30 s). */
   readonly authBodyDeadlineMs?: number;
+  /** Where the workers sharing the token store directory tell each other of its changes (serve --workers). */
+  readonly storeChannel?: PublishingChannel;
 }
 
 export interface ForwardAuthGateway {
@@ -68,7 +71,7 @@ export async function createForwardAuthGateway(options: ForwardAuthGatewayOption
   const env = options.env ?? process.env;
   const trustedProxies = resolveTrustedProxies(options.trustedProxies, env);
   const accessLog = resolveAccessLog(options.accessLog, env) ? new AccessLog(logger, { trustForwardedFor: behindTrustedProxy(config) }) : undefined;
-  const runtime = await startAuthRuntime({ config, logger, headers: options.core, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}), ...(options.metrics ? { metrics: options.metrics } : {}) });
+  const runtime = await startAuthRuntime({ config, logger, headers: options.core, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}), ...(options.metrics ? { metrics: options.metrics } : {}), ...(options.storeChannel ? { storeChannel: options.storeChannel } : {}) });
   const { layer } = runtime;
   options.metrics?.watchStore(runtime.store);
   const receiver = new WebhookReceiver({

@@ -50,7 +50,7 @@ const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
 const ORIGIN_FORM = /^\/[\x21-\x22\x24-\x7e]*$/;
 
 export const MISSING_ORIGINAL_MESSAGE =
-  'The verify endpoint judges the request a web server forwards: send X-Original-URI and X-Original-Method (nginx) or X-Forwarded-Uri and X-Forwarded-Method (Traefik, Caddy), with X-Forwarded-Host and X-Forwarded-Proto.';
+  'The verify endpoint judges the request a web server forwards: send X-Original-URI and X-Original-Method (nginx) or X-Forwarded-Uri and X-Forwarded-Method (Traefik, Caddy), with X-Forwarded-Host and X-Forwarded-Proto';
 
 /**
  * The original request of a verify request, or why there is none. `withheld` are further header
