@@ -5,8 +5,11 @@ import { parseArgs } from 'node:util';
 
 import { AggregatorRegistry } from 'prom-client';
 
+import { didYouMean } from './core/closest-name.js';
 import { AuthConfigError } from './core/config/auth-config.js';
 import { loadAuthConfig } from './core/config/load.js';
+import { loadDev } from './dev/load.js';
+import { LOG_FORMAT_VARIABLE } from './log-format.js';
 import { createLogger, flushLogs, type Logger } from './logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from './native/index.js';
 import { attach, createGateway } from './sidecar/gateway.js';
@@ -24,6 +27,91 @@ import { reportListening, startWorkers, stopWhenPrimaryAsks } from './workers/pr
 import { WorkerChannel } from './workers/worker-channel.js';
 import { parseWorkerCount } from './workers/worker-count.js';
 
+/** Each command's usage: its options, the environment it reads, an example. */
+const COMMAND_USAGE = {
+  dev: `Usage:
+  gatehouse dev [--host 127.0.0.1] [--port 8080] [--upstream <url>] [--public-host <name>]
+      Zero-configuration demo: a development OpenID provider, a demo app, and
+      gatehouse in front of it. Sign in as demo / demo.
+
+Options:
+  --upstream <url>      your own app instead of the demo, every path of it protected
+  --host <address>      where to listen (default 127.0.0.1; 0.0.0.0 for other machines
+                        or a container's host: the provider then listens there too, on
+                        the next port)
+  --port <n>            where to listen (default $PORT, else 8080; npm start --port <n>)
+  --public-host <name>  the name browsers use for this machine, with a --host beyond
+                        loopback (default: the --host address, or for 0.0.0.0 this
+                        machine's first non-loopback IPv4 address)
+
+Environment:
+  GATEHOUSE_LOG_FORMAT  json or pretty (default here: pretty)
+  GATEHOUSE_LOG_LEVEL   fatal, error, warn, info (default), debug, trace, silent
+
+Example:
+  gatehouse dev --upstream http://localhost:3000`,
+  serve: `Usage:
+  gatehouse serve --upstream <url> [--config <file>] [--host 127.0.0.1] [--port 8080]
+                  [--workers N|auto] [--metrics-port N] [--metrics-host 127.0.0.1]
+      The sidecar: authenticate every request, forward to <url> with identity
+      headers. The webhook receiver is at ${DEFAULT_WEBHOOK_PATH}.
+  gatehouse serve --forward-auth [--config <file>] [--host 127.0.0.1] [--port 8080] ...
+      No app behind gatehouse: a web server in front (nginx, Caddy, Traefik) proxies
+      to the app and asks GET /.auth/verify; gatehouse serves /.auth/* on the app's origin.
+  gatehouse serve [--host 127.0.0.1] [--port 8080] [--workers N|auto] [--metrics-port N]
+      Without --upstream: only the signed webhook receiver.
+
+Options:
+  --upstream <url>        the app to protect (http:// or https://, an origin)
+  --config <file>         the authsettingsV2 document (JSON)
+  --forward-auth          serve /.auth/* and /.auth/verify for a web server in front
+  --host <address>        where to listen (default 127.0.0.1)
+  --port <n>              where to listen (default $PORT, else 8080)
+  --workers <N|auto>      processes sharing the port (auto: one per usable CPU)
+  --metrics-port <n>      Prometheus metrics at GET /metrics on a listener of their own
+  --metrics-host <addr>   where that listener listens (default 127.0.0.1)
+
+Environment:
+  GATEHOUSE_AUTH_CONFIG_JSON, WEBSITE_AUTH_V2_CONFIG_JSON
+                          the document itself, when --config is not given
+  GATEHOUSE_ENCRYPTION_KEY
+                          the token store's key, 32 bytes as 64 hex digits or base64 (else a
+                          key file in the store directory, .gatehouse/tokens by default)
+  GATEHOUSE_REDIS_URL     sessions in Redis, shared by every instance (redis://, rediss://)
+  GATEHOUSE_TRUSTED_PROXIES
+                          who may ask /.auth/verify (default loopback)
+  FORGE_WEBHOOK_SECRET    the webhook receiver's secret
+  GATEHOUSE_LOG_FORMAT    json or pretty (default: pretty on a terminal, else json)
+  GATEHOUSE_LOG_LEVEL     fatal, error, warn, info (default), debug, trace, silent
+  PORT                    the port, when --port is not given
+
+Example:
+  gatehouse serve --upstream http://127.0.0.1:3000 --config auth.json --port 8080`,
+  sign: `Usage:
+  gatehouse sign [--secret <secret>] [--file <path>]
+      Print the X-Forge-Signature-256 value for a body read from --file or stdin.
+
+Options:
+  --secret <secret>   the webhook secret (default $FORGE_WEBHOOK_SECRET)
+  --file <path>       the body (default: stdin, byte for byte)
+
+Example:
+  echo -n '{"ref":"refs/heads/main"}' | gatehouse sign --secret s3cret`,
+} as const;
+
+type Command = keyof typeof COMMAND_USAGE;
+
+/** Each command's flags, for "did you mean" (parseArgs is given the same names). */
+const COMMAND_FLAGS: Readonly<Record<Command, readonly string[]>> = {
+  dev: ['host', 'port', 'upstream', 'public-host'],
+  serve: ['host', 'port', 'upstream', 'config', 'workers', 'metrics-port', 'metrics-host', 'forward-auth'],
+  sign: ['secret', 'file'],
+};
+
+function isCommand(name: string | undefined): name is Command {
+  return name !== undefined && Object.hasOwn(COMMAND_USAGE, name);
+}
+
 const USAGE = `Usage:
   gatehouse dev [--host 127.0.0.1] [--port 8080] [--upstream <url>]
       Zero-configuration demo: a development OpenID provider, a demo app, and
@@ -32,22 +120,17 @@ const USAGE = `Usage:
   gatehouse serve --upstream <url> [--config <file>] [--host 127.0.0.1] [--port 8080]
                   [--workers N|auto] [--metrics-port N] [--metrics-host 127.0.0.1]
       The sidecar: authenticate every request, forward to <url> with identity
-      headers. Configuration: --config, else $GATEHOUSE_AUTH_CONFIG_JSON or
-      $WEBSITE_AUTH_V2_CONFIG_JSON. The webhook receiver is at ${DEFAULT_WEBHOOK_PATH}.
-      --workers: processes sharing the port (auto: one per usable CPU).
-      --metrics-port: Prometheus metrics at GET /metrics on a listener of
-      their own (loopback unless --metrics-host says otherwise).
+      headers. The webhook receiver is at ${DEFAULT_WEBHOOK_PATH}.
   gatehouse serve --forward-auth [--config <file>] [--host 127.0.0.1] [--port 8080] ...
-      No app behind gatehouse: a web server in front (nginx, Caddy, Traefik) proxies
-      to the app and asks GET /.auth/verify; gatehouse serves /.auth/* on the app's
-      origin. The verify endpoint answers only $GATEHOUSE_TRUSTED_PROXIES (addresses,
-      CIDR ranges, loopback, private; default loopback).
+      No app behind gatehouse: a web server in front (nginx, Caddy, Traefik) asks
+      GET /.auth/verify; gatehouse serves /.auth/* on the app's origin.
   gatehouse serve [--host 127.0.0.1] [--port 8080] [--workers N|auto] [--metrics-port N]
       Without --upstream: only the signed webhook receiver.
   gatehouse sign [--secret <secret>] [--file <path>]
       Print the X-Forge-Signature-256 value for a body read from --file or stdin.
-      The secret defaults to $FORGE_WEBHOOK_SECRET.
-  gatehouse version | help`;
+  gatehouse version | help
+
+gatehouse <command> --help prints a command's options, environment and an example.`;
 
 class UsageError extends Error {}
 
@@ -280,19 +363,42 @@ function receiverLine(url: string, config: Pick<WebhookConfig, 'path' | 'secrets
   return `webhook receiver: POST ${url}${config.path}${unconfigured}${forwarded}`;
 }
 
+/**
+ * `npm start --port 9000`: npm takes --port as its own setting and hands it on as npm_config_port,
+ * so the flag reaches dev that way (only when npm runs the start script: any other npm_config_port
+ * is npm's business).
+ */
+function npmStartPort(): string | undefined {
+  return process.env.npm_lifecycle_event === 'start' ? process.env.npm_config_port || undefined : undefined;
+}
+
 async function dev(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' }, upstream: { type: 'string' } } });
+  const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' }, upstream: { type: 'string' }, 'public-host': { type: 'string' } } });
   const upstream = values.upstream !== undefined ? upstreamUrl(values.upstream) : undefined;
-  const logger = createLogger();
+  // A person runs dev: readable lines, unless GATEHOUSE_LOG_FORMAT asks otherwise.
+  const logger = createLogger(undefined, undefined, process.env[LOG_FORMAT_VARIABLE]?.trim() ? undefined : 'pretty');
   const { core } = coreSelection(logger);
   // Loaded only here: the development provider (oidc-provider) is no part of serve.
-  const { startDev } = await import('./dev/dev.js');
-  const running = await startDev({ host: values.host ?? '127.0.0.1', port: listenPort(values.port), core, logger, version: VERSION, ...(upstream !== undefined ? { upstream } : {}) });
+  const { startDev } = await loadDev();
+  const publicHost = values['public-host'];
+  if (publicHost !== undefined && !/^[A-Za-z0-9.:_-]+$/.test(publicHost)) throw new UsageError(`--public-host must be a host name or address (got ${JSON.stringify(publicHost)})`);
+  const running = await startDev({
+    host: values.host ?? '127.0.0.1',
+    port: listenPort(values.port ?? npmStartPort()),
+    core,
+    logger,
+    version: VERSION,
+    ...(upstream !== undefined ? { upstream } : {}),
+    ...(publicHost !== undefined ? { publicHost } : {}),
+  });
   stopOn(logger, running.close);
   const target = upstream !== undefined ? ` (your app at ${upstream}, every path protected)` : '';
   console.log(`gatehouse dev: open ${running.url}/ and sign in as demo / demo${target}`);
   if (running.listeningBeyondLoopback !== undefined) {
-    console.log(`listening on ${running.listeningBeyondLoopback}, but sign-in works only in a browser on this machine: the development OpenID provider listens on loopback`);
+    console.log(
+      `listening on ${running.listeningBeyondLoopback}, the development provider on port ${running.providerPortBeyondLoopback}: ` +
+        `browsers elsewhere open ${running.url}/ (--public-host names this machine otherwise; publish both ports from a container)`,
+    );
   }
   console.log(`development OpenID provider: ${running.issuer}`);
   console.log(receiverLine(running.url, running.receiver.config, upstream !== undefined && running.receiver.forwarding ? upstream : undefined));
@@ -308,9 +414,9 @@ function sign(args: string[]): void {
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  // `gatehouse serve --help` asks for the usage, as it would of any command-line tool.
+  // `gatehouse serve --help` asks for that command's usage, as it would of any command-line tool.
   if (rest.includes('--help') || rest.includes('-h')) {
-    console.log(USAGE);
+    console.log(isCommand(command) ? COMMAND_USAGE[command] : USAGE);
     return;
   }
   switch (command) {
@@ -331,7 +437,7 @@ async function main(argv: string[]): Promise<void> {
       console.log(USAGE);
       return;
     default:
-      throw new UsageError(`unknown command: ${command}`);
+      throw new UsageError(`unknown command: ${command}${didYouMean(command, [...Object.keys(COMMAND_USAGE), 'version', 'help'], (name) => name)}`);
   }
 }
 
@@ -342,9 +448,24 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code !== 'EPIPE') throw error;
 });
 
+/** A usage error's one line: parseArgs' own messages made short, an unknown flag with the one it most likely meant. */
+function usageLine(error: Error & { code?: string }, command: string | undefined): string {
+  const flags = isCommand(command) ? COMMAND_FLAGS[command] : [];
+  if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const typed = /'(-{1,2}[^']*)'/.exec(error.message)?.[1] ?? '';
+    return `unknown option ${typed}${didYouMean(typed.replace(/^-+/, ''), flags, (name) => `--${name}`)}`;
+  }
+  if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return error.message.replace(/^Option '([^']*)'.*argument missing$/, '$1 needs a value');
+  if (error.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return error.message.replace(/^Unexpected argument '([^']*)'.*$/, 'unexpected argument $1');
+  return error.message;
+}
+
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    console.error(`gatehouse: ${(error as Error).message}\n\n${USAGE}`);
+    // One line and where to look: the whole usage buries the line that says what was wrong.
+    const command = process.argv[2];
+    const help = isCommand(command) ? `gatehouse ${command} --help` : 'gatehouse help';
+    console.error(`gatehouse: ${usageLine(error as Error, command)}\n(${help} lists the options)`);
     process.exit(2);
   }
   if (error instanceof AuthConfigError) {

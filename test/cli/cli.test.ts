@@ -12,6 +12,7 @@ import { expect } from 'chai';
 import { deliver, listen, SECRET } from '../support/http.js';
 import { Browser } from '../support/browser.js';
 import { CLI, outputShowing, root, serve } from '../support/cli-process.js';
+import { freePort } from '../support/free-port.js';
 import { raw } from '../support/raw-http.js';
 
 
@@ -42,20 +43,38 @@ describe('gatehouse CLI', () => {
     expect(result.stderr).to.match(/no secret: pass --secret or set FORGE_WEBHOOK_SECRET/);
   });
 
-  it('--help or -h after a command prints the usage and exits 0, starting nothing', () => {
-    for (const args of [['serve', '--help'], ['dev', '-h'], ['sign', '--help'], ['--help'], ['help']]) {
-      const result = run(args, { input: '' });
+  it('--help or -h after a command prints that command\'s usage, options, environment and an example, and exits 0, starting nothing', () => {
+    for (const [args, first] of [
+      [['serve', '--help'], 'gatehouse serve'],
+      [['dev', '-h'], 'gatehouse dev'],
+      [['sign', '--help'], 'gatehouse sign'],
+      [['--help'], 'gatehouse dev'],
+      [['help'], 'gatehouse dev'],
+    ] as const) {
+      const result = run([...args], { input: '' });
       expect(result.status, args.join(' ')).to.equal(0);
-      expect(result.stdout, args.join(' ')).to.match(/^Usage:\n {2}gatehouse dev/);
+      expect(result.stdout, args.join(' ')).to.match(new RegExp(`^Usage:\\n {2}${first}`));
       expect(result.stderr, args.join(' ')).to.equal('');
     }
+    const serveHelp = run(['serve', '--help']).stdout;
+    for (const part of ['Options:', '--forward-auth', '--metrics-port <n>', 'Environment:', 'GATEHOUSE_REDIS_URL', 'GATEHOUSE_TRUSTED_PROXIES', 'Example:']) expect(serveHelp).to.contain(part);
+    expect(run(['dev', '--help']).stdout).to.contain('--public-host <name>');
   });
 
-  it('unknown commands and options fail with usage, exit 2', () => {
-    expect(run(['frobnicate']).status).to.equal(2);
-    const bad = run(['sign', '--secrett', 'x'], { input: '' });
-    expect(bad.status).to.equal(2);
-    expect(bad.stderr).to.match(/Usage:/);
+  it('a usage error is one line and where to look, with the flag or command a misspelling most likely meant, exit 2', () => {
+    const cases: Array<[string[], string]> = [
+      [['sign', '--secrett', 'x'], 'gatehouse: unknown option --secrett (did you mean --secret?)\n(gatehouse sign --help lists the options)\n'],
+      [['serve', '--prot', '8080'], 'gatehouse: unknown option --prot (did you mean --port?)\n(gatehouse serve --help lists the options)\n'],
+      [['serve', '--verbose'], 'gatehouse: unknown option --verbose\n(gatehouse serve --help lists the options)\n'],
+      [['serve', '--upstream'], 'gatehouse: --upstream <value> needs a value\n(gatehouse serve --help lists the options)\n'],
+      [['serv'], 'gatehouse: unknown command: serv (did you mean serve?)\n(gatehouse help lists the options)\n'],
+      [['frobnicate'], 'gatehouse: unknown command: frobnicate\n(gatehouse help lists the options)\n'],
+    ];
+    for (const [args, stderr] of cases) {
+      const result = run(args, { input: '' });
+      expect(result.status, args.join(' ')).to.equal(2);
+      expect(result.stderr, args.join(' ')).to.equal(stderr);
+    }
     expect(run(['serve', '--port', '99999']).status).to.equal(2);
   });
 
@@ -353,14 +372,15 @@ describe('gatehouse serve --upstream / dev', function () {
     }
   });
 
-  it('gatehouse dev --host 0.0.0.0 prints a URL a browser can open, and the provider takes the callback of each name of this machine', async () => {
-    const server = await serve({ GATEHOUSE_NATIVE: 'off' }, ['dev', '--host', '0.0.0.0', '--port', '0']);
+  it('gatehouse dev --host 0.0.0.0 prints the URL browsers elsewhere open, and the provider takes the callback of each name of this machine', async () => {
+    const server = await serve({ GATEHOUSE_NATIVE: 'off' }, ['dev', '--host', '0.0.0.0', '--port', '0', '--public-host', '127.0.0.2']);
     try {
       const port = new URL(server.url).port;
-      expect(server.url).to.equal(`http://127.0.0.1:${port}`);
+      expect(server.url).to.equal(`http://127.0.0.2:${port}`);
       // Printed right after the line serve() waited for: it may still be on its way.
-      const note = `listening on http://0.0.0.0:${port}, but sign-in works only in a browser on this machine`;
+      const note = `listening on http://0.0.0.0:${port}, the development provider on port ${Number(port) + 1}: browsers elsewhere open http://127.0.0.2:${port}/`;
       expect(await outputShowing(server, note)).to.contain(note);
+      expect(await outputShowing(server, 'development OpenID provider:')).to.contain(`development OpenID provider: http://127.0.0.2:${Number(port) + 1}`);
       const location = (url: string) =>
         new Promise<string>((resolve, reject) => {
           http.get(url, (res) => {
@@ -368,7 +388,7 @@ describe('gatehouse serve --upstream / dev', function () {
             resolve(res.headers.location ?? '');
           }).on('error', reject);
         });
-      for (const host of ['127.0.0.1', 'localhost', '0.0.0.0']) {
+      for (const host of ['127.0.0.1', 'localhost', '127.0.0.2', '0.0.0.0']) {
         const authorize = await location(`http://${host}:${port}/.auth/login/dev`);
         const callback = new URL(authorize).searchParams.get('redirect_uri');
         // The provider's answer to an unregistered redirect_uri is its error page (400); a registered one goes on to its login page.
@@ -378,6 +398,22 @@ describe('gatehouse serve --upstream / dev', function () {
       }
     } finally {
       await server.stop();
+    }
+  });
+
+  it('npm start --port N reaches dev (npm hands the flag on as npm_config_port); npm\'s setting outside npm start does not', async () => {
+    const port = await freePort();
+    const started = await serve({ GATEHOUSE_NATIVE: 'off', npm_lifecycle_event: 'start', npm_config_port: String(port) }, ['dev']);
+    try {
+      expect(started.url).to.equal(`http://127.0.0.1:${port}`);
+    } finally {
+      await started.stop();
+    }
+    const other = await serve({ GATEHOUSE_NATIVE: 'off', npm_lifecycle_event: 'test', npm_config_port: String(port), PORT: '0' }, ['dev']);
+    try {
+      expect(new URL(other.url).port).to.not.equal(String(port));
+    } finally {
+      await other.stop();
     }
   });
 

@@ -203,15 +203,15 @@ describe('authsettingsV2 configuration', () => {
     expect(resolveAuthConfig({ ...minimal, gatehouse: { app: 'Boutique « été » 2' } }, env).config.app).to.equal('Boutique « été » 2');
   });
 
-  it('warns about unknown keys instead of failing', () => {
+  it('warns about unknown keys instead of failing, with the known key a misspelling most likely meant', () => {
     const { warnings } = resolveAuthConfig(
       { ...minimal, extra: 1, login: { tokenStor: {}, nonce: { validateNonse: true } }, identityProviders: { customOpenIdConnectProviders: { corp: { ...provider, surprise: true } } } },
       env,
     );
     expect(warnings).to.have.members([
       'extra: unknown key, ignored',
-      'login.tokenStor: unknown key, ignored',
-      'login.nonce.validateNonse: unknown key, ignored',
+      'login.tokenStor: unknown key, ignored (did you mean "tokenStore"?)',
+      'login.nonce.validateNonse: unknown key, ignored (did you mean "validateNonce"?)',
       'identityProviders.customOpenIdConnectProviders.corp.surprise: unknown key, ignored',
     ]);
     expect(warnings).to.have.length(4);
@@ -231,12 +231,12 @@ describe('authsettingsV2 configuration', () => {
     // Found after validation: the ignored key is why no provider is enabled.
     const resolving = failing({ ...rest, identityProvider: identityProviders });
     expect(resolving.problems).to.deep.equal(['identityProviders: authentication is required but no identity provider is enabled']);
-    expect(resolving.warnings).to.deep.equal(['identityProvider: unknown key, ignored']);
-    expect(resolving.message).to.match(/no identity provider is enabled\nand what was ignored \(a misspelled key\?\):\n {2}- identityProvider: unknown key, ignored$/);
+    expect(resolving.warnings).to.deep.equal(['identityProvider: unknown key, ignored (did you mean "identityProviders"?)']);
+    expect(resolving.message).to.match(/no identity provider is enabled\nand what was ignored \(a misspelled key\?\):\n {2}- identityProvider: unknown key, ignored \(did you mean "identityProviders"\?\)$/);
     // Found by the schema.
     const schema = failing({ ...minimal, globalValidation: { unauthenticatedClientAction: 'Nope', excludedPath: ['/public/*'] } });
     expect(schema.problems.join('\n')).to.contain('globalValidation.unauthenticatedClientAction');
-    expect(schema.warnings).to.deep.equal(['globalValidation.excludedPath: unknown key, ignored']);
+    expect(schema.warnings).to.deep.equal(['globalValidation.excludedPath: unknown key, ignored (did you mean "excludedPaths"?)']);
     // Nothing unknown: the message lists the problems alone.
     expect(failing({ ...minimal, globalValidation: { unauthenticatedClientAction: 'Nope' } }).message).not.to.contain('ignored');
   });

@@ -6,6 +6,7 @@ import { providerAliasNamed, resolveProviders, type ProviderConfig } from './pro
 import { jsonPath } from './json-path.js';
 import { authSettingsOf } from './resource-envelope.js';
 import { withoutUnregisteredProviders } from './unregistered-providers.js';
+import { didYouMean } from '../closest-name.js';
 import { authSettingsSchema, timeSpanMs, unknownKeys, type AuthSettingsDocument } from './schema.js';
 
 export const DEFAULT_SESSION_COOKIE = 'PlatformAuthSession';
@@ -72,7 +73,7 @@ export interface ResolvedConfig {
 export function resolveAuthConfig(given: unknown, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   const registered = withoutUnregisteredProviders(authSettingsOf(given));
   const document = registered.document;
-  const warnings: string[] = [...registered.warnings, ...unknownKeys(document).map((path) => `${path}: unknown key, ignored`)];
+  const warnings: string[] = [...registered.warnings, ...unknownKeys(document).map(({ path, key, known }) => `${path}: unknown key, ignored${didYouMean(key, known)}`)];
   const parsed = authSettingsSchema.safeParse(document);
   if (!parsed.success) {
     throw new AuthConfigError(

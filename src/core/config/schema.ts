@@ -254,19 +254,27 @@ interface Def {
  * any other, not Object.prototype's member. `__proto__` (JSON.parse makes it an ordinary key)
  * is dropped by the schema wherever it stands, provider aliases included, so it is reported too.
  */
-export function unknownKeys(value: unknown, def: Def = (authSettingsSchema as unknown as { _zod: { def: Def } })._zod.def, path: readonly string[] = []): string[] {
+export interface UnknownKey {
+  /** Where it stands, as problems name places. */
+  readonly path: string;
+  readonly key: string;
+  /** The keys its object does know (for "did you mean"). */
+  readonly known: readonly string[];
+}
+
+export function unknownKeys(value: unknown, def: Def = (authSettingsSchema as unknown as { _zod: { def: Def } })._zod.def, path: readonly string[] = []): UnknownKey[] {
   if (def.innerType) return unknownKeys(value, def.innerType._zod.def, path);
   if (typeof value !== 'object' || value === null) return [];
   if (def.type === 'object' && def.shape && !Array.isArray(value)) {
     const shape = def.shape;
     return Object.entries(value).flatMap(([key, child]) => {
       const childPath = [...path, key];
-      return Object.hasOwn(shape, key) ? unknownKeys(child, shape[key]!._zod.def, childPath) : [jsonPath(childPath)];
+      return Object.hasOwn(shape, key) ? unknownKeys(child, shape[key]!._zod.def, childPath) : [{ path: jsonPath(childPath), key, known: Object.keys(shape) }];
     });
   }
   if (def.type === 'record' && def.valueType && !Array.isArray(value)) {
     const valueDef = def.valueType._zod.def;
-    return Object.entries(value).flatMap(([key, child]) => (key === '__proto__' ? [jsonPath([...path, key])] : unknownKeys(child, valueDef, [...path, key])));
+    return Object.entries(value).flatMap(([key, child]) => (key === '__proto__' ? [{ path: jsonPath([...path, key]), key, known: [] }] : unknownKeys(child, valueDef, [...path, key])));
   }
   if (def.type === 'union' && def.options) {
     const object = def.options.find((o) => o._zod.def.type === 'object');
