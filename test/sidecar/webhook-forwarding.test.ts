@@ -4,6 +4,7 @@
 // it. GitHub's header names work as well as X-Forge-*.
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
+import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 
 import { sign as octokitSign } from '@octokit/webhooks-methods';
@@ -29,6 +30,7 @@ interface Setup {
   readonly url: string;
   readonly gateway: Gateway;
   readonly seen: Seen[];
+  readonly appServer: http.Server;
   /** What the app answers next (default 202 text/plain "queued"). */
   answer: (req: http.IncomingMessage, res: http.ServerResponse) => void;
   stopApp(): Promise<void>;
@@ -39,7 +41,7 @@ function queued(_req: http.IncomingMessage, res: http.ServerResponse): void {
   res.writeHead(202, { 'content-type': 'text/plain; charset=utf-8', 'x-app-private': 'not for the sender' }).end('queued');
 }
 
-async function startSetup(webhook: WebhookReceiverOptions = {}, extra: { upstreamTimeoutMs?: number } = {}): Promise<Setup> {
+async function startSetup(webhook: WebhookReceiverOptions = {}, extra: { upstreamTimeoutMs?: number; upstreamConnections?: number; upstreamQueue?: number } = {}): Promise<Setup> {
   const seen: Seen[] = [];
   const setup = { answer: queued } as { answer: Setup['answer'] };
   const app: Listening = await listen(
@@ -62,6 +64,8 @@ async function startSetup(webhook: WebhookReceiverOptions = {}, extra: { upstrea
     env: {},
     webhook: { env: {}, secret: SECRET, ...webhook },
     ...(extra.upstreamTimeoutMs ? { upstreamTimeoutMs: extra.upstreamTimeoutMs } : {}),
+    ...(extra.upstreamConnections !== undefined ? { upstreamConnections: extra.upstreamConnections } : {}),
+    ...(extra.upstreamQueue !== undefined ? { upstreamQueue: extra.upstreamQueue } : {}),
   }).catch(async (error: unknown) => {
     await app.close();
     throw error;
@@ -72,6 +76,7 @@ async function startSetup(webhook: WebhookReceiverOptions = {}, extra: { upstrea
     url: front.url,
     gateway,
     seen,
+    appServer: app.server,
     stopApp: () => app.close(),
     close: async () => {
       await front.close();
@@ -177,6 +182,19 @@ describe('webhook deliveries in front of an app (issue 41, item 3)', function ()
     expect(setup.seen).to.have.length(3);
   });
 
+  it('408 and 429 from the app are passed back and not remembered: the sender\'s retry reaches the app again', async () => {
+    for (const status of [408, 429]) {
+      setup.seen.length = 0;
+      setup.answer = (_req, res) => res.writeHead(status, { 'content-type': 'text/plain', 'retry-after': '7' }).end('later, please');
+      const id = randomUUID();
+      const first = await deliver(setup.url, 'push', PUSH, { 'x-forge-delivery': id });
+      expect([first.status, first.text, first.headers['retry-after']], String(status)).to.deep.equal([status, 'later, please', '7']);
+      setup.answer = queued;
+      expect((await deliver(setup.url, 'push', PUSH, { 'x-forge-delivery': id })).status, String(status)).to.equal(202);
+      expect(setup.seen, String(status)).to.have.length(2);
+    }
+  });
+
   it('a redelivery of a remembered id is not forwarded again: it gets the first answer', async () => {
     let n = 0;
     setup.answer = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ run: ++n }));
@@ -280,6 +298,64 @@ describe('webhook forwarding: the app down or slow, and the settings', function 
       setup.answer = queued;
       expect((await deliver(setup.url, 'push', PUSH, { 'x-forge-delivery': id })).status).to.equal(202);
       expect(setup.seen).to.have.length(2);
+    } finally {
+      await setup.close();
+    }
+  });
+
+  it('the proxy\'s bound full → 503 with Retry-After, the delivery not passed on and not remembered; its retry goes through once a place is free', async () => {
+    const setup = await startSetup({}, { upstreamConnections: 1, upstreamQueue: 0 });
+    try {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      setup.answer = (req, res) => {
+        if (req.url === '/slow') void held.then(() => res.writeHead(200).end('slow'));
+        else queued(req, res);
+      };
+      const slow = request(setup.url, { path: '/slow' });
+      while (setup.seen.length === 0) await delay(10); // the one place is taken
+      const id = randomUUID();
+      const refused = await deliver(setup.url, 'push', PUSH, { 'x-forge-delivery': id });
+      expect(refused.status).to.equal(503);
+      expect(refused.headers['retry-after']).to.equal('5');
+      expect(refused.json).to.deep.equal({ error: 'The app has too many requests in flight; please deliver again shortly.' });
+      expect(setup.seen.map((s) => s.url)).to.deep.equal(['/slow']);
+      release();
+      expect((await slow).status).to.equal(200);
+      const retried = await deliver(setup.url, 'push', PUSH, { 'x-forge-delivery': id });
+      expect(retried.status).to.equal(202);
+      expect(setup.seen.map((s) => s.url)).to.deep.equal(['/slow', '/api/forge/webhook']);
+    } finally {
+      await setup.close();
+    }
+  });
+
+  it('a WebSocket handshake loses a client\'s X-Gatehouse-Webhook-Verified (any spelling) before it reaches the app', async () => {
+    const setup = await startSetup();
+    try {
+      const handshakes: http.IncomingHttpHeaders[] = [];
+      setup.appServer.on('upgrade', (req: http.IncomingMessage, socket) => {
+        handshakes.push({ ...req.headers, raw: req.rawHeaders.filter((_, i) => i % 2 === 0).join(',') });
+        socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n');
+      });
+      const { port } = new URL(setup.url);
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(port), '127.0.0.1', () =>
+          socket.write(
+            'GET /hooks/live HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n' +
+              'X-Gatehouse-Webhook-Verified: true\r\nx_gatehouse_webhook_verified: true\r\nX-GATEHOUSE-WEBHOOK-VERIFIED: yes\r\n\r\n',
+          ),
+        );
+        let text = '';
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(answer).to.match(/^HTTP\/1\.1 101 /);
+      expect(handshakes).to.have.length(1);
+      const names = String(handshakes[0]!.raw).toLowerCase().replace(/[_.]/g, '-').split(',');
+      expect(names).to.include('upgrade');
+      expect(names).not.to.include('x-gatehouse-webhook-verified');
     } finally {
       await setup.close();
     }
