@@ -1,6 +1,8 @@
 // AuthLayer.decide(RequestView) → Decision: the whole auth core (DESIGN §2).
 // Hosts (the Koa sidecar, the in-server module) only adapt requests to it
 // and apply what it decides.
+import { LRUCache } from 'lru-cache';
+
 import { createLogger, type Logger } from '../logging.js';
 import { NO_METRICS, type AuthMetrics } from './auth-metrics.js';
 import type { AuthConfig } from './config/auth-config.js';
@@ -95,6 +97,9 @@ const OWN_ROUTE_METHODS: ReadonlyMap<string, readonly string[]> = new Map([
  */
 const OTHER_NAMES: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, { x: 'twitter' });
 
+/** How many issuers some provider accepted are remembered (the least recently used forgotten first). */
+const MAX_REMEMBERED_ISSUERS = 1_000;
+
 /** The icons browsers fetch unasked (/favicon.ico, Safari's apple-touch-icon*.png). */
 const BROWSER_ICON = /^\/(?:favicon\.ico|apple-touch-icon[\w-]*\.png)$/;
 
@@ -129,7 +134,7 @@ export class AuthLayer {
       transactionKey: deriveKey(options.masterKey, 'login-transaction', options.config.app),
       authTokens: new AuthenticationTokens(deriveKey(options.masterKey, 'authentication-token', options.config.app), options.config.app, now),
       bearerCache: new ValidatedTokenCache<Identity>(now, options.bearerCacheMax),
-      bearerIssuers: new Map(),
+      bearerIssuers: new LRUCache({ max: MAX_REMEMBERED_ISSUERS }),
       exchangedSessions: new ExchangedSessions<SessionRecord>(undefined, options.exchangeStore ? { store: options.exchangeStore, expiresAt: (record) => record.expiresAt } : undefined),
       logger,
       now,

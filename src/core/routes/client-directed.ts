@@ -101,11 +101,8 @@ function refuseToken(context: LayerContext, request: RouteRequest, reason: strin
   return { decision: invalidTokenDecision(reason) };
 }
 
-/** Issuers some provider accepted, bounded (made-up issuers are never remembered). */
-const MAX_REMEMBERED_ISSUERS = 1_000;
 function rememberIssuer(context: LayerContext, issuer: string, providers: readonly Provider[]): void {
   context.bearerIssuers.set(issuer, providers);
-  if (context.bearerIssuers.size > MAX_REMEMBERED_ISSUERS) context.bearerIssuers.delete(context.bearerIssuers.keys().next().value as string);
 }
 
 function identityOf(provider: Provider, signIn: SignIn, exposeTokens: boolean): Identity {

@@ -1,3 +1,5 @@
+import type { LRUCache } from 'lru-cache';
+
 import type { Logger } from '../../logging.js';
 import type { AuthMetrics } from '../auth-metrics.js';
 import type { AuthConfig } from '../config/auth-config.js';
@@ -23,7 +25,8 @@ export interface LayerContext {
   /** Bearer tokens already validated, until they expire. */
   readonly bearerCache: ValidatedTokenCache<Identity>;
   /** Which providers accept which bearer-token issuers (learned on first sight). */
-  readonly bearerIssuers: Map<string, readonly Provider[]>;
+  /** Issuers some provider accepted, bounded (made-up issuers are never remembered). */
+  readonly bearerIssuers: LRUCache<string, readonly Provider[]>;
   /** Sessions token exchange made, by what was exchanged: the same token exchanged again gets its session back. */
   readonly exchangedSessions: ExchangedSessions<SessionRecord>;
   readonly logger: Logger;
