@@ -1,10 +1,9 @@
-// Typed view of the compiled addon (build/Release/gatehouse_native.node).
+// Typed view of the compiled addon (built here, or prebuilt: see addon-location.ts).
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { HeaderValueError, type Identity, type NormalizeOptions, type NormalizedHeaders } from '../core/identity.js';
+import { locateAddon } from './addon-location.js';
 import type { GatehouseCore, Secret, SignatureHeader, SignatureVerifier } from './types.js';
 
 /** The C ABI version this TypeScript was written against (GH_ABI_VERSION). */
@@ -21,22 +20,17 @@ interface AddonExports {
   ): NormalizedHeaders;
 }
 
-/**
- * Where the addon is loaded from: GATEHOUSE_NATIVE_ADDON when set (a build
- * kept elsewhere), else build/Release below the package root (src/native and
- * dist/native are both two levels down).
- */
-export const ADDON_PATH = process.env.GATEHOUSE_NATIVE_ADDON || path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '..',
-  '..',
-  'build',
-  'Release',
-  'gatehouse_native.node',
-);
+/** Where the addon is looked for, once per process (addon-location.ts). */
+export const ADDON_LOCATION = locateAddon();
+
+/** The addon's file: GATEHOUSE_NATIVE_ADDON, a build of this machine's own, or the prebuilt one that fits. */
+export const ADDON_PATH = ADDON_LOCATION.path;
 
 /** Loads the addon; throws with the reason when it is missing, broken or of another ABI. */
 export function loadAddonCore(addonPath: string = ADDON_PATH): GatehouseCore {
+  if (addonPath === ADDON_PATH && ADDON_LOCATION.problem !== undefined) {
+    throw new Error(`native addon not found: ${ADDON_LOCATION.problem} (run npm run build, or see the README's Install section)`);
+  }
   if (!existsSync(addonPath)) throw new Error(`native addon not found at ${addonPath} (run npm run build)`);
   const addon = createRequire(import.meta.url)(addonPath) as AddonExports;
   if (addon.abiVersion !== EXPECTED_ABI_VERSION) {

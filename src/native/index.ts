@@ -1,6 +1,6 @@
 // Chooses the core implementation: the C++ addon when it loads, else the
 // TypeScript fallback. GATEHOUSE_NATIVE=require|off|auto (default auto).
-import { loadAddonCore } from './addon.js';
+import { ADDON_LOCATION, loadAddonCore } from './addon.js';
 import { fallbackCore } from './fallback.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from './types.js';
@@ -26,14 +26,15 @@ export function selectCore(mode: NativeMode = nativeModeFromEnv()): CoreSelectio
     return { core: loadAddonCore() };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    if (mode === 'require') throw new Error(`GATEHOUSE_NATIVE=require but the native addon cannot load: ${reason}`);
+    if (mode === 'require') throw new Error(`GATEHOUSE_NATIVE=require but the native addon cannot load: ${reason}`, { cause: error });
     return { core: fallbackCore, fallbackReason: reason };
   }
 }
 
 /** Says, once at startup, which implementation serves this process. */
 export function logActiveCore(logger: Logger, selection: CoreSelection): void {
-  if (selection.fallbackReason === undefined) logger.info({ core: 'native' }, 'core: C++ addon active');
+  // addon: environment, built (on this machine) or prebuilt (shipped in the package).
+  if (selection.fallbackReason === undefined) logger.info({ core: 'native', addon: ADDON_LOCATION.source }, 'core: C++ addon active');
   else logger.warn({ core: 'fallback', reason: selection.fallbackReason }, 'core: TypeScript fallback active');
 }
 

@@ -1,0 +1,245 @@
+// The npm package as a user gets it: packed from this checkout, installed from the tarball into a
+// new app with `npm install --offline` (from the npm cache), then run: `npx gatehouse version`, dev
+// without its optional provider, and serve with a configuration file in front of an app, where a
+// user signs in at a real OpenID provider on loopback. Run by `npm run test:package` (which builds
+// the prebuilt addons first), not by npm test: packing and installing take most of a minute.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+
+import { expect } from 'chai';
+
+import { startDevIdentityProvider, type RunningIdentityProvider } from '../../src/dev/identity-provider.js';
+import { Browser } from '../support/browser.js';
+import { root } from '../support/cli-process.js';
+import { freePort } from '../support/free-port.js';
+import { listen, type Listening } from '../support/http.js';
+import { appLockfile, appManifest, type Lockfile, type PackedManifest } from './offline-lockfile.js';
+
+/** The dependencies of building and developing gatehouse, none of which an app's install may bring. */
+const NOT_FOR_USERS = ['typescript', 'cmake-js', 'node-addon-api', 'node-api-headers', 'oidc-provider', 'tsx', 'mocha'];
+
+interface PackResult {
+  readonly filename: string;
+  readonly files: ReadonlyArray<{ readonly path: string }>;
+}
+
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; output: string } {
+  const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, ...env } });
+  return { status: result.status, stdout: result.stdout, output: `${result.stdout}${result.stderr}` };
+}
+
+/** A child's output once it shows `expected` (or once it exits, which fails the wait). */
+function waitForOutput(child: ChildProcess, expected: RegExp, output: () => string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      if (expected.test(output())) {
+        child.stdout!.off('data', check);
+        child.stderr!.off('data', check);
+        child.off('exit', exited);
+        resolve(output());
+      }
+    };
+    const exited = (code: number | null): void => reject(new Error(`exited ${code} before showing ${expected}: ${output()}`));
+    child.stdout!.on('data', check);
+    child.stderr!.on('data', check);
+    child.once('exit', exited);
+  });
+}
+
+/** A started `gatehouse` command, its output so far, and its stop by SIGTERM. */
+interface Started {
+  readonly child: ChildProcess;
+  output(): string;
+  /** SIGTERM; resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts the app's gatehouse (the command npx runs: see below) and waits for its listening line. */
+async function startGatehouse(app: string, args: string[], env: NodeJS.ProcessEnv): Promise<Started> {
+  // The command npx runs (node_modules/.bin/gatehouse), run directly: npx puts `sh -c` between
+  // itself and the command and passes a SIGTERM to that shell alone, which leaves gatehouse
+  // running. A supervisor (a container, systemd) must start the command itself, as here.
+  const child = spawn(path.join(app, 'node_modules', '.bin', 'gatehouse'), args, { cwd: app, env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'info', ...env } });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await waitForOutput(child, /gatehouse listening on /, () => output);
+  return {
+    child,
+    output: () => output,
+    stop: () => {
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** A new app in `directory` that depends on the tarball (and `devDependencies`), installed offline. */
+function installApp(directory: string, tarballFile: string, tarball: Buffer, manifest: PackedManifest, devDependencies: readonly string[] = [], env: NodeJS.ProcessEnv = {}): { status: number | null; output: string } {
+  mkdirSync(directory, { recursive: true });
+  writeFileSync(path.join(directory, tarballFile), tarball);
+  const checkoutLock = JSON.parse(readFileSync(path.join(root, 'package-lock.json'), 'utf8')) as Lockfile;
+  const lockfile = appLockfile(checkoutLock, manifest, tarballFile, tarball, devDependencies);
+  writeFileSync(path.join(directory, 'package.json'), JSON.stringify(appManifest(lockfile)));
+  writeFileSync(path.join(directory, 'package-lock.json'), JSON.stringify(lockfile));
+  // --foreground-scripts: the install step's own lines (which addon it settled on) are shown.
+  return run('npm', ['install', '--offline', '--foreground-scripts', '--no-audit', '--no-fund'], directory, env);
+}
+
+describe('the npm package, installed from its tarball', function () {
+  this.timeout(300_000);
+  const work = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-package-'));
+  const app = path.join(work, 'app');
+  const installed = path.join(app, 'node_modules', 'gatehouse');
+  const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as PackedManifest;
+  let packed: PackResult;
+  let install: { status: number | null; output: string };
+  let tarball: Buffer;
+
+  before(() => {
+    // npm runs prepare (tsc: dist/) before it packs.
+    const pack = run('npm', ['pack', '--json', '--pack-destination', work], root);
+    if (pack.status !== 0) throw new Error(`npm pack failed: ${pack.output}`);
+    // Its JSON comes after what prepare printed on stdout.
+    packed = (JSON.parse(pack.stdout.slice(pack.stdout.indexOf('\n[') + 1)) as PackResult[])[0]!;
+    tarball = readFileSync(path.join(work, packed.filename));
+    install = installApp(app, packed.filename, tarball, manifest);
+  });
+
+  after(() => rmSync(work, { recursive: true, force: true }));
+
+  it('ships dist/ and the prebuilt addons for linux-x64 and win32-x64, not the sources or the tests', () => {
+    const files = packed.files.map((file) => file.path);
+    expect(files).to.include.members(['dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'scripts/build-native.mjs', 'CMakeLists.txt']);
+    expect(files).to.include.members(['prebuilds/linux-x64/node.napi.glibc.node', 'prebuilds/win32-x64/node.napi.node']);
+    expect(files.filter((file) => /^(src|test|scripts\/(bench|win32|package|container))\//.test(file))).to.deep.equal([]);
+  });
+
+  it('installs offline with what the running program needs only, on the prebuilt addon, compiling nothing', () => {
+    expect(install.status, install.output).to.equal(0);
+    expect(install.output).to.include('gatehouse: native addon ready (prebuilt: prebuilds/linux-x64/node.napi.glibc.node)');
+    for (const name of NOT_FOR_USERS) expect(existsSync(path.join(app, 'node_modules', name)), name).to.equal(false);
+    for (const name of Object.keys(manifest.dependencies ?? {})) expect(existsSync(path.join(app, 'node_modules', name)), name).to.equal(true);
+    expect(existsSync(path.join(installed, 'build')), 'a build directory').to.equal(false);
+  });
+
+  it('npx gatehouse version prints the package version', () => {
+    const version = run('npx', ['--no-install', 'gatehouse', 'version'], app);
+    expect(version.status, version.output).to.equal(0);
+    expect(version.output.trim()).to.equal(manifest.version);
+  });
+
+  it('npx gatehouse dev without the optional oidc-provider says what to install, and exits 1', () => {
+    const dev = run('npx', ['--no-install', 'gatehouse', 'dev', '--port', '0'], app, { GATEHOUSE_LOG_LEVEL: 'silent' });
+    expect(dev.status, dev.output).to.equal(1);
+    expect(dev.output).to.include('gatehouse dev needs the oidc-provider package');
+    expect(dev.output).to.include('npm install --save-dev oidc-provider@^9');
+  });
+
+  describe('gatehouse serve --config, in front of an app', () => {
+    let idp: RunningIdentityProvider;
+    let upstream: Listening;
+    let server: Started;
+    let url: string;
+    const received: http.IncomingHttpHeaders[] = [];
+
+    before(async () => {
+      const port = await freePort();
+      url = `http://127.0.0.1:${port}`;
+      const clientSecret = randomBytes(16).toString('hex');
+      idp = await startDevIdentityProvider({
+        clients: [{ clientId: 'packaged', clientSecret, redirectUris: [`${url}/.auth/login/dev/callback`], postLogoutRedirectUris: [`${url}/.auth/logout/complete`] }],
+      });
+      upstream = await listen(
+        http.createServer((req, res) => {
+          received.push(req.headers);
+          res.writeHead(200, { 'content-type': 'text/plain' }).end(`hello ${req.headers['x-platform-client-principal-name'] ?? 'nobody'}`);
+        }),
+      );
+      const config = {
+        identityProviders: {
+          customOpenIdConnectProviders: {
+            dev: {
+              registration: {
+                clientId: 'packaged',
+                clientCredential: { clientSecretSettingName: 'PACKAGED_CLIENT_SECRET' },
+                openIdConnectConfiguration: { wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration` },
+              },
+              login: { nameClaimType: 'name', scopes: ['openid', 'profile', 'email'] },
+            },
+          },
+        },
+        login: { tokenStore: { fileSystem: { directory: path.join(work, 'token-store') } } },
+      };
+      writeFileSync(path.join(app, 'auth.json'), JSON.stringify(config));
+      server = await startGatehouse(app, ['serve', '--config', 'auth.json', '--upstream', upstream.url, '--port', String(port)], {
+        PACKAGED_CLIENT_SECRET: clientSecret,
+        GATEHOUSE_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      });
+    });
+
+    after(async () => {
+      await server?.stop();
+      await Promise.all([idp?.close(), upstream?.close()]);
+    });
+
+    it('runs on the prebuilt addon', () => {
+      expect(server.output()).to.match(/"core":"native","addon":"prebuilt".*core: C\+\+ addon active/);
+    });
+
+    it('answers /.auth/version with the package version', async () => {
+      const answer = await new Browser().request(`${url}/.auth/version`);
+      expect(answer.status).to.equal(200);
+      expect(answer.body).to.include(manifest.version);
+    });
+
+    it('signs a user in at the provider; the app receives who it is', async () => {
+      const browser = new Browser();
+      const hops = await browser.follow(`${url}/reports`);
+      const loginPage = hops.at(-1)!;
+      expect(loginPage.url.startsWith(idp.issuer), loginPage.url).to.equal(true);
+      const after = await browser.submitForm(loginPage, /\/login$/, { username: 'demo', password: 'demo' });
+      const final = after.at(-1)!;
+      expect(final.url).to.equal(`${url}/reports`);
+      expect(final.status).to.equal(200);
+      expect(final.body).to.equal('hello Dev User');
+      expect(received.at(-1)!['x-platform-client-principal-idp']).to.equal('dev');
+    });
+
+    it('stops on SIGTERM, gracefully, with exit code 0', async () => {
+      expect(await server.stop()).to.equal(0);
+      expect(server.output()).to.include('stopping: no new connections');
+    });
+  });
+
+  // node-gyp-build reads the C library from LIBC: musl here asks for a prebuilt the package lacks.
+  describe('where no prebuilt addon fits (LIBC=musl)', () => {
+    it('without cmake-js the install step says how to build from source, and serve runs on the TypeScript fallback, saying why', async () => {
+      const rebuild = run('npm', ['rebuild', 'gatehouse', '--offline', '--foreground-scripts'], app, { LIBC: 'musl' });
+      expect(rebuild.status, rebuild.output).to.equal(0);
+      expect(rebuild.output).to.include('gatehouse: native addon not built (native addon not found: not built at');
+      expect(rebuild.output).to.include('libc=musl');
+      expect(rebuild.output).to.include('npm install --save-dev cmake-js node-addon-api node-api-headers, then npm rebuild gatehouse');
+      const server = await startGatehouse(app, ['serve', '--port', '0'], { LIBC: 'musl' });
+      expect(await server.stop()).to.equal(0);
+      expect(server.output()).to.match(/"core":"fallback","reason":"native addon not found: [^"]*libc=musl[^"]*".*TypeScript fallback active/);
+    });
+
+    it('with cmake-js, node-addon-api and node-api-headers beside it, the install builds the addon from source and serve runs on it', async () => {
+      const fromSource = path.join(work, 'app-from-source');
+      const built = installApp(fromSource, packed.filename, tarball, manifest, ['cmake-js', 'node-addon-api', 'node-api-headers'], { LIBC: 'musl' });
+      expect(built.status, built.output).to.equal(0);
+      expect(built.output).to.include('building the native addon from source');
+      expect(existsSync(path.join(fromSource, 'node_modules', 'gatehouse', 'build', 'Release', 'gatehouse_native.node'))).to.equal(true);
+      const server = await startGatehouse(fromSource, ['serve', '--port', '0'], { LIBC: 'musl' });
+      expect(await server.stop()).to.equal(0);
+      expect(server.output()).to.match(/"core":"native","addon":"built".*core: C\+\+ addon active/);
+    });
+  });
+});
