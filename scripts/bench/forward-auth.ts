@@ -49,7 +49,7 @@ interface Target {
 function tree(pid: number): number[] {
   const found = [pid];
   for (let i = 0; i < found.length; i++) {
-    let tasks: string[] = [];
+    let tasks: string[];
     try {
       tasks = readdirSync(`/proc/${found[i]}/task`);
     } catch {
