@@ -17,7 +17,7 @@ import { Browser } from '../support/browser.js';
 import { root } from '../support/cli-process.js';
 import { freePort } from '../support/free-port.js';
 import { listen, type Listening } from '../support/http.js';
-import { appLockfile, appManifest, type Lockfile, type PackedManifest } from './offline-lockfile.js';
+import { writeApp } from '../../scripts/package/app-lockfile.mjs';
 
 /** The dependencies of building and developing gatehouse, none of which an app's install may bring. */
 const NOT_FOR_USERS = ['typescript', 'cmake-js', 'node-addon-api', 'node-api-headers', 'oidc-provider', 'tsx', 'mocha'];
@@ -81,13 +81,10 @@ async function startGatehouse(app: string, args: string[], env: NodeJS.ProcessEn
 }
 
 /** A new app in `directory` that depends on the tarball (and `devDependencies`), installed offline. */
-function installApp(directory: string, tarballFile: string, tarball: Buffer, manifest: PackedManifest, devDependencies: readonly string[] = [], env: NodeJS.ProcessEnv = {}): { status: number | null; output: string } {
+function installApp(directory: string, tarballFile: string, tarball: Buffer, devDependencies: readonly string[] = [], env: NodeJS.ProcessEnv = {}): { status: number | null; output: string } {
   mkdirSync(directory, { recursive: true });
   writeFileSync(path.join(directory, tarballFile), tarball);
-  const checkoutLock = JSON.parse(readFileSync(path.join(root, 'package-lock.json'), 'utf8')) as Lockfile;
-  const lockfile = appLockfile(checkoutLock, manifest, tarballFile, tarball, devDependencies);
-  writeFileSync(path.join(directory, 'package.json'), JSON.stringify(appManifest(lockfile)));
-  writeFileSync(path.join(directory, 'package-lock.json'), JSON.stringify(lockfile));
+  writeApp(directory, tarballFile, devDependencies);
   // --foreground-scripts: the install step's own lines (which addon it settled on) are shown.
   return run('npm', ['install', '--offline', '--foreground-scripts', '--no-audit', '--no-fund'], directory, env);
 }
@@ -97,7 +94,7 @@ describe('the npm package, installed from its tarball', function () {
   const work = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-package-'));
   const app = path.join(work, 'app');
   const installed = path.join(app, 'node_modules', 'gatehouse');
-  const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as PackedManifest;
+  const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string; dependencies?: Record<string, string> };
   let packed: PackResult;
   let install: { status: number | null; output: string };
   let tarball: Buffer;
@@ -109,7 +106,7 @@ describe('the npm package, installed from its tarball', function () {
     // Its JSON comes after what prepare printed on stdout.
     packed = (JSON.parse(pack.stdout.slice(pack.stdout.indexOf('\n[') + 1)) as PackResult[])[0]!;
     tarball = readFileSync(path.join(work, packed.filename));
-    install = installApp(app, packed.filename, tarball, manifest);
+    install = installApp(app, packed.filename, tarball);
   });
 
   after(() => rmSync(work, { recursive: true, force: true }));
@@ -233,7 +230,7 @@ describe('the npm package, installed from its tarball', function () {
 
     it('with cmake-js, node-addon-api and node-api-headers beside it, the install builds the addon from source and serve runs on it', async () => {
       const fromSource = path.join(work, 'app-from-source');
-      const built = installApp(fromSource, packed.filename, tarball, manifest, ['cmake-js', 'node-addon-api', 'node-api-headers'], { LIBC: 'musl' });
+      const built = installApp(fromSource, packed.filename, tarball, ['cmake-js', 'node-addon-api', 'node-api-headers'], { LIBC: 'musl' });
       expect(built.status, built.output).to.equal(0);
       expect(built.output).to.include('building the native addon from source');
       expect(existsSync(path.join(fromSource, 'node_modules', 'gatehouse', 'build', 'Release', 'gatehouse_native.node'))).to.equal(true);
