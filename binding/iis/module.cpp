@@ -28,10 +28,11 @@
 // RegisterModule) catches everything and answers 500 (or fails the call). Nothing that can
 // throw runs after an operation has gone pending, so the handler that catches owns the request.
 //
-// Compiled only with MSVC against the IIS SDK (httpserv.h) and libnode (see
-// docs/in-server-module.md); its portable parts (engine_slot, deferred_decision, host_link,
-// http_request_view, body_reader, node_runtime) are built and tested on Linux and
-// under wine.
+// IIS loads it built with MSVC against the IIS SDK (httpserv.h) and libnode (see
+// docs/in-server-module.md). The Windows leg runs this very file under wine, built with
+// mingw-w64 into a fake IIS (test/win32/fake-iis) with the real addon and in-server core;
+// only node_runtime.cpp (the embedding itself) is replaced there, and it runs on a real IIS
+// only (.github/workflows/iis.yml).
 #define WIN32_LEAN_AND_MEAN
 #include <winsock2.h>
 #include <windows.h>

@@ -3,11 +3,10 @@
 #include <node.h>
 #include <uv.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
-#include "host_link.h"
+#include "linked_binding.h"
 #include "stack_thread.h"
 
 namespace gh_iis {
@@ -21,35 +20,6 @@ namespace {
 // the real stack: STATUS_STACK_OVERFLOW ends the worker process).
 constexpr std::size_t kThreadStackBytes = 8u * 1024 * 1024;
 constexpr unsigned long kMaxV8StackKb = 7 * 1024;
-
-// AddLinkedBinding's Node-API form has no user data: the one host link of this
-// process (one module instance per worker process) is kept here, with the module's report.
-std::atomic<const gh_host_link*> g_link{nullptr};
-std::atomic<NodeRuntime::Report> g_report{nullptr};
-
-// gatehouse_host.report(message): a line for the module's log (boot.cjs: why Node is ending).
-napi_value report_from_js(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc < 1) return nullptr;
-  char text[2048];
-  size_t length = 0;
-  if (napi_get_value_string_utf8(env, argv[0], text, sizeof text, &length) != napi_ok) return nullptr;
-  const NodeRuntime::Report report = g_report.load();
-  if (report != nullptr) report(std::string(text, length));
-  return nullptr;
-}
-
-napi_value init_linked_binding(napi_env env, napi_value exports) {
-  napi_value link = host_link_external(env, g_link.load());
-  if (link == nullptr || napi_set_named_property(env, exports, "link", link) != napi_ok) return nullptr;
-  napi_value report = nullptr;
-  if (napi_create_function(env, "report", NAPI_AUTO_LENGTH, &report_from_js, nullptr, &report) != napi_ok ||
-      napi_set_named_property(env, exports, "report", report) != napi_ok) {
-    return nullptr;
-  }
-  return exports;
-}
 
 // "--stack-size=N" or "--stack_size=N": N, else 0.
 unsigned long v8_stack_size_kb(const std::string& option) {
@@ -143,7 +113,7 @@ void NodeRuntime::State::run() {
                " (process.exit() or an uncaught exception in the core); the module answers 503 until the application pool recycles");
         node::Stop(exiting);
       });
-      node::AddLinkedBinding(env, "gatehouse_host", init_linked_binding, NAPI_VERSION);
+      node::AddLinkedBinding(env, kLinkedBindingName, init_linked_binding, NAPI_VERSION);
       if (node::LoadEnvironment(env, kMainScript).IsEmpty()) {
         report("the gatehouse boot script failed to run: " + boot_script);
       } else {
@@ -169,8 +139,7 @@ NodeRuntime::NodeRuntime(std::unique_ptr<State> state) : state_(std::move(state)
 
 std::unique_ptr<NodeRuntime> NodeRuntime::Start(const std::string& boot_script, const std::vector<std::string>& exec_args,
                                                 const gh_host_link* link, Report report) {
-  g_link.store(link);
-  g_report.store(report);
+  set_linked_binding_host(link, report);
   auto state = std::make_unique<State>();
   state->boot_script = boot_script;
   state->exec_args = exec_args;

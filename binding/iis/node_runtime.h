@@ -7,7 +7,8 @@
 // process.exit() or an uncaught exception stops the environment (a process-exit
 // handler), never the process: the module then answers 503.
 // Needs Node built as a shared library (libnode; see the README) and its
-// headers. No IIS headers: only the module calls it.
+// headers. No IIS headers: only the module calls it. The linked binding itself is
+// binding/iis/linked_binding.cpp.
 #ifndef GATEHOUSE_IIS_NODE_RUNTIME_H
 #define GATEHOUSE_IIS_NODE_RUNTIME_H
 

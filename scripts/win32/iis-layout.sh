@@ -6,8 +6,8 @@
 #     (and every method IIS calls on the module), so every interface's vtable is printed;
 #   - binding/iis/module.cpp itself (code generation to nowhere: no libnode, no link), so the
 #     module compiles in MSVC mode and its own classes override in IIS's slots.
-# Then, syntax only, the module's other Windows sources in MSVC mode: node_runtime.cpp (against
-# the running Node's headers), stack_thread.cpp and delay_load_hook.cpp.
+# Then, syntax only, the module's other Windows sources in MSVC mode: node_runtime.cpp and
+# linked_binding.cpp (against the running Node's headers), stack_thread.cpp and delay_load_hook.cpp.
 # test/win32/iis-layout/check.cjs compares each slot with test/win32/iis-vtable-slots.json.
 # Headers: Debian's mingw-w64 Windows headers and libstdc++ (g++-mingw-w64-x86-64-posix).
 # Prints "N passed, N failed"; exits non-zero on any failure.
@@ -65,7 +65,7 @@ done
 # Node's own headers (C++17: Node 20's V8 headers take it; clang 14 cannot read libstdc++ 12's
 # C++20 headers in MSVC mode), the thread, and the addon's delay-load hook.
 node_include="$(dirname "$(dirname "$(command -v node)")")/include/node"
-for source in binding/iis/node_runtime.cpp binding/iis/stack_thread.cpp binding/iis/delay_load_hook.cpp; do
+for source in binding/iis/node_runtime.cpp binding/iis/linked_binding.cpp binding/iis/stack_thread.cpp binding/iis/delay_load_hook.cpp; do
   if "${msvc_syntax[@]}" -fsyntax-only -isystem "$node_include" "$source" > /dev/null 2> "$out/syntax.err"; then
     echo "ok - $source compiles in MSVC mode"
     passed=$((passed + 1))

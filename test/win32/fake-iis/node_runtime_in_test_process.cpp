@@ -1,0 +1,48 @@
+// gh_iis::NodeRuntime for the fake IIS, linked in place of binding/iis/node_runtime.cpp: the one
+// seam between the module's own code (binding/iis/module.cpp, unchanged) and the test.
+//
+// The embedding creates a Node environment on an 8 MB thread inside w3wp.exe (node::
+// CreateEnvironment over libnode.dll), gives it the `gatehouse_host` binding and runs
+// binding/iis/boot.cjs in it. No Windows libnode.dll can be had here, so this asks the Node
+// that runs the test (the official Windows node.exe, under wine) to start a worker thread
+// instead: an environment of its own, with its own event loop and teardown, given the same
+// binding (binding/iis/linked_binding.cpp, set up here exactly as node_runtime.cpp sets it up)
+// and running the same boot script. process.exit() or an uncaught exception in it ends that
+// environment only, as the embedding's process-exit handler makes it; the in-server core's
+// teardown then detaches it from the module.
+//
+// What only a real IIS runs (.github/workflows/iis.yml): node_runtime.cpp itself (the
+// environment inside w3wp, node::SetProcessExitHandler, the 8 MB stack thread, the
+// --stack-size filter) and the addon's delay-load of libnode.dll inside w3wp.
+#include <mutex>
+
+#include "../../../binding/iis/linked_binding.h"
+#include "../../../binding/iis/node_runtime.h"
+#include "embedded_node.h"
+
+namespace gh_iis {
+
+struct NodeRuntime::State {
+  std::mutex mutex;
+  bool stopped = false;
+};
+
+NodeRuntime::NodeRuntime(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+std::unique_ptr<NodeRuntime> NodeRuntime::Start(const std::string& boot_script, const std::vector<std::string>& exec_args,
+                                                const gh_host_link* link, Report report) {
+  set_linked_binding_host(link, report);
+  if (!fake_iis::start_embedded_node(boot_script, exec_args)) return nullptr;
+  return std::unique_ptr<NodeRuntime>(new NodeRuntime(std::make_unique<State>()));
+}
+
+void NodeRuntime::Stop() {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  if (state_->stopped) return;
+  state_->stopped = true;
+  fake_iis::stop_embedded_node();
+}
+
+NodeRuntime::~NodeRuntime() { Stop(); }
+
+}  // namespace gh_iis
