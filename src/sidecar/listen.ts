@@ -58,6 +58,10 @@ export async function listenEarly(host: string, port: number, options: ListenOpt
   // default), so headers dripped slowly held a connection up to 90 s; checked this often, a
   // connection is closed at most a second (or a quarter of the timeout) after its limit.
   const server = http.createServer({ headersTimeout, connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(headersTimeout / 4))) });
+  // Every header is kept (node's maxHeaderSize, 16 KiB, still bounds them all): by default node
+  // drops those past about a thousand without a word, and a web server in front that passes them
+  // all on (Caddy, Traefik) would hand the app forged identity headers verify never saw.
+  server.maxHeadersCount = 0;
   server.on('request', answerWhileStarting);
   server.listen(port, host);
   await once(server, 'listening');

@@ -10,6 +10,7 @@ import { VERIFIED_HEADER } from '../../src/webhook/app-headers.js';
 import { Browser, type Response } from '../support/browser.js';
 import { capturingLogger } from '../support/logs.js';
 import { principal } from '../support/principal.js';
+import { raw } from '../support/raw-http.js';
 import { signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 describe('forward auth: the verify endpoint', function () {
@@ -78,6 +79,19 @@ describe('forward auth: the verify endpoint', function () {
           expect(JSON.parse(answer.body)).to.deep.equal({ error: SPOOFED_MESSAGE });
         }
       }
+    });
+
+    it(`${convention}: a forged header behind more than a thousand others is seen and refused (403): every header is read, none cut off`, async () => {
+      // By default node keeps about the first thousand headers and drops the rest silently; a web server
+      // in front (Caddy, Traefik) passes every one to the app, so what verify did not see would reach it.
+      const original = convention === 'nginx' ? `X-Original-URI: /public/x\r\nX-Original-Method: GET\r\n` : `X-Forwarded-Uri: /public/x\r\nX-Forwarded-Method: GET\r\n`;
+      const padding = 'X-Gpad: \r\n'.repeat(1100);
+      const answer = await raw(
+        deployment.url,
+        `GET /.auth/verify HTTP/1.1\r\nHost: ${host}\r\nX-Forwarded-Host: ${host}\r\nX-Forwarded-Proto: http\r\n${original}${padding}X-MS-CLIENT-PRINCIPAL-ID: admin\r\nConnection: close\r\n\r\n`,
+      );
+      expect(answer).to.match(/^HTTP\/1\.1 403 /);
+      expect(answer).to.contain(JSON.stringify({ error: SPOOFED_MESSAGE }));
     });
 
     it(`${convention}: a request for one of gatehouse's own routes is never judged (403): verify must not sign anyone out`, async () => {
