@@ -24,6 +24,21 @@ describe('forward auth: trusted proxies', () => {
     expect(() => TrustedProxies.parse(' , ')).to.throw(TrustedProxiesError, 'names no address');
   });
 
+  it('an IPv4-mapped entry is the IPv4 address or range it maps: its prefix never takes in every IPv4 peer', () => {
+    const trusted = TrustedProxies.parse('::ffff:10.0.0.0/104, ::ffff:192.0.2.7');
+    for (const address of ['10.1.2.3', '::ffff:10.200.0.1', '192.0.2.7', '::ffff:192.0.2.7']) expect(trusted.trusts(address), address).to.equal(true);
+    for (const address of ['8.8.8.8', '1.2.3.4', '::ffff:8.8.8.8', '192.0.2.8', '127.0.0.1']) expect(trusted.trusts(address), address).to.equal(false);
+    for (const text of ['::ffff:127.0.0.1/8', '::ffff:10.0.0.0/8', '::ffff:0.0.0.0/95']) {
+      expect(() => TrustedProxies.parse(text), text).to.throw(TrustedProxiesError, 'prefix from 96 to 128');
+    }
+  });
+
+  it('an IPv4 range with address bits past its prefix is refused as the typo it is (10.0.0.5/0 would trust everyone)', () => {
+    for (const text of ['10.0.0.5/0', '10.0.0.5/8', '192.168.1.1/24']) expect(() => TrustedProxies.parse(text), text).to.throw(TrustedProxiesError, 'address bits past');
+    expect(TrustedProxies.parse('0.0.0.0/0').trusts('8.8.8.8')).to.equal(true); // written as meant
+    expect(TrustedProxies.parse('10.0.0.5/32').trusts('10.0.0.5')).to.equal(true);
+  });
+
   it('GATEHOUSE_TRUSTED_PROXIES is read unless the option says otherwise; empty means unset (loopback)', () => {
     expect(resolveTrustedProxies(undefined, { GATEHOUSE_TRUSTED_PROXIES: '10.0.0.0/8' }).trusts('10.9.9.9')).to.equal(true);
     expect(resolveTrustedProxies(undefined, { GATEHOUSE_TRUSTED_PROXIES: '10.0.0.0/8' }).trusts('127.0.0.1')).to.equal(false);

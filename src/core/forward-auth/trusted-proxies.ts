@@ -61,19 +61,39 @@ export class TrustedProxies {
   }
 }
 
+/** An IPv4-mapped IPv6 address (::ffff:10.0.0.1), which node shows for IPv4 peers of a dual-stack listener. */
+const IPV4_MAPPED = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
+
 function addRange(list: BlockList, range: string, entry: string): void {
   const slash = range.indexOf('/');
-  const address = slash === -1 ? range : range.slice(0, slash);
-  const family = isIP(address);
+  const written = slash === -1 ? range : range.slice(0, slash);
   const problem = `${TRUSTED_PROXIES_VARIABLE}: ${JSON.stringify(entry)} is not an address, a CIDR range (10.0.0.0/8) or one of ${Object.keys(NAMED_RANGES).join(', ')}`;
-  if (family === 0) throw new TrustedProxiesError(problem);
+  if (isIP(written) === 0) throw new TrustedProxiesError(problem);
+  // Taken as the IPv4 address it maps: its prefix counted in IPv6 bits (::ffff:10.0.0.0/8 is ::/8)
+  // would take in every IPv4 peer.
+  const mapped = IPV4_MAPPED.exec(written)?.[1];
+  const address = mapped ?? written;
+  const family = isIP(address);
   const type = family === 4 ? 'ipv4' : 'ipv6';
   if (slash === -1) {
     list.addAddress(address, type);
     return;
   }
   const bits = range.slice(slash + 1);
-  const prefix = /^\d{1,3}$/.test(bits) ? Number(bits) : Number.NaN;
-  if (!(prefix >= 0 && prefix <= (family === 4 ? 32 : 128))) throw new TrustedProxiesError(problem);
+  const given = /^\d{1,3}$/.test(bits) ? Number(bits) : Number.NaN;
+  const prefix = mapped !== undefined ? given - 96 : given;
+  if (!(prefix >= 0 && prefix <= (family === 4 ? 32 : 128))) {
+    throw new TrustedProxiesError(mapped !== undefined ? `${TRUSTED_PROXIES_VARIABLE}: ${JSON.stringify(entry)}: an IPv4-mapped range needs a prefix from 96 to 128 (or write ${address}/${Math.max(0, given)} as IPv4)` : problem);
+  }
+  // Bits past the prefix are a typo for another range (10.0.0.5/0 would trust everyone).
+  if (family === 4 && hostBits(address, prefix) !== 0) {
+    throw new TrustedProxiesError(`${TRUSTED_PROXIES_VARIABLE}: ${JSON.stringify(entry)} has address bits past its /${prefix}: write the range's first address`);
+  }
   list.addSubnet(address, prefix, type);
+}
+
+/** The bits of an IPv4 address past the first `prefix`. */
+function hostBits(address: string, prefix: number): number {
+  const value = address.split('.').reduce((sum, part) => sum * 256 + Number(part), 0);
+  return prefix === 0 ? value : value % 2 ** (32 - prefix);
 }
