@@ -41,6 +41,8 @@ export interface AuthLayerOptions {
   readonly store: TokenStore<SessionRecord>;
   /** Where providers' back-channel sign-outs are kept (default: in memory, this process only); shared like `store`. */
   readonly signOutStore?: TokenStore<ProviderSignOut>;
+  /** The provider sessions sign-ins were made in (front-channel logout); shared with signOutStore's instances. */
+  readonly knownSessionStore?: TokenStore<ProviderSignOut>;
   /** 32-byte master key: cookies, login transactions. */
   readonly masterKey: Buffer;
   readonly logger?: Logger;
@@ -130,6 +132,7 @@ export class AuthLayer {
         options.sessionCacheTtlMs,
         options.signOutStore,
         options.metrics,
+        options.knownSessionStore,
       ),
       transactionKey: deriveKey(options.masterKey, 'login-transaction', options.config.app),
       authTokens: new AuthenticationTokens(deriveKey(options.masterKey, 'authentication-token', options.config.app), options.config.app, now),

@@ -58,6 +58,8 @@ const SWEEP_INTERVAL_MS = 10 * 60_000;
 
 /** Where providers' back-channel sign-outs are kept, beside the sessions (same key, same app scope). */
 const SIGN_OUTS_DIRECTORY = 'provider-sign-outs';
+/** The provider sessions sign-ins were made in: what a front-channel logout may name. */
+const KNOWN_SESSIONS_DIRECTORY = 'provider-sessions';
 
 export function defaultStoreDirectory(config: AuthConfig): string {
   return config.tokenStore.directory ?? path.resolve('.gatehouse', 'tokens');
@@ -93,6 +95,7 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
     headers: options.headers,
     store: timed(stores.sessions),
     signOutStore: timed(stores.signOuts),
+    knownSessionStore: timed(stores.knownSessions),
     masterKey: stores.masterKey,
     logger,
     ...(redis !== undefined ? { storeHealth: store } : {}),
@@ -102,7 +105,7 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
     ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
   });
   // Redis removes expired records by itself (each key's TTL): only the filesystem store is swept.
-  const sweep = stores.redis === undefined ? sweepPeriodically(stores.sessions, stores.signOuts, logger) : undefined;
+  const sweep = stores.redis === undefined ? sweepPeriodically(stores.sessions, stores.signOuts, stores.knownSessions, logger) : undefined;
   // A provider that cannot be reached is said now, with its URL and why, not at the first sign-in.
   const providerCheck = config.enabled ? checkProvidersAtStart(layer.providers.values(), logger) : undefined;
   return {
@@ -120,6 +123,8 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
 interface Stores {
   readonly sessions: TokenStore<SessionRecord>;
   readonly signOuts: TokenStore<ProviderSignOut>;
+  /** The provider sessions sign-ins were made in (what a front-channel logout may end). */
+  readonly knownSessions: TokenStore<ProviderSignOut>;
   readonly masterKey: Buffer;
   readonly redis?: RedisLink;
   /** Sessions made by token exchange, by what was exchanged (shared with Redis only). */
@@ -143,8 +148,11 @@ async function fileSystemStores(options: AuthRuntimeOptions): Promise<Stores> {
   // The key file, if any, lives in the sessions' directory: this store never writes one.
   const signOuts = new FileSystemTokenStore<ProviderSignOut>({ directory: path.join(directory, SIGN_OUTS_DIRECTORY), app: config.app, masterKey, logger, ...told('signout') });
   await inStoreDirectory(directory, () => signOuts.prepare());
+  // Nobody needs telling of these: they are read only by a front-channel logout, never cached.
+  const knownSessions = new FileSystemTokenStore<ProviderSignOut>({ directory: path.join(directory, KNOWN_SESSIONS_DIRECTORY), app: config.app, masterKey, logger });
+  await inStoreDirectory(directory, () => knownSessions.prepare());
   if (config.tokenStore.directory === undefined) await announceDefaultDirectory(directory, logger);
-  return { sessions, signOuts, masterKey };
+  return { sessions, signOuts, knownSessions, masterKey };
 }
 
 /**
@@ -173,14 +181,22 @@ async function redisStores(options: AuthRuntimeOptions, settings: RedisSettings)
   if (masterKey === undefined) throw new RedisSettingsError(`${REDIS_URL_VARIABLE} needs GATEHOUSE_ENCRYPTION_KEY (32 bytes: 64 hex digits or base64), the same on every instance: each seals and opens the records the others wrote`);
   const redis = await openRedisLink(settings, prefix, logger);
   const store = <T>(kind: string) => new RedisTokenStore<T>({ link: redis, kind, app: config.app, masterKey, logger });
-  return { sessions: store<SessionRecord>('session'), signOuts: store<ProviderSignOut>('signout'), exchanges: store<{ readonly id: string }>('exchange'), masterKey, redis };
+  return {
+    sessions: store<SessionRecord>('session'),
+    signOuts: store<ProviderSignOut>('signout'),
+    knownSessions: store<ProviderSignOut>('knownsession'),
+    exchanges: store<{ readonly id: string }>('exchange'),
+    masterKey,
+    redis,
+  };
 }
 
-function sweepPeriodically(sessions: TokenStore<SessionRecord>, signOuts: TokenStore<ProviderSignOut>, logger: Logger): NodeJS.Timeout {
+function sweepPeriodically(sessions: TokenStore<SessionRecord>, signOuts: TokenStore<ProviderSignOut>, knownSessions: TokenStore<ProviderSignOut>, logger: Logger): NodeJS.Timeout {
   // Each store, with what its sweep logs when it removed records and when it failed.
   const sweeps = [
     [sessions, 'expired sessions swept', 'session sweep failed'],
     [signOuts, 'expired provider sign-outs swept', 'provider sign-out sweep failed'],
+    [knownSessions, 'expired provider session notes swept', 'provider session note sweep failed'],
   ] as const;
   const sweep = setInterval(() => {
     for (const [swept, removedMessage, failedMessage] of sweeps) {

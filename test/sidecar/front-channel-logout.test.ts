@@ -3,6 +3,9 @@
 // provider session end here. A real provider (oidc-provider) issues the sid in
 // its ID tokens; the framed request is made as a third-party iframe makes it,
 // without the user's gatehouse cookie.
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 
@@ -28,6 +31,8 @@ describe('front-channel logout (real provider)', function () {
     expect(sid).to.be.a('string');
     return sid as string;
   };
+  /** How many provider sign-outs the token store holds (files under provider-sign-outs/). */
+  const signOutFiles = async () => (await readdir(path.join(deployment.storeDirectory, 'provider-sign-outs'), { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).length;
   const frontChannel = (query: string, method = 'GET') => new Browser().request(`${deployment.url}/.auth/logout/frontchannel/dev?${query}`, { method });
 
   it('ends the sign-ins of the named provider session, and only those; only the provider may frame the answer', async () => {
@@ -39,6 +44,7 @@ describe('front-channel logout (real provider)', function () {
     expect(await sidOf(elsewhere)).to.not.equal(sid);
     const answer = await frontChannel(new URLSearchParams({ iss: deployment.idp.issuer, sid }).toString());
     expect(answer.status).to.equal(200);
+    expect(await signOutFiles()).to.be.at.least(1);
     expect(answer.headers['content-type']).to.match(/^text\/html/);
     expect(answer.headers['cache-control']).to.equal('no-store');
     expect(answer.headers['content-security-policy']).to.contain(`frame-ancestors ${new URL(deployment.idp.issuer).origin}`);
@@ -50,11 +56,15 @@ describe('front-channel logout (real provider)', function () {
     expect(JSON.stringify(logs.lines())).to.not.contain(sid);
   });
 
-  it('answers an unknown sid as any other (nothing to learn by probing), ending nothing', async () => {
+  it('answers an unknown sid as any other (nothing to learn by probing), ending nothing and writing nothing: a flood of made-up sids cannot fill the store', async () => {
     const browser = new Browser();
     await signIn(browser, deployment);
-    const answer = await frontChannel(new URLSearchParams({ iss: deployment.idp.issuer, sid: 'no-such-session' }).toString());
-    expect(answer.status).to.equal(200);
+    const before = await signOutFiles();
+    for (let i = 0; i < 50; i++) {
+      const answer = await frontChannel(new URLSearchParams({ iss: deployment.idp.issuer, sid: `made-up-${i}` }).toString());
+      expect(answer.status).to.equal(200);
+    }
+    expect(await signOutFiles()).to.equal(before);
     expect(await status(browser, '/.auth/me')).to.equal(200);
   });
 

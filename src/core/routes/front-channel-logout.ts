@@ -7,9 +7,10 @@
 //
 // The request carries no proof (the spec's design: the sid is the provider's
 // opaque session id), so it can do no more than the sid allows: end sign-ins of
-// that provider session, never anything else. It is answered the same whether or
-// not a session ended (nothing to learn by probing), and only the provider's
-// origin may frame the answer.
+// that provider session, never anything else, and it writes a sign-out only for
+// a provider session a sign-in here was made in (a flood of made-up sids writes
+// nothing). It is answered the same whether or not a session ended (nothing to
+// learn by probing), and only the provider's origin may frame the answer.
 import type { Decision } from '../http/request-view.js';
 import { framedPageDecision, errorDecision } from '../http/responses.js';
 import { ProviderUnavailableError } from '../providers/errors.js';
@@ -43,7 +44,7 @@ export async function frontChannelLogout(context: LayerContext, request: RouteRe
     context.logger.error({ provider: alias, reason: error.message }, 'identity provider unavailable');
     return errorDecision(503, 'Sign-out not done', 'The identity provider could not be reached to check the sign-out.', false, { headers: { 'Retry-After': '5' } });
   }
-  const endedHere = await context.sessions.signedOutAtProvider(alias, { sid, issuedAt: context.now() });
+  const endedHere = await context.sessions.signedOutAtProvider(alias, { sid, issuedAt: context.now() }, 'unproven');
   context.metrics.logout(alias, 'provider');
   // The sid is not logged: it is all a front-channel logout needs to name a session.
   context.logger.info({ provider: alias, scope: 'provider session', cachedSessionsEnded: endedHere }, 'signed out at the provider (front-channel logout)');

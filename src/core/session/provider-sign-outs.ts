@@ -30,6 +30,11 @@ function sessionKey(provider: string, sid: string): string {
   return JSON.stringify(['signed-out-session', provider, sid]);
 }
 
+/** A provider session some sign-in here was made in (what a front-channel logout may name). */
+function knownSessionKey(provider: string, sid: string): string {
+  return JSON.stringify(['known-session', provider, sid]);
+}
+
 function userKey(provider: string, sub: string): string {
   return JSON.stringify(['signed-out-user', provider, sub]);
 }
@@ -60,6 +65,11 @@ export class ProviderSignOuts {
     private readonly store: TokenStore<ProviderSignOut>,
     private readonly retentionMs: number,
     private readonly now: () => number,
+    /**
+     * The provider sessions sign-ins here were made in (noteSession). A store of their own: a note
+     * is written at every sign-in, and a write to `store` makes every instance drop its cache.
+     */
+    private readonly knownSessions: TokenStore<ProviderSignOut> = store,
   ) {
     this.#inTurn = turnsOf(store);
   }
@@ -77,6 +87,28 @@ export class ProviderSignOuts {
       await this.store.put(id, { at: notice.issuedAt }, this.now() + this.retentionMs);
     };
     await this.#inTurn(id, keep);
+  }
+
+  /**
+   * Notes that a sign-in here was made in the provider session `record` names (its `sid`), for as
+   * long as a sign-out of it would be kept: a front-channel logout, which carries no proof, may
+   * then end it, and one naming any other sid writes nothing (recordKnown).
+   */
+  async noteSession(record: SessionRecord): Promise<void> {
+    const sid = record.providerSession?.sid;
+    if (sid === undefined) return;
+    await this.knownSessions.put(knownSessionKey(record.provider, sid), { at: this.now() }, this.now() + this.retentionMs);
+  }
+
+  /**
+   * record(), for a sign-out of a provider session (a `sid`) only when a sign-in here was made in
+   * it: an unproven request (front-channel logout) must not be able to fill the store with
+   * sign-outs of sessions that never were. Returns whether it was kept.
+   */
+  async recordKnown(provider: string, notice: LogoutNotice & { readonly sid: string }): Promise<boolean> {
+    if ((await this.knownSessions.get(knownSessionKey(provider, notice.sid))) === undefined) return false;
+    await this.record(provider, notice);
+    return true;
   }
 
   /** Whether a sign-out the provider reported ended this session. */

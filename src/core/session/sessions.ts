@@ -81,11 +81,13 @@ export class Sessions {
     /** Where providers' back-channel sign-outs are kept; shared by the instances that share `store`. */
     signOutStore: TokenStore<ProviderSignOut> = new MemoryTokenStore(now),
     private readonly metrics: AuthMetrics = NO_METRICS,
+    /** The provider sessions sign-ins here were made in, for front-channel logout; shared likewise. */
+    knownSessionStore: TokenStore<ProviderSignOut> = new MemoryTokenStore(now),
   ) {
     this.#signOutStore = signOutStore;
     this.#fingerprints = new Map([...providers].map(([alias, provider]) => [alias, provider.fingerprint]));
     this.#inTurn = turnsOf(store);
-    this.#signOuts = new ProviderSignOuts(signOutStore, signOutRetentionMs(config, cacheTtlMs), now);
+    this.#signOuts = new ProviderSignOuts(signOutStore, signOutRetentionMs(config, cacheTtlMs), now, knownSessionStore);
     // Another instance logged a session out or refreshed it: read it again from the next request on.
     store.changes?.onChange((name) => (name === undefined ? this.#forgetAll() : this.#forgetNamed(name)));
     // A provider's sign-out kept by another instance may end any cached session.
@@ -211,14 +213,24 @@ export class Sessions {
   }
 
   /**
-   * A provider's back-channel logout: kept for every instance sharing the store (each finds the
-   * sessions it ends when it next reads them), and the sessions it ends that this instance has
-   * cached are removed now. Returns how many of those there were.
+   * A provider's logout: kept for every instance sharing the store (each finds the sessions it
+   * ends when it next reads them), and the sessions it ends that this instance has cached are
+   * removed now. Returns how many of those there were. `unproven` (a front-channel logout, which
+   * carries no signature): kept only for a provider session a sign-in here was made in.
    */
-  async signedOutAtProvider(provider: string, notice: LogoutNotice): Promise<number> {
+  async signedOutAtProvider(provider: string, notice: LogoutNotice, proof: 'signed' | 'unproven' = 'signed'): Promise<number> {
     // Before and after: a read that started before the sign-out was stored may have missed it.
     this.#signOutsReported++;
-    await this.#signOuts.record(provider, notice);
+    if (proof === 'unproven') {
+      // Only a provider session a sign-in here was made in: nothing else is written for such a request.
+      const kept = notice.sid !== undefined && (await this.#signOuts.recordKnown(provider, { ...notice, sid: notice.sid }));
+      if (!kept) {
+        this.#signOutsReported++;
+        return 0;
+      }
+    } else {
+      await this.#signOuts.record(provider, notice);
+    }
     this.#signOutsReported++;
     // Reads under way may have missed it: a request from now on reads again rather than share their answer.
     this.#reading.clear();
@@ -247,6 +259,8 @@ export class Sessions {
   /** Stores a new session under a fresh id (never a reused one: no fixation). */
   async create(record: SessionRecord): Promise<string> {
     const id = newSessionId();
+    // Before the session: a front-channel logout naming its provider session must find the note.
+    await this.#signOuts.noteSession(record);
     await this.store.put(id, record, this.#keepUntil(record));
     this.#remember(id, record);
     return id;
