@@ -45,10 +45,10 @@ FakeHttpRequest::FakeHttpRequest(FakeHttpContext& context, const RequestScript& 
       chunked_(script.chunked) {
   for (const auto& [name, value] : script.headers) {
     const int known = known_id(name.c_str());
-    Header* same = known < 0 ? nullptr : find(name.c_str());
-    if (same != nullptr) {
+    const size_t same = known < 0 ? headers_.size() : index_of(name.c_str());
+    if (same < headers_.size()) {
       // http.sys keeps one value per known header: a repeated one is joined to the first.
-      same->value = keep(*same->value + ", " + value);
+      headers_[same].value = keep(*headers_[same].value + ", " + value);
       continue;
     }
     headers_.push_back(Header{keep(known < 0 ? name : std::string(gh_iis::known_request_header_name(known))), keep(value), known});
@@ -95,12 +95,13 @@ void FakeHttpRequest::rebuild_raw() {
   raw_.Headers.pUnknownHeaders = unknown_tables_.back().empty() ? nullptr : unknown_tables_.back().data();
 }
 
-FakeHttpRequest::Header* FakeHttpRequest::find(const char* name) {
+size_t FakeHttpRequest::index_of(const char* name) const {
   const int known = known_id(name);
-  for (Header& h : headers_) {
-    if (known >= 0 ? h.known == known : (h.known < 0 && _stricmp(h.name->c_str(), name) == 0)) return &h;
+  for (size_t i = 0; i < headers_.size(); ++i) {
+    const Header& h = headers_[i];
+    if (known >= 0 ? h.known == known : (h.known < 0 && _stricmp(h.name->c_str(), name) == 0)) return i;
   }
-  return nullptr;
+  return headers_.size();
 }
 
 size_t FakeHttpRequest::unread_bytes() const {
@@ -174,9 +175,10 @@ const HTTP_REQUEST* FakeHttpRequest::GetRawHttpRequest() const {
 PCSTR FakeHttpRequest::GetHeader(PCSTR name, USHORT* length) const {
   if (fault_skips(context_.call("IHttpRequest::GetHeader"))) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
-  const Header* h = const_cast<FakeHttpRequest*>(this)->find(name);
-  if (length != nullptr) *length = h == nullptr ? 0 : static_cast<USHORT>(h->value->size());
-  return h == nullptr ? nullptr : h->value->c_str();
+  const size_t i = index_of(name);
+  const bool found = i < headers_.size();
+  if (length != nullptr) *length = found ? static_cast<USHORT>(headers_[i].value->size()) : 0;
+  return found ? headers_[i].value->c_str() : nullptr;
 }
 
 HRESULT FakeHttpRequest::SetHeader(PCSTR name, PCSTR value, USHORT length, BOOL replace) {
@@ -185,10 +187,10 @@ HRESULT FakeHttpRequest::SetHeader(PCSTR name, PCSTR value, USHORT length, BOOL 
   if (name == nullptr || value == nullptr) return E_INVALIDARG;
   std::lock_guard<std::mutex> lock(mutex_);
   const std::string text(value, length);
-  Header* same = find(name);
+  const size_t same = index_of(name);
   const int known = known_id(name);
-  if (same != nullptr && (replace || known >= 0)) {
-    same->value = keep(replace ? text : *same->value + ", " + text);
+  if (same < headers_.size() && (replace || known >= 0)) {
+    headers_[same].value = keep(replace ? text : *headers_[same].value + ", " + text);
   } else {
     headers_.push_back(Header{keep(known < 0 ? std::string(name) : std::string(gh_iis::known_request_header_name(known))), keep(text), known});
   }
@@ -201,9 +203,9 @@ HRESULT FakeHttpRequest::DeleteHeader(PCSTR name) {
   if (fault_decides(context_.call("IHttpRequest::DeleteHeader"), &hr)) return hr;
   if (name == nullptr) return E_INVALIDARG;
   std::lock_guard<std::mutex> lock(mutex_);
-  Header* first = find(name);
-  if (first != nullptr) {
-    headers_.erase(headers_.begin() + (first - headers_.data()));  // only the first entry of that name
+  const size_t first = index_of(name);
+  if (first < headers_.size()) {
+    headers_.erase(headers_.begin() + static_cast<std::ptrdiff_t>(first));  // only the first entry of that name
     rebuild_raw();
   }
   return S_OK;

@@ -78,7 +78,7 @@ class FakeHttpRequest final : public IHttpRequest {
 
   const std::string* keep(std::string text);  // with the lock
   void rebuild_raw();                          // with the lock
-  Header* find(const char* name);              // with the lock: the first entry of that name
+  size_t index_of(const char* name) const;     // with the lock: the first entry of that name, else size()
   size_t unread_bytes() const;                 // with the lock
 
   FakeHttpContext& context_;
