@@ -20,7 +20,7 @@ import type { Identity } from './identity.js';
 import type { Provider } from './providers/provider.js';
 import { identityFromRecord } from './principal.js';
 import { challengeReturnUrl } from './return-url.js';
-import { currentSession, sessionIdOf, loginDone, logout, logoutComplete, logoutDone, me, refresh, version } from './routes/account-routes.js';
+import { currentSession, sessionIdOf, loginDone, logout, logoutComplete, logoutDone, me, ready, refresh, version } from './routes/account-routes.js';
 import { callerWantsJson, LayerRequest, type LayerContext, type RouteRequest } from './routes/context.js';
 import { backChannelLogout } from './routes/back-channel-logout.js';
 import { frontChannelLogout } from './routes/front-channel-logout.js';
@@ -91,6 +91,7 @@ const OWN_ROUTE_METHODS: ReadonlyMap<string, readonly string[]> = new Map([
   ['/logout/done', READ],
   ['/login/done', READ],
   ['/version', READ],
+  ['/ready', READ],
 ]);
 
 /**
@@ -239,6 +240,8 @@ export class AuthLayer {
         return logoutDone();
       case '/login/done':
         return loginDone(context, request);
+      case '/ready':
+        return ready(context);
       case '/version':
         return version(context);
     }

@@ -1,6 +1,6 @@
 // examples/kubernetes as Kubernetes and gatehouse would take it: every document well-formed with
 // the fields its kind requires and every reference between them resolving, then what matters for
-// a sidecar: the app reachable only through gatehouse, probes on /.auth/version, secrets from the
+// a sidecar: the app reachable only through gatehouse, probes on /.auth/ready and /.auth/version, secrets from the
 // Secret alone, the encryption key there, and the configuration one gatehouse accepts.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -156,10 +156,13 @@ describe('examples/kubernetes', () => {
     expect(service.spec.ports.map((port: Node) => port.targetPort)).to.deep.equal(['http']);
   });
 
-  it('gatehouse is probed for readiness and liveness on /.auth/version, at its own port', () => {
+  it('gatehouse is probed for readiness on /.auth/ready (503 while Redis is unreachable) and for liveness on /.auth/version, at its own port', () => {
     const gatehouse = gatehouseContainer();
-    for (const probe of [gatehouse.readinessProbe, gatehouse.livenessProbe] as Node[]) {
-      expect(probe?.httpGet?.path).to.equal('/.auth/version');
+    for (const [probe, path] of [
+      [gatehouse.readinessProbe, '/.auth/ready'],
+      [gatehouse.livenessProbe, '/.auth/version'],
+    ] as Array<[Node, string]>) {
+      expect(probe?.httpGet?.path).to.equal(path);
       expect(probe.httpGet.port).to.equal('http');
     }
   });

@@ -167,6 +167,10 @@ describe('two instances sharing Redis', function () {
     }
     const version = await instances.through('a', browser, '/.auth/version');
     expect(JSON.parse(version.body)).to.deep.include({ tokenStore: { kind: 'redis', available: false } });
+    // Not ready (a load balancer sends traffic elsewhere), still alive: /.auth/version stays 200.
+    expect(version.status).to.equal(200);
+    const notReady = await instances.through('a', browser, '/.auth/ready');
+    expect([notReady.status, notReady.headers['retry-after'], JSON.parse(notReady.body)]).to.deep.equal([503, '5', { ready: false, tokenStore: { kind: 'redis', available: false } }]);
     expect((await instances.through('b', new Browser(), '/public/health')).status).to.equal(200);
     // Once per change of state, however many requests were turned away.
     expect(logs.a.lines().filter((line) => /redis store unreachable/.test(String(line.msg)))).to.have.length(1);
@@ -177,6 +181,8 @@ describe('two instances sharing Redis', function () {
     const onB = await within(10_000, () => instances.through('b', browser, '/after-restart'), (r) => r.status === 200);
     expect(forwardedAccessToken(onB)).to.equal(token);
     expect(JSON.parse((await instances.through('a', browser, '/.auth/version')).body)).to.deep.include({ tokenStore: { kind: 'redis', available: true } });
+    const ready = await instances.through('a', browser, '/.auth/ready');
+    expect([ready.status, JSON.parse(ready.body)]).to.deep.equal([200, { ready: true }]);
     expect(logs.a.lines().filter((line) => /redis store reachable again/.test(String(line.msg)))).to.have.length(1);
   });
 });

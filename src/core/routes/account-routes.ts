@@ -185,6 +185,19 @@ export function logoutDone(): Decision {
 }
 
 /** The version, and with a shared store whether it can be reached (for readiness checks). */
+/**
+ * Readiness, for a load balancer or Kubernetes' readiness probe: 503 while the token store cannot
+ * be reached (every signed-in request would get 503 too), so traffic goes to instances that can
+ * serve it; 200 otherwise. /.auth/version stays 200 for liveness: a restart does not bring Redis back.
+ */
+export function ready(context: LayerContext): Decision {
+  const store = context.storeHealth;
+  if (store !== undefined && !store.available) {
+    return jsonDecision(503, { ready: false, tokenStore: { kind: store.kind, available: false } }, { headers: { 'Retry-After': '5' } });
+  }
+  return jsonDecision(200, { ready: true });
+}
+
 export function version(context: LayerContext): Decision {
   const store = context.storeHealth;
   return jsonDecision(200, { version: context.version, ...(store !== undefined ? { tokenStore: { kind: store.kind, available: store.available } } : {}) });
