@@ -2,7 +2,7 @@
  * Where server-side session records live (the spec's token store). The
  * interface is all callers see; a shared store for several instances plugs
  * in behind it and must pass the same conformance suite
- * (test/core/token-store-conformance.ts).
+ * (test/core/token-store/conformance.ts).
  *
  * Records are plain JSON values. A record past its expiry, or one that
  * cannot be read back intact, is absent.
