@@ -87,7 +87,16 @@ if (!checkout) console.log(`gatehouse: ${because}building the native addon from 
 const testHosts = checkout ? 'ON' : 'OFF';
 const result = spawnSync(
   process.execPath,
-  [cmakeJs, 'compile', '--directory', root, `--CDGATEHOUSE_NODE_INCLUDE=${nodeInclude}`, `--CDGATEHOUSE_TEST_HOSTS=${testHosts}`, '--log-level', 'warn'],
+  [
+    cmakeJs,
+    'compile',
+    '--directory',
+    root,
+    `--CDGATEHOUSE_NODE_INCLUDE=${nodeInclude}`,
+    `--CDGATEHOUSE_TEST_HOSTS=${testHosts}`,
+    '--log-level',
+    'warn',
+  ],
   { stdio: 'inherit', cwd: root },
 );
 if (result.error) fail(`${because}${result.error.message}`);

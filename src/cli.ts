@@ -144,7 +144,8 @@ function listenPort(flag: string | undefined): number {
 /** A port as given: decimal digits only (wholeNumber), five at most, 0-65535. */
 function portNumber(source: string, value: string): number {
   const port = wholeNumber(value);
-  if (value.length > 5 || Number.isNaN(port) || port > 65535) throw new UsageError(`${source} must be a port number, 0-65535 (got ${JSON.stringify(value)})`);
+  if (value.length > 5 || Number.isNaN(port) || port > 65535)
+    throw new UsageError(`${source} must be a port number, 0-65535 (got ${JSON.stringify(value)})`);
   return port;
 }
 
@@ -177,7 +178,11 @@ function processMetrics(address: MetricsAddress | undefined): GatehouseMetrics |
 }
 
 /** Starts the metrics listener (in the process that serves them: a single process, or the primary); its line to print. */
-async function serveMetrics(address: MetricsAddress, source: MetricsSource, logger: Logger): Promise<{ listener: MetricsListener; line: string }> {
+async function serveMetrics(
+  address: MetricsAddress,
+  source: MetricsSource,
+  logger: Logger,
+): Promise<{ listener: MetricsListener; line: string }> {
   const listener = await startMetricsListener(address.host, address.port, source, logger);
   return { listener, line: `metrics: GET ${listener.url}` };
 }
@@ -226,7 +231,8 @@ async function drain(listening: Pick<Listening, 'drain'>, logger: Logger): Promi
   logger.info({ graceMs: SHUTDOWN_GRACE_MS }, 'stopping: no new connections; requests in progress may finish');
   const finished = await listening.drain(SHUTDOWN_GRACE_MS);
   if (finished) logger.info('stopped');
-  else logger.warn({ graceMs: SHUTDOWN_GRACE_MS }, 'stopped: connections still open after the grace period were closed');
+  else
+    logger.warn({ graceMs: SHUTDOWN_GRACE_MS }, 'stopped: connections still open after the grace period were closed');
 }
 
 async function serve(args: string[]): Promise<void> {
@@ -249,9 +255,14 @@ async function serve(args: string[]): Promise<void> {
   if (typeof workers !== 'number') throw new UsageError(workers.problem);
   const metricsAt = metricsAddress(values['metrics-port'], values['metrics-host']);
   const forwardAuth = values['forward-auth'] === true;
-  if (forwardAuth && values.upstream !== undefined) throw new UsageError('--forward-auth serves no app: leave out --upstream (with --upstream, /.auth/verify is served beside the proxy)');
-  if (values.upstream === undefined && !forwardAuth && values.config !== undefined) throw new UsageError('--config needs --upstream (the app to protect) or --forward-auth');
-  if (workers > 1 && cluster.isPrimary) return servePrimary(workers, values.upstream, values.config, metricsAt, forwardAuth);
+  if (forwardAuth && values.upstream !== undefined)
+    throw new UsageError(
+      '--forward-auth serves no app: leave out --upstream (with --upstream, /.auth/verify is served beside the proxy)',
+    );
+  if (values.upstream === undefined && !forwardAuth && values.config !== undefined)
+    throw new UsageError('--config needs --upstream (the app to protect) or --forward-auth');
+  if (workers > 1 && cluster.isPrimary)
+    return servePrimary(workers, values.upstream, values.config, metricsAt, forwardAuth);
   // A worker of `--workers`: its log lines say which, and the primary prints the listening lines.
   const logger = cluster.isWorker ? createLogger().child({ worker: cluster.worker!.id }) : createLogger();
   const metrics = processMetrics(metricsAt);
@@ -267,7 +278,11 @@ async function serve(args: string[]): Promise<void> {
   }
   const lines = [...served.lines];
   if (metricsAt !== undefined && metrics !== undefined) {
-    const { listener, line } = await serveMetrics(metricsAt, { contentType: metrics.registry.contentType, metrics: () => metrics.registry.metrics() }, logger);
+    const { listener, line } = await serveMetrics(
+      metricsAt,
+      { contentType: metrics.registry.contentType, metrics: () => metrics.registry.metrics() },
+      logger,
+    );
     served.onStop(() => listener.close());
     lines.push(line);
   }
@@ -292,17 +307,46 @@ function stoppable(logger: Logger, stop: () => Promise<void>): Pick<Served, 'sto
   return { stop: begin, onStop: (then) => void after.push(then) };
 }
 
-async function serveReceiver(host: string, port: number, logger: Logger, metrics: GatehouseMetrics | undefined): Promise<Served> {
-  const running = await startServer({ host, port, logger, ...(metrics ? { webhook: { onDelivery: (event, status) => metrics.delivery(event, status) } } : {}) });
-  return { url: running.url, lines: [`gatehouse listening on ${running.url}`, receiverLine(running.url, running.receiver.config)], ...stoppable(logger, () => drain(running, logger)) };
+async function serveReceiver(
+  host: string,
+  port: number,
+  logger: Logger,
+  metrics: GatehouseMetrics | undefined,
+): Promise<Served> {
+  const running = await startServer({
+    host,
+    port,
+    logger,
+    ...(metrics ? { webhook: { onDelivery: (event, status) => metrics.delivery(event, status) } } : {}),
+  });
+  return {
+    url: running.url,
+    lines: [`gatehouse listening on ${running.url}`, receiverLine(running.url, running.receiver.config)],
+    ...stoppable(logger, () => drain(running, logger)),
+  };
 }
 
-async function serveGateway(host: string, port: number, upstream: string, configFile: string | undefined, logger: Logger, metrics: GatehouseMetrics | undefined): Promise<Served> {
+async function serveGateway(
+  host: string,
+  port: number,
+  upstream: string,
+  configFile: string | undefined,
+  logger: Logger,
+  metrics: GatehouseMetrics | undefined,
+): Promise<Served> {
   const loaded = loadAuthConfig(configFile);
   for (const warning of loaded.warnings) logger.warn({ source: loaded.source }, `configuration: ${warning}`);
   const { core } = coreSelection(logger);
   const front = await listenEarly(host, port);
-  const gateway = await createGateway({ config: loaded.config, upstream, core, logger, version: VERSION, ...(cluster.isWorker ? { storeChannel: new WorkerChannel() } : {}), ...(metrics ? { metrics } : {}) });
+  const gateway = await createGateway({
+    config: loaded.config,
+    upstream,
+    core,
+    logger,
+    version: VERSION,
+    ...(cluster.isWorker ? { storeChannel: new WorkerChannel() } : {}),
+    ...(metrics ? { metrics } : {}),
+  });
   attach(front, gateway);
   const stopping = stoppable(logger, async () => {
     await drain(front, logger);
@@ -310,22 +354,49 @@ async function serveGateway(host: string, port: number, upstream: string, config
     await gateway.close();
   });
   const receiver = gateway.receiver;
-  return { url: front.url, lines: [`gatehouse listening on ${front.url} → ${upstream}`, receiverLine(front.url, receiver.config, receiver.forwarding ? upstream : undefined)], ...stopping };
+  return {
+    url: front.url,
+    lines: [
+      `gatehouse listening on ${front.url} → ${upstream}`,
+      receiverLine(front.url, receiver.config, receiver.forwarding ? upstream : undefined),
+    ],
+    ...stopping,
+  };
 }
 
-async function serveForwardAuth(host: string, port: number, configFile: string | undefined, logger: Logger, metrics: GatehouseMetrics | undefined): Promise<Served> {
+async function serveForwardAuth(
+  host: string,
+  port: number,
+  configFile: string | undefined,
+  logger: Logger,
+  metrics: GatehouseMetrics | undefined,
+): Promise<Served> {
   const loaded = loadAuthConfig(configFile);
   for (const warning of loaded.warnings) logger.warn({ source: loaded.source }, `configuration: ${warning}`);
   const { core } = coreSelection(logger);
   const front = await listenEarly(host, port);
-  const gateway = await createForwardAuthGateway({ config: loaded.config, core, logger, version: VERSION, ...(cluster.isWorker ? { storeChannel: new WorkerChannel() } : {}), ...(metrics ? { metrics } : {}) });
+  const gateway = await createForwardAuthGateway({
+    config: loaded.config,
+    core,
+    logger,
+    version: VERSION,
+    ...(cluster.isWorker ? { storeChannel: new WorkerChannel() } : {}),
+    ...(metrics ? { metrics } : {}),
+  });
   attach(front, gateway);
   const stopping = stoppable(logger, async () => {
     await drain(front, logger);
     await gateway.close();
   });
   const verify = `${front.url}${loaded.config.apiPrefix}/verify`;
-  return { url: front.url, lines: [`gatehouse listening on ${front.url} (forward authentication: GET ${verify} for ${gateway.trustedProxies})`, receiverLine(front.url, gateway.receiver.config)], ...stopping };
+  return {
+    url: front.url,
+    lines: [
+      `gatehouse listening on ${front.url} (forward authentication: GET ${verify} for ${gateway.trustedProxies})`,
+      receiverLine(front.url, gateway.receiver.config),
+    ],
+    ...stopping,
+  };
 }
 
 /**
@@ -333,7 +404,13 @@ async function serveForwardAuth(host: string, port: number, configFile: string |
  * configuration is said once, not by every worker), then runs the workers and prints what the
  * first of them would have printed. It serves the metrics, summed over the workers.
  */
-async function servePrimary(count: number, upstream: string | undefined, configFile: string | undefined, metricsAt: MetricsAddress | undefined, forwardAuth: boolean): Promise<void> {
+async function servePrimary(
+  count: number,
+  upstream: string | undefined,
+  configFile: string | undefined,
+  metricsAt: MetricsAddress | undefined,
+  forwardAuth: boolean,
+): Promise<void> {
   if (upstream !== undefined) upstreamUrl(upstream);
   if (upstream !== undefined || forwardAuth) loadAuthConfig(configFile);
   const logger = createLogger();
@@ -349,7 +426,11 @@ async function servePrimary(count: number, upstream: string | undefined, configF
   });
   const lines = [...running.listening.announcement];
   if (metricsAt !== undefined && aggregator !== undefined) {
-    const served = await serveMetrics(metricsAt, { contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics() }, logger);
+    const served = await serveMetrics(
+      metricsAt,
+      { contentType: aggregator.contentType, metrics: () => aggregator.clusterMetrics() },
+      logger,
+    );
     metricsListener = served.listener;
     lines.push(served.line);
   }
@@ -357,9 +438,15 @@ async function servePrimary(count: number, upstream: string | undefined, configF
 }
 
 /** Where deliveries go, and, when no secret is set, that every one of them will get a 500 (SPEC §4.2 step 1) until it is. */
-function receiverLine(url: string, config: Pick<WebhookConfig, 'path' | 'secrets' | 'secretVariable' | 'forwardPath'>, forwardingTo?: string): string {
-  const unconfigured = config.secrets.length === 0 ? ` (not configured: answers 500 until ${config.secretVariable} is set)` : '';
-  const forwarded = forwardingTo !== undefined ? `; verified deliveries go on to ${forwardingTo}${config.forwardPath}` : '';
+function receiverLine(
+  url: string,
+  config: Pick<WebhookConfig, 'path' | 'secrets' | 'secretVariable' | 'forwardPath'>,
+  forwardingTo?: string,
+): string {
+  const unconfigured =
+    config.secrets.length === 0 ? ` (not configured: answers 500 until ${config.secretVariable} is set)` : '';
+  const forwarded =
+    forwardingTo !== undefined ? `; verified deliveries go on to ${forwardingTo}${config.forwardPath}` : '';
   return `webhook receiver: POST ${url}${config.path}${unconfigured}${forwarded}`;
 }
 
@@ -373,7 +460,15 @@ function npmStartPort(): string | undefined {
 }
 
 async function dev(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' }, upstream: { type: 'string' }, 'public-host': { type: 'string' } } });
+  const { values } = parseArgs({
+    args,
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      upstream: { type: 'string' },
+      'public-host': { type: 'string' },
+    },
+  });
   const upstream = values.upstream !== undefined ? upstreamUrl(values.upstream) : undefined;
   // A person runs dev: readable lines, unless GATEHOUSE_LOG_FORMAT asks otherwise.
   const logger = createLogger(undefined, undefined, process.env[LOG_FORMAT_VARIABLE]?.trim() ? undefined : 'pretty');
@@ -381,7 +476,8 @@ async function dev(args: string[]): Promise<void> {
   // Loaded only here: the development provider (oidc-provider) is no part of serve.
   const { startDev } = await loadDev();
   const publicHost = values['public-host'];
-  if (publicHost !== undefined && !/^[A-Za-z0-9.:_-]+$/.test(publicHost)) throw new UsageError(`--public-host must be a host name or address (got ${JSON.stringify(publicHost)})`);
+  if (publicHost !== undefined && !/^[A-Za-z0-9.:_-]+$/.test(publicHost))
+    throw new UsageError(`--public-host must be a host name or address (got ${JSON.stringify(publicHost)})`);
   const running = await startDev({
     host: values.host ?? '127.0.0.1',
     port: listenPort(values.port ?? npmStartPort()),
@@ -401,7 +497,13 @@ async function dev(args: string[]): Promise<void> {
     );
   }
   console.log(`development OpenID provider: ${running.issuer}`);
-  console.log(receiverLine(running.url, running.receiver.config, upstream !== undefined && running.receiver.forwarding ? upstream : undefined));
+  console.log(
+    receiverLine(
+      running.url,
+      running.receiver.config,
+      upstream !== undefined && running.receiver.forwarding ? upstream : undefined,
+    ),
+  );
 }
 
 function sign(args: string[]): void {
@@ -437,7 +539,9 @@ async function main(argv: string[]): Promise<void> {
       console.log(USAGE);
       return;
     default:
-      throw new UsageError(`unknown command: ${command}${didYouMean(command, [...Object.keys(COMMAND_USAGE), 'version', 'help'], (name) => name)}`);
+      throw new UsageError(
+        `unknown command: ${command}${didYouMean(command, [...Object.keys(COMMAND_USAGE), 'version', 'help'], (name) => name)}`,
+      );
   }
 }
 
@@ -455,8 +559,10 @@ function usageLine(error: Error & { code?: string }, command: string | undefined
     const typed = /'(-{1,2}[^']*)'/.exec(error.message)?.[1] ?? '';
     return `unknown option ${typed}${didYouMean(typed.replace(/^-+/, ''), flags, (name) => `--${name}`)}`;
   }
-  if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return error.message.replace(/^Option '([^']*)'.*argument missing$/, '$1 needs a value');
-  if (error.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return error.message.replace(/^Unexpected argument '([^']*)'.*$/, 'unexpected argument $1');
+  if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE')
+    return error.message.replace(/^Option '([^']*)'.*argument missing$/, '$1 needs a value');
+  if (error.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL')
+    return error.message.replace(/^Unexpected argument '([^']*)'.*$/, 'unexpected argument $1');
   return error.message;
 }
 
@@ -474,7 +580,9 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   }
   const listenError = error as NodeJS.ErrnoException & { address?: string; port?: number };
   if (listenError.syscall === 'listen' && listenError.code === 'EADDRINUSE') {
-    console.error(`gatehouse: ${listenError.address}:${listenError.port} is already in use: pass --port <n> (or set PORT) to listen elsewhere`);
+    console.error(
+      `gatehouse: ${listenError.address}:${listenError.port} is already in use: pass --port <n> (or set PORT) to listen elsewhere`,
+    );
     process.exit(1);
   }
   console.error(`gatehouse: ${error instanceof Error ? error.message : String(error)}`);

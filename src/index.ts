@@ -1,8 +1,22 @@
 // The public API of gatehouse.
 export * from './webhook/index.js';
 export { signatureHeader } from './webhook/sign.js';
-export { startServer, createApp, createRequestListener, type ServeOptions, type RunningServer } from './sidecar/server.js';
-export { selectCore, defaultCore, fallbackCore, loadAddonCore, nativeModeFromEnv, type NativeMode, type CoreSelection } from './native/index.js';
+export {
+  startServer,
+  createApp,
+  createRequestListener,
+  type ServeOptions,
+  type RunningServer,
+} from './sidecar/server.js';
+export {
+  selectCore,
+  defaultCore,
+  fallbackCore,
+  loadAddonCore,
+  nativeModeFromEnv,
+  type NativeMode,
+  type CoreSelection,
+} from './native/index.js';
 export type { GatehouseCore, Secret, SignatureHeader, SignatureVerifier } from './native/types.js';
 export {
   DEFAULT_HEADER_PREFIX,
@@ -17,7 +31,13 @@ export { createLogger, type Logger } from './logging.js';
 
 // The auth core and the sidecar host.
 export { AuthLayer, type AuthLayerOptions } from './core/auth-layer.js';
-export { resolveAuthConfig, AuthConfigError, type AuthConfig, type OidcProviderConfig, type UnauthenticatedAction } from './core/config/auth-config.js';
+export {
+  resolveAuthConfig,
+  AuthConfigError,
+  type AuthConfig,
+  type OidcProviderConfig,
+  type UnauthenticatedAction,
+} from './core/config/auth-config.js';
 export { loadAuthConfig } from './core/config/load.js';
 export type { RequestView, Decision } from './core/http/request-view.js';
 export type { ForwardEdits } from './core/http/forward-edits.js';
@@ -36,4 +56,9 @@ export { listenEarly, type Listening } from './sidecar/listen.js';
 // The in-server host: the policy the native interception hook runs, and its start inside the module.
 export { inServerPolicy, nativeDecision, type NativeRequest, type NativeDecision } from './inserver/policy.js';
 export { startInServer, inServerBodyPrefix, type InServer, type InServerOptions } from './inserver/host.js';
-export { createInterceptor, type NativeInterceptor, type InterceptorPolicy, type HostLink } from './native/interceptor.js';
+export {
+  createInterceptor,
+  type NativeInterceptor,
+  type InterceptorPolicy,
+  type HostLink,
+} from './native/interceptor.js';

@@ -27,7 +27,9 @@ export function createLogger(level?: string, file?: string, format?: LogFormat):
   // Before the destination is opened: a bad level must not leave a file or descriptor behind.
   const resolved = level === undefined ? logLevelFromEnv() : parseLogLevel(level, 'the log level');
   const pretty = file === undefined && (format ?? logFormatFromEnv()) === 'pretty';
-  const destination = pretty ? readableLines() : pino.destination({ dest: file ?? 1, sync: false, ...(file ? { mkdir: true } : {}) });
+  const destination = pretty
+    ? readableLines()
+    : pino.destination({ dest: file ?? 1, sync: false, ...(file ? { mkdir: true } : {}) });
   const logger = pino({ name: 'gatehouse', level: resolved, base: { service: 'gatehouse' } }, destination);
   destinations.set(logger, destination);
   return logger;
@@ -40,7 +42,13 @@ export function createLogger(level?: string, file?: string, format?: LogFormat):
 function readableLines(): PinoPretty.PrettyStream {
   // Loaded only when asked for (a CommonJS module, required synchronously: createLogger is).
   const build = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
-  return build({ destination: 1, sync: false, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service,name' });
+  return build({
+    destination: 1,
+    sync: false,
+    singleLine: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,service,name',
+  });
 }
 
 /** How long flushLogs waits for the log destination to take what is pending. */

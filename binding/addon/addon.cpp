@@ -70,8 +70,7 @@ struct HeaderBytes {
 void read_header(const Napi::Value& value, HeaderBytes& out) {
   if (value.IsUndefined() || value.IsNull()) return;
   if (value.IsString()) {
-    napi_status status =
-        napi_get_value_string_utf8(value.Env(), value, out.data, sizeof out.data, &out.len);
+    napi_status status = napi_get_value_string_utf8(value.Env(), value, out.data, sizeof out.data, &out.len);
     NAPI_THROW_IF_FAILED_VOID(value.Env(), status);
     return;
   }
@@ -81,15 +80,19 @@ void read_header(const Napi::Value& value, HeaderBytes& out) {
 
 void throw_status(Napi::Env env, gh_status status) {
   switch (status) {
-    case GH_OK: return;
-    case GH_ERR_INVALID_ARGUMENT: throw Napi::TypeError::New(env, "gatehouse core: invalid argument");
-    case GH_ERR_OUT_OF_MEMORY: throw Napi::Error::New(env, "gatehouse core: out of memory");
+    case GH_OK:
+      return;
+    case GH_ERR_INVALID_ARGUMENT:
+      throw Napi::TypeError::New(env, "gatehouse core: invalid argument");
+    case GH_ERR_OUT_OF_MEMORY:
+      throw Napi::Error::New(env, "gatehouse core: out of memory");
     case GH_ERR_FORBIDDEN_CHARACTER: {
       Napi::Error error = Napi::Error::New(env, "Identity header value contains CR, LF or NUL.");
       error.Set("code", Napi::String::New(env, "ERR_GH_FORBIDDEN_CHARACTER"));
       throw error;
     }
-    default: throw Napi::Error::New(env, "gatehouse core: OpenSSL HMAC failed");
+    default:
+      throw Napi::Error::New(env, "gatehouse core: OpenSSL HMAC failed");
   }
 }
 
@@ -101,8 +104,7 @@ Napi::Value VerifySignature(const Napi::CallbackInfo& info) {
   HeaderBytes header;
   read_header(info[2], header);
   int matches = 0;
-  throw_status(env, gh_verify_signature(secret_views.data(), secret_views.size(), body,
-                                        header.bytes(), &matches));
+  throw_status(env, gh_verify_signature(secret_views.data(), secret_views.size(), body, header.bytes(), &matches));
   return Napi::Boolean::New(env, matches != 0);
 }
 
@@ -256,8 +258,7 @@ Napi::Value NormalizeHeaders(const Napi::CallbackInfo& info) {
   }
 
   gh_normalized* raw = nullptr;
-  gh_status status = gh_normalize(inbound.data(), inbound.size(), has_identity ? &identity : nullptr,
-                                  &options, &raw);
+  gh_status status = gh_normalize(inbound.data(), inbound.size(), has_identity ? &identity : nullptr, &options, &raw);
   if (status == GH_ERR_INVALID_ARGUMENT) {
     throw Napi::TypeError::New(env, "header prefix must be a non-empty header token");
   }

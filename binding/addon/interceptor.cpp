@@ -35,12 +35,13 @@
 
 namespace {
 
-using gh::bytes_from_js;
 using gh::append_json_bytes;
+using gh::bytes_from_js;
 using gh::bytes_of;
 using gh::js_string;
 
-/** A decision read from JavaScript, owning its bytes (the other way round from gh::OwnedDecision, a host's copy of a decision). */
+/** A decision read from JavaScript, owning its bytes (the other way round from gh::OwnedDecision, a host's copy of a
+ * decision). */
 struct JsDecision final : gh::DecisionOwner {
   gh_decision decision{};
   std::vector<std::string> text;
@@ -63,7 +64,8 @@ std::unique_ptr<JsDecision> decision_from(const Napi::Value& value) {
     Napi::Array array = list.As<Napi::Array>();
     for (uint32_t i = 0; i < array.Length(); ++i) {
       Napi::Value pair = array.Get(i);
-      if (!pair.IsArray() || pair.As<Napi::Array>().Length() != 2) throw Napi::TypeError::New(env, std::string(key) + " must be an array of [name, value]");
+      if (!pair.IsArray() || pair.As<Napi::Array>().Length() != 2)
+        throw Napi::TypeError::New(env, std::string(key) + " must be an array of [name, value]");
       owned->text.push_back(bytes_from_js(pair.As<Napi::Array>().Get(0u)));
       owned->text.push_back(bytes_from_js(pair.As<Napi::Array>().Get(1u)));
       at.emplace_back(owned->text.size() - 2, owned->text.size() - 1);
@@ -172,22 +174,28 @@ gh::Completion completion_from_js(gh_pending* pending, const Napi::Value& result
 }  // namespace
 
 Napi::Function Interceptor::Define(Napi::Env env) {
-  return DefineClass(env, "Interceptor",
-                     {InstanceMethod<&Interceptor::Close>("close"), InstanceMethod<&Interceptor::PendingCount>("pendingCount"),
-                      InstanceMethod<&Interceptor::AttachHost>("attachHost"), InstanceMethod<&Interceptor::CrossingStats>("crossingStats")});
+  return DefineClass(
+      env, "Interceptor",
+      {InstanceMethod<&Interceptor::Close>("close"), InstanceMethod<&Interceptor::PendingCount>("pendingCount"),
+       InstanceMethod<&Interceptor::AttachHost>("attachHost"),
+       InstanceMethod<&Interceptor::CrossingStats>("crossingStats")});
 }
 
 // new Interceptor(policy[, batchPolicy]): batchPolicy(requests) returns one result per request, in order.
 Interceptor::Interceptor(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Interceptor>(info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsFunction()) throw Napi::TypeError::New(env, "new Interceptor(policy): policy must be a function");
+  if (info.Length() < 1 || !info[0].IsFunction())
+    throw Napi::TypeError::New(env, "new Interceptor(policy): policy must be a function");
   policy_ = Napi::Persistent(info[0].As<Napi::Function>());
   if (info.Length() > 1 && !info[1].IsUndefined()) {
-    if (!info[1].IsFunction()) throw Napi::TypeError::New(env, "new Interceptor(policy, batchPolicy): batchPolicy must be a function");
+    if (!info[1].IsFunction())
+      throw Napi::TypeError::New(env, "new Interceptor(policy, batchPolicy): batchPolicy must be a function");
     batch_policy_ = Napi::Persistent(info[1].As<Napi::Function>());
   }
-  settle_ = Napi::Persistent(Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return OnSettled(i, false); }, "settle"));
-  fail_ = Napi::Persistent(Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return OnSettled(i, true); }, "fail"));
+  settle_ = Napi::Persistent(Napi::Function::New(
+      env, [](const Napi::CallbackInfo& i) { return OnSettled(i, false); }, "settle"));
+  fail_ = Napi::Persistent(Napi::Function::New(
+      env, [](const Napi::CallbackInfo& i) { return OnSettled(i, true); }, "fail"));
   bind_ = Napi::Persistent(settle_.Value().Get("bind").As<Napi::Function>());
   try {
     completer_ = std::make_unique<gh::Completer>();
@@ -196,7 +204,8 @@ Interceptor::Interceptor(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Inte
   }
   wake_ = Wake::New(env, "gatehouse-interceptor", 0, 1, this);
   wake_.Unref(env);  // pending requests never keep the process alive
-  if (gh_engine_new(&Interceptor::OnPolicy, this, &engine_) != GH_OK) throw Napi::Error::New(env, "could not create the interception engine");
+  if (gh_engine_new(&Interceptor::OnPolicy, this, &engine_) != GH_OK)
+    throw Napi::Error::New(env, "could not create the interception engine");
   napi_add_env_cleanup_hook(env, &Interceptor::OnTeardown, this);
   env_ = env;
 }
@@ -431,7 +440,8 @@ Napi::Value Interceptor::AttachHost(const Napi::CallbackInfo& info) {
     throw Napi::TypeError::New(env, "attachHost(link, bodyPathPrefix): link must be a gatehouse host link");
   }
   const auto* link = static_cast<const gh_host_link*>(info[0].As<Napi::External<void>>().Data());
-  if (link == nullptr || link->abi_version < 4 || link->attach == nullptr || link->detach == nullptr) throw Napi::Error::New(env, "the host link speaks an older gatehouse ABI");
+  if (link == nullptr || link->abi_version < 4 || link->attach == nullptr || link->detach == nullptr)
+    throw Napi::Error::New(env, "the host link speaks an older gatehouse ABI");
   if (closed_) throw Napi::Error::New(env, "the interceptor is closed");
   DetachHost();
   body_path_prefix_ = bytes_from_js(info[1]);

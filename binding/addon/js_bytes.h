@@ -16,13 +16,16 @@ namespace gh {
 
 inline Napi::String js_string(Napi::Env env, gh_bytes b) {
   napi_value out;
-  NAPI_THROW_IF_FAILED(env, napi_create_string_latin1(env, reinterpret_cast<const char*>(b.ptr == nullptr ? reinterpret_cast<const uint8_t*>("") : b.ptr), b.len, &out), Napi::String());
+  NAPI_THROW_IF_FAILED(
+      env,
+      napi_create_string_latin1(
+          env, reinterpret_cast<const char*>(b.ptr == nullptr ? reinterpret_cast<const uint8_t*>("") : b.ptr), b.len,
+          &out),
+      Napi::String());
   return Napi::String(env, out);
 }
 
-inline Napi::String js_string(Napi::Env env, const std::string& text) {
-  return js_string(env, bytes_of(text));
-}
+inline Napi::String js_string(Napi::Env env, const std::string& text) { return js_string(env, bytes_of(text)); }
 
 inline std::string bytes_from_js(const Napi::Value& value) {
   Napi::Env env = value.Env();

@@ -10,7 +10,9 @@
 namespace gh {
 
 /** A borrowed view of a string's bytes (valid while the string lives unchanged). */
-inline gh_bytes bytes_of(const std::string& text) { return gh_bytes{reinterpret_cast<const uint8_t*>(text.data()), text.size()}; }
+inline gh_bytes bytes_of(const std::string& text) {
+  return gh_bytes{reinterpret_cast<const uint8_t*>(text.data()), text.size()};
+}
 
 /** A range's bytes as an owned string; an absent range (NULL) is empty. */
 inline std::string text_of(gh_bytes bytes) {

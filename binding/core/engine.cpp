@@ -65,7 +65,8 @@ gh_pending* copy_request(const gh_request_view& source) {
     // Views are taken only once the strings have stopped moving.
     pending->headers.reserve(source.header_count);
     for (size_t i = 0; i < source.header_count; ++i) {
-      pending->headers.push_back(gh_header{gh::bytes_of(pending->header_text[2 * i]), gh::bytes_of(pending->header_text[2 * i + 1])});
+      pending->headers.push_back(
+          gh_header{gh::bytes_of(pending->header_text[2 * i]), gh::bytes_of(pending->header_text[2 * i + 1])});
     }
     gh_request_view& request = pending->request;
     request.method = gh::bytes_of(pending->method);
@@ -135,7 +136,9 @@ gh_status gh_engine_submit(gh_engine* engine, const gh_request_view* request, gh
   return GH_OK;
 }
 
-const gh_request_view* gh_pending_request(const gh_pending* pending) { return pending == nullptr ? nullptr : &pending->request; }
+const gh_request_view* gh_pending_request(const gh_pending* pending) {
+  return pending == nullptr ? nullptr : &pending->request;
+}
 
 gh_status gh_pending_complete(gh_pending* pending, const gh_decision* decision) {
   if (pending == nullptr || decision == nullptr) return GH_ERR_INVALID_ARGUMENT;

@@ -55,12 +55,10 @@ void gh_verifier_free(gh_verifier* verifier);
  * lower-case hex digits of HMAC-SHA256(secret, body) for at least one secret,
  * else 0. Every secret is tried, each compared in constant time.
  */
-gh_status gh_verifier_verify(const gh_verifier* verifier, gh_bytes body, gh_bytes header,
-                             int* matches);
+gh_status gh_verifier_verify(const gh_verifier* verifier, gh_bytes body, gh_bytes header, int* matches);
 
 /* One-shot form of gh_verifier_new + gh_verifier_verify + gh_verifier_free. */
-gh_status gh_verify_signature(const gh_bytes* secrets, size_t count, gh_bytes body,
-                              gh_bytes header, int* matches);
+gh_status gh_verify_signature(const gh_bytes* secrets, size_t count, gh_bytes body, gh_bytes header, int* matches);
 
 /* ---- identity header normalization ------------------------------------- */
 
@@ -70,12 +68,12 @@ typedef struct gh_claim {
 } gh_claim;
 
 typedef struct gh_identity {
-  gh_bytes provider;        /* -IDP, and the <PROVIDER> of token headers */
-  gh_bytes user_id;         /* -ID */
-  gh_bytes user_name;       /* -NAME */
-  gh_bytes auth_typ;        /* principal.auth_typ */
-  gh_bytes name_typ;        /* principal.name_typ */
-  gh_bytes role_typ;        /* principal.role_typ */
+  gh_bytes provider;  /* -IDP, and the <PROVIDER> of token headers */
+  gh_bytes user_id;   /* -ID */
+  gh_bytes user_name; /* -NAME */
+  gh_bytes auth_typ;  /* principal.auth_typ */
+  gh_bytes name_typ;  /* principal.name_typ */
+  gh_bytes role_typ;  /* principal.role_typ */
   const gh_claim* claims;
   size_t claim_count;
   /* Token headers; a field with ptr == NULL is absent. */
@@ -87,8 +85,8 @@ typedef struct gh_identity {
 } gh_identity;
 
 typedef struct gh_normalize_options {
-  gh_bytes prefix;       /* e.g. "X-PLATFORM-"; empty means the default */
-  int expose_tokens;     /* non-zero: emit X-<prefix>TOKEN-* headers */
+  gh_bytes prefix;   /* e.g. "X-PLATFORM-"; empty means the default */
+  int expose_tokens; /* non-zero: emit X-<prefix>TOKEN-* headers */
 } gh_normalize_options;
 
 typedef struct gh_normalized gh_normalized;
@@ -99,9 +97,8 @@ typedef struct gh_normalized gh_normalized;
  * Fails with GH_ERR_FORBIDDEN_CHARACTER when an identity value holds CR, LF
  * or NUL; *out is then NULL.
  */
-gh_status gh_normalize(const gh_header* inbound, size_t inbound_count,
-                       const gh_identity* identity, const gh_normalize_options* options,
-                       gh_normalized** out);
+gh_status gh_normalize(const gh_header* inbound, size_t inbound_count, const gh_identity* identity,
+                       const gh_normalize_options* options, gh_normalized** out);
 size_t gh_normalized_remove_count(const gh_normalized* n);
 gh_bytes gh_normalized_remove_at(const gh_normalized* n, size_t index);
 size_t gh_normalized_set_count(const gh_normalized* n);
@@ -118,14 +115,14 @@ void gh_normalized_free(gh_normalized* n);
 /* What a host tells the policy about one request. All borrowed. */
 typedef struct gh_request_view {
   gh_bytes method;
-  gh_bytes scheme;          /* "http" or "https" */
+  gh_bytes scheme; /* "http" or "https" */
   gh_bytes host;
-  gh_bytes path;            /* raw, without the query */
-  gh_bytes query;           /* raw, without "?" */
+  gh_bytes path;  /* raw, without the query */
+  gh_bytes query; /* raw, without "?" */
   gh_bytes remote_address;
   const gh_header* headers; /* as received, in order */
   size_t header_count;
-  gh_bytes body;            /* ptr == NULL: no body given */
+  gh_bytes body; /* ptr == NULL: no body given */
 } gh_request_view;
 
 typedef enum gh_decision_kind {
@@ -168,8 +165,7 @@ gh_status gh_engine_new(gh_policy_fn policy, void* policy_data, gh_engine** out)
  * Submits one request: it is deep-copied, so the host's view may go away as
  * soon as this returns. After shutdown, completes at once with 503.
  */
-gh_status gh_engine_submit(gh_engine* engine, const gh_request_view* request, gh_completion_fn done,
-                           void* host_data);
+gh_status gh_engine_submit(gh_engine* engine, const gh_request_view* request, gh_completion_fn done, void* host_data);
 
 /* The pending request's own copy of the view (valid while a reference is held). */
 const gh_request_view* gh_pending_request(const gh_pending* pending);

@@ -46,8 +46,7 @@ struct KeyedHmac {
 bool absorb_padded_key(EVP_MD_CTX* ctx, const unsigned char block_key[kBlock], unsigned char pad) {
   unsigned char padded[kBlock];
   for (size_t i = 0; i < kBlock; ++i) padded[i] = block_key[i] ^ pad;
-  const bool ok = EVP_DigestInit_ex(ctx, sha256(), nullptr) == 1 &&
-                  EVP_DigestUpdate(ctx, padded, kBlock) == 1;
+  const bool ok = EVP_DigestInit_ex(ctx, sha256(), nullptr) == 1 && EVP_DigestUpdate(ctx, padded, kBlock) == 1;
   OPENSSL_cleanse(padded, sizeof padded);
   return ok;
 }
@@ -79,8 +78,8 @@ bool compute(const KeyedHmac& key, EVP_MD_CTX* scratch, gh_bytes data, uint8_t o
             (data.len == 0 || EVP_DigestUpdate(scratch, data.ptr, data.len) == 1) &&
             EVP_DigestFinal_ex(scratch, inner_digest, &n) == 1 && n == kDigest &&
             EVP_MD_CTX_copy_ex(scratch, key.outer.get()) == 1 &&
-            EVP_DigestUpdate(scratch, inner_digest, kDigest) == 1 &&
-            EVP_DigestFinal_ex(scratch, out, &n) == 1 && n == kDigest;
+            EVP_DigestUpdate(scratch, inner_digest, kDigest) == 1 && EVP_DigestFinal_ex(scratch, out, &n) == 1 &&
+            n == kDigest;
   OPENSSL_cleanse(inner_digest, sizeof inner_digest);
   return ok;
 }
@@ -94,8 +93,7 @@ struct gh_verifier {
 extern "C" {
 
 gh_status gh_hmac_sha256(gh_bytes key, gh_bytes data, uint8_t out[32]) {
-  if ((key.ptr == nullptr && key.len != 0) || (data.ptr == nullptr && data.len != 0) ||
-      out == nullptr) {
+  if ((key.ptr == nullptr && key.len != 0) || (data.ptr == nullptr && data.len != 0) || out == nullptr) {
     return GH_ERR_INVALID_ARGUMENT;
   }
   KeyedHmac keyed;
@@ -129,8 +127,7 @@ gh_status gh_verifier_new(const gh_bytes* secrets, size_t count, gh_verifier** o
 
 void gh_verifier_free(gh_verifier* verifier) { delete verifier; }
 
-gh_status gh_verifier_verify(const gh_verifier* verifier, gh_bytes body, gh_bytes header,
-                             int* matches) {
+gh_status gh_verifier_verify(const gh_verifier* verifier, gh_bytes body, gh_bytes header, int* matches) {
   if (verifier == nullptr || matches == nullptr || (body.ptr == nullptr && body.len != 0) ||
       (header.ptr == nullptr && header.len != 0)) {
     return GH_ERR_INVALID_ARGUMENT;
@@ -152,8 +149,7 @@ gh_status gh_verifier_verify(const gh_verifier* verifier, gh_bytes body, gh_byte
   return GH_OK;
 }
 
-gh_status gh_verify_signature(const gh_bytes* secrets, size_t count, gh_bytes body,
-                              gh_bytes header, int* matches) {
+gh_status gh_verify_signature(const gh_bytes* secrets, size_t count, gh_bytes body, gh_bytes header, int* matches) {
   gh_verifier* verifier = nullptr;
   gh_status status = gh_verifier_new(secrets, count, &verifier);
   if (status != GH_OK) return status;

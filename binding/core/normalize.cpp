@@ -34,8 +34,7 @@ bool add(gh_normalized& out, std::string name, gh_bytes value) {
   return true;
 }
 
-gh_status add_identity(gh_normalized& out, const gh_identity& identity, const std::string& prefix,
-                       bool expose_tokens) {
+gh_status add_identity(gh_normalized& out, const gh_identity& identity, const std::string& prefix, bool expose_tokens) {
   if (!valid(identity.provider) || !valid(identity.user_id) || !valid(identity.user_name) ||
       !valid(identity.auth_typ) || !valid(identity.name_typ) || !valid(identity.role_typ) ||
       (identity.claims == nullptr && identity.claim_count != 0)) {
@@ -48,13 +47,11 @@ gh_status add_identity(gh_normalized& out, const gh_identity& identity, const st
   }
   const std::string principal_name = prefix + "CLIENT-PRINCIPAL";
   const std::string principal = gh::encode_principal(identity);
-  bool ok = add(out, principal_name, gh::bytes_of(principal)) &&
-            add(out, principal_name + "-ID", identity.user_id) &&
+  bool ok = add(out, principal_name, gh::bytes_of(principal)) && add(out, principal_name + "-ID", identity.user_id) &&
             add(out, principal_name + "-NAME", identity.user_name) &&
             add(out, principal_name + "-IDP", identity.provider);
   if (ok && expose_tokens) {
-    const std::string token_prefix =
-        prefix + "TOKEN-" + gh::provider_header_part(identity.provider) + "-";
+    const std::string token_prefix = prefix + "TOKEN-" + gh::provider_header_part(identity.provider) + "-";
     const std::pair<const char*, gh_bytes> tokens[] = {
         {"ACCESS-TOKEN", identity.access_token},
         {"ID-TOKEN", identity.id_token},
@@ -72,8 +69,7 @@ gh_status add_identity(gh_normalized& out, const gh_identity& identity, const st
 
 gh_status normalize(const gh_header* inbound, size_t inbound_count, const gh_identity* identity,
                     const gh_normalize_options* options, gh_normalized& out) {
-  gh_bytes prefix_bytes{reinterpret_cast<const uint8_t*>(gh::kDefaultPrefix),
-                        sizeof gh::kDefaultPrefix - 1};
+  gh_bytes prefix_bytes{reinterpret_cast<const uint8_t*>(gh::kDefaultPrefix), sizeof gh::kDefaultPrefix - 1};
   bool expose_tokens = true;
   if (options != nullptr) {
     if (!valid(options->prefix)) return GH_ERR_INVALID_ARGUMENT;
@@ -88,8 +84,7 @@ gh_status normalize(const gh_header* inbound, size_t inbound_count, const gh_ide
   for (size_t i = 0; i < inbound_count; ++i) {
     const gh_header& header = inbound[i];
     if (!valid(header.name) || !valid(header.value)) return GH_ERR_INVALID_ARGUMENT;
-    const bool strip = gh::is_identity_alias(header.name, prefix) ||
-                       gh::has_forbidden_value_character(header.value);
+    const bool strip = gh::is_identity_alias(header.name, prefix) || gh::has_forbidden_value_character(header.value);
     if (!strip) continue;
     std::string name = gh::text_of(header.name);
     if (!contains(out.remove, name)) out.remove.push_back(std::move(name));
@@ -102,9 +97,8 @@ gh_status normalize(const gh_header* inbound, size_t inbound_count, const gh_ide
 
 extern "C" {
 
-gh_status gh_normalize(const gh_header* inbound, size_t inbound_count,
-                       const gh_identity* identity, const gh_normalize_options* options,
-                       gh_normalized** out) {
+gh_status gh_normalize(const gh_header* inbound, size_t inbound_count, const gh_identity* identity,
+                       const gh_normalize_options* options, gh_normalized** out) {
   if (out == nullptr || (inbound == nullptr && inbound_count != 0)) {
     return GH_ERR_INVALID_ARGUMENT;
   }

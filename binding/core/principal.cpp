@@ -5,8 +5,7 @@
 namespace gh {
 
 std::string base64_encode(const std::string& bytes) {
-  static const char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out((bytes.size() + 2) / 3 * 4, '=');
   char* o = out.data();  // written in place: the size is known, no per-character growth checks
   const auto* in = reinterpret_cast<const uint8_t*>(bytes.data());

@@ -19,11 +19,16 @@ using gh_checks::check;
 
 const char* name(Outcome outcome) {
   switch (outcome) {
-    case Outcome::kPending: return "pending";
-    case Outcome::kComplete: return "complete";
-    case Outcome::kTimedOut: return "timed out";
-    case Outcome::kBroken: return "broken";
-    case Outcome::kFailed: return "failed";
+    case Outcome::kPending:
+      return "pending";
+    case Outcome::kComplete:
+      return "complete";
+    case Outcome::kTimedOut:
+      return "timed out";
+    case Outcome::kBroken:
+      return "broken";
+    case Outcome::kFailed:
+      return "failed";
   }
   return "?";
 }
@@ -53,7 +58,10 @@ std::string pattern(size_t length) {
 class ScriptedSource final : public gh_iis::EntitySource {
  public:
   explicit ScriptedSource(std::string data, int sync_reads = -1, size_t step = 4096)
-      : data_(std::move(data)), sync_reads_(sync_reads), step_(step), cancelled_(CreateEventW(nullptr, TRUE, FALSE, nullptr)) {}
+      : data_(std::move(data)),
+        sync_reads_(sync_reads),
+        step_(step),
+        cancelled_(CreateEventW(nullptr, TRUE, FALSE, nullptr)) {}
   ~ScriptedSource() override {
     CloseHandle(cancelled_);
     CloseHandle(cancelled_pending_);
@@ -182,7 +190,8 @@ void end_of_body_reported_by_the_read() {
   ScriptedSource later(data, 0);
   gh_iis::BodyReader reader2(later, 1 << 20, kNever);
   check_outcome(reader2.start(), Outcome::kPending, "end of body from a completion: pending first");
-  check_outcome(reader2.on_completion(HRESULT_FROM_WIN32(ERROR_HANDLE_EOF), 0), Outcome::kComplete, "end of body from a completion: complete");
+  check_outcome(reader2.on_completion(HRESULT_FROM_WIN32(ERROR_HANDLE_EOF), 0), Outcome::kComplete,
+                "end of body from a completion: complete");
 
   ScriptedSource empty(data, 0);
   gh_iis::BodyReader reader3(empty, 1 << 20, kNever);
@@ -203,7 +212,8 @@ void over_the_limit() {
   ScriptedSource slow(data, 0);
   gh_iis::BodyReader reader2(slow, limit, kNever);
   check_outcome(drive(reader2, slow, reader2.start(), 16384), Outcome::kComplete, "over the limit, slowly: complete");
-  check(reader2.body().size() == limit + 1 && slow.delivered() == limit + 1, "over the limit, slowly: one byte past the limit, no more read");
+  check(reader2.body().size() == limit + 1 && slow.delivered() == limit + 1,
+        "over the limit, slowly: one byte past the limit, no more read");
 }
 
 void client_gone() {
@@ -215,7 +225,8 @@ void client_gone() {
   ScriptedSource dropped(pattern(100), 0);
   gh_iis::BodyReader reader2(dropped, 1 << 20, kNever);
   reader2.start();
-  check_outcome(reader2.on_completion(HRESULT_FROM_WIN32(ERROR_NETNAME_DELETED), 0), Outcome::kBroken, "a read that fails, no deadline: broken");
+  check_outcome(reader2.on_completion(HRESULT_FROM_WIN32(ERROR_NETNAME_DELETED), 0), Outcome::kBroken,
+                "a read that fails, no deadline: broken");
   check(dropped.cancels.load() == 0, "a read that fails, no deadline: nothing cancelled");
 }
 
@@ -224,7 +235,8 @@ void deadline_cancels_the_read() {
   gh_iis::BodyReader reader(source, 1 << 20, kSoon);
   check_outcome(reader.start(), Outcome::kPending, "deadline: pending");
   check(source.wait_for_cancel(), "deadline: the pending read is cancelled");
-  check_outcome(reader.on_completion(HRESULT_FROM_WIN32(ERROR_OPERATION_ABORTED), 0), Outcome::kTimedOut, "deadline: the cancelled read is a time-out");
+  check_outcome(reader.on_completion(HRESULT_FROM_WIN32(ERROR_OPERATION_ABORTED), 0), Outcome::kTimedOut,
+                "deadline: the cancelled read is a time-out");
   check(source.reads == 1, "deadline: no read after it");
 }
 
@@ -236,7 +248,8 @@ void deadline_just_before_a_read() {
   gh_iis::BodyReader reader(source, 1 << 20, kSoon);
   check_outcome(reader.start(), Outcome::kPending, "deadline just before a read: the read went pending");
   check(source.wait_for_cancel_of_pending_read(), "deadline just before a read: cancelled all the same");
-  check_outcome(reader.on_completion(HRESULT_FROM_WIN32(ERROR_OPERATION_ABORTED), 0), Outcome::kTimedOut, "deadline just before a read: a time-out");
+  check_outcome(reader.on_completion(HRESULT_FROM_WIN32(ERROR_OPERATION_ABORTED), 0), Outcome::kTimedOut,
+                "deadline just before a read: a time-out");
 }
 
 void deadline_between_reads() {
@@ -245,7 +258,8 @@ void deadline_between_reads() {
   gh_iis::BodyReader reader(source, 1 << 20, kSoon);
   reader.start();
   check(source.wait_for_cancel(), "deadline between reads: passed");
-  check_outcome(reader.on_completion(S_OK, source.deliver(100)), Outcome::kTimedOut, "deadline between reads: a time-out");
+  check_outcome(reader.on_completion(S_OK, source.deliver(100)), Outcome::kTimedOut,
+                "deadline between reads: a time-out");
   check(source.reads == 1, "deadline between reads: no read started after it");
 }
 
@@ -256,7 +270,8 @@ void deadline_waits_for_its_cancel() {
   reader.start();
   check(source.wait_for_cancel(), "a slow cancel: started");
   // IIS completes the cancelled read while the cancel call has not yet returned.
-  check_outcome(reader.on_completion(HRESULT_FROM_WIN32(ERROR_OPERATION_ABORTED), 0), Outcome::kTimedOut, "a slow cancel: a time-out");
+  check_outcome(reader.on_completion(HRESULT_FROM_WIN32(ERROR_OPERATION_ABORTED), 0), Outcome::kTimedOut,
+                "a slow cancel: a time-out");
   check(source.cancel_finished.load(), "a slow cancel: finished before the reader let go");
 }
 

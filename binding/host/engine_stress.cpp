@@ -42,17 +42,20 @@ struct LateCompletions {
     const gh_request_view* request = gh_pending_request(pending);
     // Decide from the copied request: the host's own view is long gone by now.
     const bool deny = request->path.len > 0 && request->path.ptr[request->path.len - 1] == '7';
-    gh_status first = deny ? gh_pending_fail(pending, 401, "denied") : gh_pending_complete(pending, &continue_decision());
+    gh_status first =
+        deny ? gh_pending_fail(pending, 401, "denied") : gh_pending_complete(pending, &continue_decision());
     if (first == GH_ERR_ALREADY_COMPLETED) late_after_shutdown++;
     // Every third request is completed a second time: it must be refused.
-    if ((request->query.len % 3) == 0 && gh_pending_fail(pending, 500, "again") == GH_ERR_ALREADY_COMPLETED) refused_second++;
+    if ((request->query.len % 3) == 0 && gh_pending_fail(pending, 500, "again") == GH_ERR_ALREADY_COMPLETED)
+      refused_second++;
     gh_pending_release(pending);
   }
 
   static const gh_decision& continue_decision() {
     static const char name[] = "X-PLATFORM-CLIENT-PRINCIPAL-ID";
     static const char value[] = "user-1";
-    static const gh_header set{{reinterpret_cast<const uint8_t*>(name), sizeof name - 1}, {reinterpret_cast<const uint8_t*>(value), sizeof value - 1}};
+    static const gh_header set{{reinterpret_cast<const uint8_t*>(name), sizeof name - 1},
+                               {reinterpret_cast<const uint8_t*>(value), sizeof value - 1}};
     static gh_decision decision = [] {
       gh_decision d{};
       d.kind = GH_DECISION_CONTINUE;
@@ -81,7 +84,8 @@ struct PolicyState {
 void policy(void* data, gh_pending* pending) {
   auto* state = static_cast<PolicyState*>(data);
   const gh_request_view* request = gh_pending_request(pending);
-  const size_t n = std::strtoul(std::string(reinterpret_cast<const char*>(request->query.ptr), request->query.len).c_str(), nullptr, 10);
+  const size_t n = std::strtoul(
+      std::string(reinterpret_cast<const char*>(request->query.ptr), request->query.len).c_str(), nullptr, 10);
   if (n % 97 == 0) {
     state->held++;
     gh_pending_release(pending);  // never answered by the policy: only shutdown completes it
@@ -125,9 +129,12 @@ int main(int argc, char** argv) {
         const std::string path = "/orders/" + std::to_string(index);
         const std::string query = std::to_string(index);
         const std::string cookie = "PlatformAuthSession=" + std::string(64, 'a' + static_cast<char>(index % 26));
-        const gh_header headers[] = {{{reinterpret_cast<const uint8_t*>("Cookie"), 6}, {reinterpret_cast<const uint8_t*>(cookie.data()), cookie.size()}}};
+        const gh_header headers[] = {{{reinterpret_cast<const uint8_t*>("Cookie"), 6},
+                                      {reinterpret_cast<const uint8_t*>(cookie.data()), cookie.size()}}};
         gh_request_view view{};
-        auto bytes = [](const std::string& s) { return gh_bytes{reinterpret_cast<const uint8_t*>(s.data()), s.size()}; };
+        auto bytes = [](const std::string& s) {
+          return gh_bytes{reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+        };
         view.method = gh_bytes{reinterpret_cast<const uint8_t*>("GET"), 3};
         view.scheme = gh_bytes{reinterpret_cast<const uint8_t*>("https"), 5};
         view.host = gh_bytes{reinterpret_cast<const uint8_t*>("app.example"), 11};
@@ -164,10 +171,13 @@ int main(int argc, char** argv) {
     if (n == 1 && slot.status.load() == 503) shutdown_503++;
   }
   std::printf(
-      "{\"submitted\":%zu,\"completedOnce\":%ld,\"neverCompleted\":%ld,\"completedTwice\":%ld,\"inline\":%ld,\"heldForShutdown\":%ld,"
-      "\"answered503ByShutdown\":%ld,\"pendingBeforeShutdown\":%zu,\"pendingAfterShutdown\":%zu,\"secondCompletionsRefused\":%ld,"
+      "{\"submitted\":%zu,\"completedOnce\":%ld,\"neverCompleted\":%ld,\"completedTwice\":%ld,\"inline\":%ld,"
+      "\"heldForShutdown\":%ld,"
+      "\"answered503ByShutdown\":%ld,\"pendingBeforeShutdown\":%zu,\"pendingAfterShutdown\":%zu,"
+      "\"secondCompletionsRefused\":%ld,"
       "\"lateSubmitStatus\":%d,\"lateSubmitAnswer\":%d}\n",
-      total, once, never, twice, state.inline_answers.load(), state.held.load(), shutdown_503, before_shutdown, after_shutdown,
-      late_completions.refused_second.load(), static_cast<int>(late_status), late_host.slots[0].status.load());
+      total, once, never, twice, state.inline_answers.load(), state.held.load(), shutdown_503, before_shutdown,
+      after_shutdown, late_completions.refused_second.load(), static_cast<int>(late_status),
+      late_host.slots[0].status.load());
   return (never == 0 && twice == 0 && after_shutdown == 0) ? 0 : 1;
 }

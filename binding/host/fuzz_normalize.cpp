@@ -32,15 +32,19 @@ void check(bool ok, const char* what) {
 std::string canonical(const std::string& name) {
   std::string out = name;
   for (char& c : out) {
-    if (c == '_' || c == '.') c = '-';
-    else if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    if (c == '_' || c == '.')
+      c = '-';
+    else if (c >= 'a' && c <= 'z')
+      c = static_cast<char>(c - 'a' + 'A');
   }
   return out;
 }
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
-bool splits_header(const std::string& value) { return value.find_first_of(std::string("\r\n\0", 3)) != std::string::npos; }
+bool splits_header(const std::string& value) {
+  return value.find_first_of(std::string("\r\n\0", 3)) != std::string::npos;
+}
 
 bool is_token(const std::string& name) {
   if (name.empty()) return false;
@@ -53,22 +57,31 @@ bool is_token(const std::string& name) {
 
 gh_bytes bytes(const std::string& s) { return gh_bytes{reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
 
-std::string text(gh_bytes b) { return b.len == 0 ? std::string() : std::string(reinterpret_cast<const char*>(b.ptr), b.len); }
+std::string text(gh_bytes b) {
+  return b.len == 0 ? std::string() : std::string(reinterpret_cast<const char*>(b.ptr), b.len);
+}
 
 /** Header names an attacker would try: the identity names in other spellings, mostly. */
 std::string header_name(FuzzedDataProvider& in, const std::string& prefix) {
-  static const char* const kStems[] = {"CLIENT-PRINCIPAL", "client_principal", "Client.Principal-ID", "TOKEN-", "token_aad_access_token", "CLIENT-PRINCIPA", "Forwarded", ""};
+  static const char* const kStems[] = {"CLIENT-PRINCIPAL",       "client_principal", "Client.Principal-ID", "TOKEN-",
+                                       "token_aad_access_token", "CLIENT-PRINCIPA",  "Forwarded",           ""};
   switch (in.ConsumeIntegralInRange<int>(0, 3)) {
-    case 0: return in.ConsumeRandomLengthString(40);
-    case 1: return prefix + kStems[in.ConsumeIntegralInRange<size_t>(0, 7)] + in.ConsumeRandomLengthString(8);
-    case 2: return canonical(prefix) + in.ConsumeRandomLengthString(24);
+    case 0:
+      return in.ConsumeRandomLengthString(40);
+    case 1:
+      return prefix + kStems[in.ConsumeIntegralInRange<size_t>(0, 7)] + in.ConsumeRandomLengthString(8);
+    case 2:
+      return canonical(prefix) + in.ConsumeRandomLengthString(24);
     default: {
       std::string name = prefix + kStems[in.ConsumeIntegralInRange<size_t>(0, 7)];
       for (char& c : name) {  // another case, `_` or `.` for `-`
         const int change = in.ConsumeIntegralInRange<int>(0, 3);
-        if (c == '-' && change == 1) c = '_';
-        else if (c == '-' && change == 2) c = '.';
-        else if (change == 3 && c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        if (c == '-' && change == 1)
+          c = '_';
+        else if (c == '-' && change == 2)
+          c = '.';
+        else if (change == 3 && c >= 'A' && c <= 'Z')
+          c = static_cast<char>(c - 'A' + 'a');
       }
       return name;
     }
@@ -107,13 +120,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t tokens_at = 6 + 2 * claim_count;
   // A present token, even an empty one, has a non-null pointer (std::string::data() never is null).
   auto token = [&](int i) { return token_present[i] ? bytes(texts[tokens_at + i]) : gh_bytes{nullptr, 0}; };
-  gh_identity identity{bytes(texts[0]), bytes(texts[1]), bytes(texts[2]), bytes(texts[3]), bytes(texts[4]), bytes(texts[5]),
-                       claims.empty() ? nullptr : claims.data(), claims.size(),
-                       token(0), token(1), token(2), token(3), token(4)};
+  gh_identity identity{bytes(texts[0]),
+                       bytes(texts[1]),
+                       bytes(texts[2]),
+                       bytes(texts[3]),
+                       bytes(texts[4]),
+                       bytes(texts[5]),
+                       claims.empty() ? nullptr : claims.data(),
+                       claims.size(),
+                       token(0),
+                       token(1),
+                       token(2),
+                       token(3),
+                       token(4)};
   gh_normalize_options options{bytes(prefix), expose_tokens ? 1 : 0};
 
   gh_normalized* out = nullptr;
-  const gh_status status = gh_normalize(inbound.empty() ? nullptr : inbound.data(), inbound.size(), anonymous ? nullptr : &identity, &options, &out);
+  const gh_status status = gh_normalize(inbound.empty() ? nullptr : inbound.data(), inbound.size(),
+                                        anonymous ? nullptr : &identity, &options, &out);
 
   if (!is_token(effective_prefix)) {
     check(status == GH_ERR_INVALID_ARGUMENT && out == nullptr, "a prefix that is not a header token must be refused");
@@ -121,9 +145,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // Values that would split a header: the three names and, once the identity is set, the rest.
   bool identity_splits = splits_header(texts[1]) || splits_header(texts[2]) || splits_header(texts[0]);
-  if (expose_tokens) for (int i = 0; i < 5; ++i) identity_splits = identity_splits || (token_present[i] && splits_header(texts[tokens_at + i]));
+  if (expose_tokens)
+    for (int i = 0; i < 5; ++i)
+      identity_splits = identity_splits || (token_present[i] && splits_header(texts[tokens_at + i]));
   if (!anonymous && identity_splits) {
-    check(status == GH_ERR_FORBIDDEN_CHARACTER && out == nullptr, "an identity value with CR, LF or NUL must be refused");
+    check(status == GH_ERR_FORBIDDEN_CHARACTER && out == nullptr,
+          "an identity value with CR, LF or NUL must be refused");
     return 0;
   }
   check(status == GH_OK && out != nullptr, "normalization failed on valid input");
@@ -135,7 +162,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t j = i + 1; j < removed.size(); ++j) check(removed[i] != removed[j], "a name removed twice");
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string c = canonical(names[i]);
-    const bool alias = starts_with(c, canonical_prefix + "CLIENT-PRINCIPAL") || starts_with(c, canonical_prefix + "TOKEN-");
+    const bool alias =
+        starts_with(c, canonical_prefix + "CLIENT-PRINCIPAL") || starts_with(c, canonical_prefix + "TOKEN-");
     bool is_removed = false;
     for (const std::string& r : removed) is_removed = is_removed || r == names[i];
     if (alias || splits_header(values[i])) check(is_removed, "an identity alias or a splitting value was left in");
@@ -143,8 +171,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const std::string& r : removed) {
     const std::string c = canonical(r);
     bool inbound_unsafe = false;
-    for (size_t i = 0; i < names.size(); ++i) inbound_unsafe = inbound_unsafe || (names[i] == r && splits_header(values[i]));
-    check(starts_with(c, canonical_prefix + "CLIENT-PRINCIPAL") || starts_with(c, canonical_prefix + "TOKEN-") || inbound_unsafe, "a header removed for no reason");
+    for (size_t i = 0; i < names.size(); ++i)
+      inbound_unsafe = inbound_unsafe || (names[i] == r && splits_header(values[i]));
+    check(starts_with(c, canonical_prefix + "CLIENT-PRINCIPAL") || starts_with(c, canonical_prefix + "TOKEN-") ||
+              inbound_unsafe,
+          "a header removed for no reason");
   }
 
   const size_t set_count = gh_normalized_set_count(out);
@@ -152,7 +183,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < set_count; ++i) {
     const gh_header h = gh_normalized_set_at(out, i);
     const std::string name = text(h.name), value = text(h.value);
-    check(starts_with(name, canonical_prefix) && canonical(name) == name, "a set header outside the prefix, or not upper case");
+    check(starts_with(name, canonical_prefix) && canonical(name) == name,
+          "a set header outside the prefix, or not upper case");
     check(!splits_header(value), "a set value with CR, LF or NUL");
   }
   if (!anonymous) {

@@ -30,7 +30,8 @@ std::string signature(const std::string& secret, const std::string& body) {
   unsigned char digest[32];
   unsigned int length = 0;
   static const unsigned char kNothing = 0;
-  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), body.empty() ? &kNothing : reinterpret_cast<const unsigned char*>(body.data()), body.size(), digest, &length);
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+       body.empty() ? &kNothing : reinterpret_cast<const unsigned char*>(body.data()), body.size(), digest, &length);
   check(length == 32, "OpenSSL's HMAC failed");
   static const char kHex[] = "0123456789abcdef";
   std::string out = "sha256=";
@@ -56,27 +57,33 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     header = signature(secrets[in.ConsumeIntegralInRange<size_t>(0, secrets.size() - 1)], body);
     if (shape == 1 && !header.empty()) {  // one byte changed, or the header cut or extended
       const size_t at = in.ConsumeIntegralInRange<size_t>(0, header.size());
-      if (at == header.size()) header += in.ConsumeRandomLengthString(4);
-      else header[at] = static_cast<char>(in.ConsumeIntegral<uint8_t>());
+      if (at == header.size())
+        header += in.ConsumeRandomLengthString(4);
+      else
+        header[at] = static_cast<char>(in.ConsumeIntegral<uint8_t>());
     }
   } else {
     header = in.ConsumeRandomLengthString(80);
   }
 
   bool expected = false;
-  for (const std::string& secret : secrets) expected = expected || (!secret.empty() && signature(secret, body) == header);
+  for (const std::string& secret : secrets)
+    expected = expected || (!secret.empty() && signature(secret, body) == header);
 
   std::vector<gh_bytes> keys;
   for (const std::string& secret : secrets) keys.push_back(bytes(secret));
   gh_verifier* verifier = nullptr;
-  check(gh_verifier_new(keys.empty() ? nullptr : keys.data(), keys.size(), &verifier) == GH_OK && verifier != nullptr, "gh_verifier_new failed");
+  check(gh_verifier_new(keys.empty() ? nullptr : keys.data(), keys.size(), &verifier) == GH_OK && verifier != nullptr,
+        "gh_verifier_new failed");
   int matches = -1;
   check(gh_verifier_verify(verifier, bytes(body), bytes(header), &matches) == GH_OK, "gh_verifier_verify failed");
   check(matches == (expected ? 1 : 0), "the keyed verifier disagrees with OpenSSL's HMAC");
   gh_verifier_free(verifier);
 
   int one_shot = -1;
-  check(gh_verify_signature(keys.empty() ? nullptr : keys.data(), keys.size(), bytes(body), bytes(header), &one_shot) == GH_OK, "gh_verify_signature failed");
+  check(gh_verify_signature(keys.empty() ? nullptr : keys.data(), keys.size(), bytes(body), bytes(header), &one_shot) ==
+            GH_OK,
+        "gh_verify_signature failed");
   check(one_shot == matches, "the one-shot verification disagrees with the keyed one");
   return 0;
 }

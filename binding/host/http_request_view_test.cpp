@@ -12,7 +12,9 @@ namespace {
 
 using gh_checks::check;
 
-std::string text(gh_bytes b) { return b.ptr == nullptr ? std::string("<absent>") : std::string(reinterpret_cast<const char*>(b.ptr), b.len); }
+std::string text(gh_bytes b) {
+  return b.ptr == nullptr ? std::string("<absent>") : std::string(reinterpret_cast<const char*>(b.ptr), b.len);
+}
 
 void check_text(gh_bytes actual, const std::string& expected, const char* what) {
   const std::string got = text(actual);
@@ -47,7 +49,8 @@ void plain_http_over_ipv4() {
   known(request, HttpHeaderCookie, "PlatformAuthSession=abc");
   known(request, HttpHeaderAccept, "text/html");
   known(request, HttpHeaderReferer, "");  // present and empty: kept
-  HTTP_UNKNOWN_HEADER extra[] = {unknown("X-Platform-Client-Principal-Id", "admin"), unknown("X_PLATFORM_CLIENT_PRINCIPAL", "forged")};
+  HTTP_UNKNOWN_HEADER extra[] = {unknown("X-Platform-Client-Principal-Id", "admin"),
+                                 unknown("X_PLATFORM_CLIENT_PRINCIPAL", "forged")};
   request.Headers.pUnknownHeaders = extra;
   request.Headers.UnknownHeaderCount = 2;
 
@@ -61,8 +64,9 @@ void plain_http_over_ipv4() {
   check_text(v.remote_address, "10.1.2.3", "IPv4 remote address");
   check(v.body.ptr == nullptr, "no body unless set");
   // Known headers in HTTP_HEADER_ID order with canonical names, then the unknown ones as received.
-  const char* expected[][2] = {{"Accept", "text/html"}, {"Cookie", "PlatformAuthSession=abc"}, {"Host", "app.example:8080"}, {"Referer", ""},
-                               {"X-Platform-Client-Principal-Id", "admin"}, {"X_PLATFORM_CLIENT_PRINCIPAL", "forged"}};
+  const char* expected[][2] = {
+      {"Accept", "text/html"}, {"Cookie", "PlatformAuthSession=abc"},       {"Host", "app.example:8080"},
+      {"Referer", ""},         {"X-Platform-Client-Principal-Id", "admin"}, {"X_PLATFORM_CLIENT_PRINCIPAL", "forged"}};
   check(v.header_count == 6, "header count");
   for (size_t i = 0; i < 6 && i < v.header_count; ++i) {
     check_text(v.headers[i].name, expected[i][0], "header name");
@@ -109,7 +113,8 @@ void nothing_at_all() {
 
 void header_names() {
   check(std::strcmp(gh_iis::known_request_header_name(HttpHeaderUserAgent), "User-Agent") == 0, "last request header");
-  check(std::strcmp(gh_iis::known_request_header_name(HttpHeaderCacheControl), "Cache-Control") == 0, "first request header");
+  check(std::strcmp(gh_iis::known_request_header_name(HttpHeaderCacheControl), "Cache-Control") == 0,
+        "first request header");
   check(gh_iis::known_request_header_name(HttpHeaderRequestMaximum) == nullptr, "past the request headers");
   check(gh_iis::known_request_header_name(-1) == nullptr, "negative id");
 }

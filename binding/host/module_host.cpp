@@ -59,8 +59,11 @@ struct Hosted {
   // What the module's notification handler does with one request.
   void handle() {
     std::vector<gh_header> headers;
-    for (size_t i = 6; i + 1 < text.size(); i += 2) headers.push_back(gh_header{bytes_of(text[i]), bytes_of(text[i + 1])});
-    gh_request_view view{bytes_of(text[0]), bytes_of(text[1]), bytes_of(text[2]), bytes_of(text[3]), bytes_of(text[4]), bytes_of(text[5]), headers.data(), headers.size(), gh_bytes{nullptr, 0}};
+    for (size_t i = 6; i + 1 < text.size(); i += 2)
+      headers.push_back(gh_header{bytes_of(text[i]), bytes_of(text[i + 1])});
+    gh_request_view view{bytes_of(text[0]), bytes_of(text[1]), bytes_of(text[2]),
+                         bytes_of(text[3]), bytes_of(text[4]), bytes_of(text[5]),
+                         headers.data(),    headers.size(),    gh_bytes{nullptr, 0}};
     body_passed = has_body && slot().needs_body(text[3].data(), text[3].size());
     if (body_passed) view.body = bytes_of(body);
     decision = std::make_unique<gh_iis::DeferredDecision>(&Hosted::Resume, this);
@@ -101,10 +104,12 @@ struct Hosted {
     if (respond) {
       o.Set("status", d.status());
       o.Set("headers", headers);
-      o.Set("body", Napi::Buffer<uint8_t>::Copy(env, reinterpret_cast<const uint8_t*>(d.body().data()), d.body().size()));
+      o.Set("body",
+            Napi::Buffer<uint8_t>::Copy(env, reinterpret_cast<const uint8_t*>(d.body().data()), d.body().size()));
     } else {
       Napi::Array removed = Napi::Array::New(env, d.remove().size());
-      for (size_t i = 0; i < d.remove().size(); ++i) removed.Set(static_cast<uint32_t>(i), js_string(env, d.remove()[i]));
+      for (size_t i = 0; i < d.remove().size(); ++i)
+        removed.Set(static_cast<uint32_t>(i), js_string(env, d.remove()[i]));
       o.Set("remove", removed);
       o.Set("set", headers);
     }
@@ -114,7 +119,8 @@ struct Hosted {
 
 Napi::Value Replay(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsArray() || !info[1].IsNumber()) throw Napi::TypeError::New(env, "replay(requests, threads[, details])");
+  if (info.Length() < 2 || !info[0].IsArray() || !info[1].IsNumber())
+    throw Napi::TypeError::New(env, "replay(requests, threads[, details])");
   const bool details = info.Length() < 3 || info[2].ToBoolean().Value();
   Napi::Array list = info[0].As<Napi::Array>();
   const uint32_t threads = std::max<uint32_t>(1, info[1].ToNumber().Uint32Value());
@@ -122,7 +128,8 @@ Napi::Value Replay(const Napi::CallbackInfo& info) {
   for (uint32_t i = 0; i < list.Length(); ++i) {
     Napi::Object request = list.Get(i).As<Napi::Object>();
     auto h = std::make_unique<Hosted>();
-    for (const char* key : {"method", "scheme", "host", "path", "query", "remoteAddress"}) h->text.push_back(bytes_from_js(request.Get(key)));
+    for (const char* key : {"method", "scheme", "host", "path", "query", "remoteAddress"})
+      h->text.push_back(bytes_from_js(request.Get(key)));
     Napi::Array headers = request.Get("headers").As<Napi::Array>();
     for (uint32_t n = 0; n < headers.Length(); ++n) {
       Napi::Array pair = headers.Get(n).As<Napi::Array>();
@@ -138,7 +145,8 @@ Napi::Value Replay(const Napi::CallbackInfo& info) {
     hosted->push_back(std::move(h));
   }
   auto deferred = std::make_shared<Napi::Promise::Deferred>(Napi::Promise::Deferred::New(env));
-  auto finished = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}), "gatehouse-module-host", 0, 1);
+  auto finished = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}),
+                                                "gatehouse-module-host", 0, 1);
   std::thread([hosted, threads, details, deferred, finished]() mutable {
     std::vector<std::thread> workers;
     std::atomic<size_t> next{0};
@@ -160,7 +168,9 @@ Napi::Value Replay(const Napi::CallbackInfo& info) {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("link", Napi::Value(env, gh_iis::host_link_external(env, slot().link())));
-  exports.Set("attached", Napi::Function::New(env, [](const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), slot().attached()); }));
+  exports.Set("attached", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
+                return Napi::Boolean::New(info.Env(), slot().attached());
+              }));
   exports.Set("replay", Napi::Function::New(env, Replay));
   return exports;
 }

@@ -133,8 +133,10 @@ int main(int argc, char** argv) {
   gh_engine_free(engine);
 
   const long total = handled_total.load();
-  std::printf("{\"handled\":%ld,\"ownDecision\":%ld,\"unavailable\":%ld,\"inline\":%ld,\"resumed\":%ld,\"wrong\":%ld,\"badResumes\":%ld}\n", total, own.load(),
-              unavailable.load(), inline_applied.load(), resumed.load(), wrong.load(), bad_resumes.load());
+  std::printf(
+      "{\"handled\":%ld,\"ownDecision\":%ld,\"unavailable\":%ld,\"inline\":%ld,\"resumed\":%ld,\"wrong\":%ld,"
+      "\"badResumes\":%ld}\n",
+      total, own.load(), unavailable.load(), inline_applied.load(), resumed.load(), wrong.load(), bad_resumes.load());
   const bool ok = own + unavailable == total && inline_applied + resumed == total && wrong == 0 && bad_resumes == 0;
   return ok ? 0 : 1;
 }

@@ -122,8 +122,10 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"items\":%llu,\"taken\":%llu,\"wakes\":%llu,\"batches\":%llu,\"emptyWakes\":%llu,\"largestBatch\":%llu,"
       "\"outOfOrder\":%llu,\"producersShort\":%llu,\"leftBehind\":%s}\n",
-      static_cast<unsigned long long>(items), static_cast<unsigned long long>(taken), static_cast<unsigned long long>(wakes.posted()),
-      static_cast<unsigned long long>(batches), static_cast<unsigned long long>(empty_wakes), static_cast<unsigned long long>(largest),
-      static_cast<unsigned long long>(out_of_order), static_cast<unsigned long long>(missing), left_behind ? "true" : "false");
+      static_cast<unsigned long long>(items), static_cast<unsigned long long>(taken),
+      static_cast<unsigned long long>(wakes.posted()), static_cast<unsigned long long>(batches),
+      static_cast<unsigned long long>(empty_wakes), static_cast<unsigned long long>(largest),
+      static_cast<unsigned long long>(out_of_order), static_cast<unsigned long long>(missing),
+      left_behind ? "true" : "false");
   return ok ? 0 : 1;
 }

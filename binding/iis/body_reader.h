@@ -62,7 +62,8 @@ class BodyReader {
     kFailed,    // the deadline could not be set up (no memory): fail closed
   };
 
-  BodyReader(EntitySource& source, size_t limit, DWORD deadline_ms) : source_(source), limit_(limit), deadline_ms_(deadline_ms) {}
+  BodyReader(EntitySource& source, size_t limit, DWORD deadline_ms)
+      : source_(source), limit_(limit), deadline_ms_(deadline_ms) {}
   BodyReader(const BodyReader&) = delete;
   BodyReader& operator=(const BodyReader&) = delete;
   /** Stops the deadline (waiting for a cancel under way): the source must outlive the reader. */

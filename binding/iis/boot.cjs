@@ -22,8 +22,21 @@ try {
 function record(message, error) {
   const file = process.env.GATEHOUSE_LOG_FILE;
   if (file) {
-    const err = error instanceof Error ? { type: error.name, message: error.message, stack: error.stack } : error === undefined ? undefined : { message: String(error) };
-    const line = { level: 60, time: Date.now(), pid: process.pid, name: 'gatehouse', service: 'gatehouse', ...(err ? { err } : {}), msg: message };
+    const err =
+      error instanceof Error
+        ? { type: error.name, message: error.message, stack: error.stack }
+        : error === undefined
+          ? undefined
+          : { message: String(error) };
+    const line = {
+      level: 60,
+      time: Date.now(),
+      pid: process.pid,
+      name: 'gatehouse',
+      service: 'gatehouse',
+      ...(err ? { err } : {}),
+      msg: message,
+    };
     try {
       fs.appendFileSync(file, `${JSON.stringify(line)}\n`);
     } catch {
@@ -31,7 +44,8 @@ function record(message, error) {
     }
   }
   if (host && typeof host.report === 'function') {
-    const detail = error instanceof Error ? `: ${error.stack || error.message}` : error === undefined ? '' : `: ${String(error)}`;
+    const detail =
+      error instanceof Error ? `: ${error.stack || error.message}` : error === undefined ? '' : `: ${String(error)}`;
     host.report(`gatehouse: ${message}${detail}`.slice(0, 2000));
   }
 }
@@ -39,10 +53,16 @@ function record(message, error) {
 let uncaught = false;
 process.on('uncaughtExceptionMonitor', (error, origin) => {
   uncaught = true;
-  record(`in-server: an uncaught exception (${origin}) ended the core; the module answers 503 until the application pool recycles`, error);
+  record(
+    `in-server: an uncaught exception (${origin}) ended the core; the module answers 503 until the application pool recycles`,
+    error,
+  );
 });
 process.on('exit', (code) => {
-  if (!uncaught) record(`in-server: the core ended Node (process.exit, exit code ${code}); the module answers 503 until the application pool recycles`);
+  if (!uncaught)
+    record(
+      `in-server: the core ended Node (process.exit, exit code ${code}); the module answers 503 until the application pool recycles`,
+    );
 });
 
 const entry = path.join(__dirname, '..', '..', 'dist', 'inserver', 'main.js');

@@ -23,7 +23,8 @@ void DeferredDecision::OnComplete(void* self, const gh_decision* decision) {
 bool DeferredDecision::settle_after_submit() {
   int expected = kSubmitting;
   // Went pending: the completion (not yet run) will resume. Failed: it already ran, inline.
-  if (state_.compare_exchange_strong(expected, kPending, std::memory_order_acq_rel, std::memory_order_acquire)) return false;
+  if (state_.compare_exchange_strong(expected, kPending, std::memory_order_acq_rel, std::memory_order_acquire))
+    return false;
   inline_ = true;
   return true;
 }

@@ -55,7 +55,8 @@ void EngineSlot::submit(const gh_request_view& request, gh_completion_fn done, v
 
 bool EngineSlot::needs_body(const char* path, size_t length) const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
-  return attached_ && !body_prefix_.empty() && length >= body_prefix_.size() && std::memcmp(path, body_prefix_.data(), body_prefix_.size()) == 0;
+  return attached_ && !body_prefix_.empty() && length >= body_prefix_.size() &&
+         std::memcmp(path, body_prefix_.data(), body_prefix_.size()) == 0;
 }
 
 bool EngineSlot::attached() const {

@@ -109,7 +109,8 @@ void report_request_failure(const char* what, HRESULT hr) noexcept {
     return;
   }
   char line[256];
-  std::snprintf(line, sizeof line, "gatehouse: %s failed (HRESULT 0x%08lX); %lu more request failures since the last report", what,
+  std::snprintf(line, sizeof line,
+                "gatehouse: %s failed (HRESULT 0x%08lX); %lu more request failures since the last report", what,
                 static_cast<unsigned long>(hr), unlogged.exchange(0));
   report(line);
 }
@@ -122,7 +123,8 @@ std::wstring environment(const wchar_t* name) {
 
 std::string utf8(const std::wstring& text) {
   if (text.empty()) return std::string();
-  const int size = WideCharToMultiByte(CP_UTF8, 0, text.data(), static_cast<int>(text.size()), nullptr, 0, nullptr, nullptr);
+  const int size =
+      WideCharToMultiByte(CP_UTF8, 0, text.data(), static_cast<int>(text.size()), nullptr, 0, nullptr, nullptr);
   std::string out(static_cast<size_t>(size), '\0');
   WideCharToMultiByte(CP_UTF8, 0, text.data(), static_cast<int>(text.size()), out.data(), size, nullptr, nullptr);
   return out;
@@ -166,7 +168,8 @@ void start_node_once() {
   } catch (...) {
     g_runtime = nullptr;
   }
-  if (g_runtime == nullptr) report("gatehouse: could not start Node; every request is answered 503 until the application pool recycles");
+  if (g_runtime == nullptr)
+    report("gatehouse: could not start Node; every request is answered 503 until the application pool recycles");
   g_node_decided.store(true, std::memory_order_release);
 }
 
@@ -215,7 +218,8 @@ class GatehouseModule final : public CHttpModule {
   }
 
   // On an IIS thread: a body read completed, or (after PostCompletion) the decision is here.
-  REQUEST_NOTIFICATION_STATUS OnAsyncCompletion(IHttpContext* context, DWORD, BOOL, IHttpEventProvider*, IHttpCompletionInfo* completion) override {
+  REQUEST_NOTIFICATION_STATUS OnAsyncCompletion(IHttpContext* context, DWORD, BOOL, IHttpEventProvider*,
+                                                IHttpCompletionInfo* completion) override {
     try {
       return resume(context, completion);
     } catch (...) {
@@ -245,7 +249,8 @@ class GatehouseModule final : public CHttpModule {
   REQUEST_NOTIFICATION_STATUS resume(IHttpContext* context, IHttpCompletionInfo* completion) {
     if (reading_body_) {
       if (completion == nullptr) return refuse(context, 500, "The authentication layer could not read this request.");
-      const BodyOutcome outcome = body_->on_completion(completion->GetCompletionStatus(), completion->GetCompletionBytes());
+      const BodyOutcome outcome =
+          body_->on_completion(completion->GetCompletionStatus(), completion->GetCompletionBytes());
       if (outcome == BodyOutcome::kPending) return RQ_NOTIFICATION_PENDING;  // and touch nothing more
       return after_read(context, outcome);
     }
@@ -312,7 +317,9 @@ class GatehouseModule final : public CHttpModule {
       }
     }
     for (const auto& [name, value] : d.headers()) {
-      const HRESULT hr = value.size() > 0xFFFF ? E_INVALIDARG : request->SetHeader(name.c_str(), value.c_str(), static_cast<USHORT>(value.size()), TRUE);
+      const HRESULT hr = value.size() > 0xFFFF
+                             ? E_INVALIDARG
+                             : request->SetHeader(name.c_str(), value.c_str(), static_cast<USHORT>(value.size()), TRUE);
       if (FAILED(hr)) {
         report_request_failure("IHttpRequest::SetHeader", hr);
         return refuse(context, 500, "The identity headers could not be set.");
@@ -376,7 +383,8 @@ class GatehouseModule final : public CHttpModule {
     for (const auto& [name, value] : d.headers()) {
       if (value.size() > 0xFFFF) return fail(context, 500);
       // Set-Cookie may repeat: append rather than replace.
-      const HRESULT hr = response->SetHeader(name.c_str(), value.c_str(), static_cast<USHORT>(value.size()), _stricmp(name.c_str(), "Set-Cookie") != 0);
+      const HRESULT hr = response->SetHeader(name.c_str(), value.c_str(), static_cast<USHORT>(value.size()),
+                                             _stricmp(name.c_str(), "Set-Cookie") != 0);
       if (FAILED(hr)) {
         // A response without one of its headers (a cookie, a Location) is not the core's answer.
         report_request_failure("IHttpResponse::SetHeader", hr);
@@ -403,23 +411,38 @@ class GatehouseModule final : public CHttpModule {
   }
 
   // The core's answer stands as written: IIS's custom error pages must not replace it.
-  static HRESULT set_status(IHttpResponse* response, USHORT status) { return response->SetStatus(status, reason(status), 0, S_OK, nullptr, TRUE); }
+  static HRESULT set_status(IHttpResponse* response, USHORT status) {
+    return response->SetStatus(status, reason(status), 0, S_OK, nullptr, TRUE);
+  }
 
   static const char* reason(USHORT status) {
     switch (status) {
-      case 200: return "OK";
-      case 302: return "Found";
-      case 400: return "Bad Request";
-      case 401: return "Unauthorized";
-      case 403: return "Forbidden";
-      case 404: return "Not Found";
-      case 405: return "Method Not Allowed";
-      case 408: return "Request Timeout";
-      case 413: return "Payload Too Large";
-      case 500: return "Internal Server Error";
-      case 502: return "Bad Gateway";
-      case 503: return "Service Unavailable";
-      default: return "";
+      case 200:
+        return "OK";
+      case 302:
+        return "Found";
+      case 400:
+        return "Bad Request";
+      case 401:
+        return "Unauthorized";
+      case 403:
+        return "Forbidden";
+      case 404:
+        return "Not Found";
+      case 405:
+        return "Method Not Allowed";
+      case 408:
+        return "Request Timeout";
+      case 413:
+        return "Payload Too Large";
+      case 500:
+        return "Internal Server Error";
+      case 502:
+        return "Bad Gateway";
+      case 503:
+        return "Service Unavailable";
+      default:
+        return "";
     }
   }
 
@@ -495,7 +518,8 @@ BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, LPVOID) {
 }
 
 // IIS calls this once per worker process when it loads the module.
-extern "C" __declspec(dllexport) HRESULT __stdcall RegisterModule(DWORD version, IHttpModuleRegistrationInfo* info, IHttpServer* server) {
+extern "C" __declspec(dllexport) HRESULT
+    __stdcall RegisterModule(DWORD version, IHttpModuleRegistrationInfo* info, IHttpServer* server) {
   try {
     return register_module(version, info, server);
   } catch (const std::bad_alloc&) {

@@ -55,11 +55,12 @@ struct NodeRuntime::State {
 void NodeRuntime::State::run() {
   std::vector<std::string> args{"gatehouse-iis", boot_script};
   // The web server owns stdio, signals, resource limits and memory pages: Node leaves them alone.
-  auto init = node::InitializeOncePerProcess(
-      args, static_cast<node::ProcessInitializationFlags::Flags>(
-                node::ProcessInitializationFlags::kNoStdioInitialization | node::ProcessInitializationFlags::kNoDefaultSignalHandling |
-                node::ProcessInitializationFlags::kNoAdjustResourceLimits | node::ProcessInitializationFlags::kNoUseLargePages |
-                node::ProcessInitializationFlags::kNoPrintHelpOrVersionOutput));
+  auto init = node::InitializeOncePerProcess(args, static_cast<node::ProcessInitializationFlags::Flags>(
+                                                       node::ProcessInitializationFlags::kNoStdioInitialization |
+                                                       node::ProcessInitializationFlags::kNoDefaultSignalHandling |
+                                                       node::ProcessInitializationFlags::kNoAdjustResourceLimits |
+                                                       node::ProcessInitializationFlags::kNoUseLargePages |
+                                                       node::ProcessInitializationFlags::kNoPrintHelpOrVersionOutput));
   for (const std::string& error : init->errors()) report("Node: " + error);
   if (init->early_return()) {
     report("Node did not start (exit code " + std::to_string(init->exit_code()) + ")");
@@ -69,7 +70,8 @@ void NodeRuntime::State::run() {
   std::vector<std::string> all_exec_args = init->exec_args();
   for (const std::string& option : exec_args) {
     if (v8_stack_size_kb(option) > kMaxV8StackKb) {
-      report("gatehouse: " + option + " is more than the Node thread's stack allows (at most --stack-size=" + std::to_string(kMaxV8StackKb) +
+      report("gatehouse: " + option +
+             " is more than the Node thread's stack allows (at most --stack-size=" + std::to_string(kMaxV8StackKb) +
              " on its " + std::to_string(kThreadStackBytes / (1024 * 1024)) + " MB); ignored");
       continue;
     }
@@ -110,7 +112,8 @@ void NodeRuntime::State::run() {
       // state is torn down once), so it stays so until the application pool recycles.
       node::SetProcessExitHandler(env, [this](node::Environment* exiting, int exit_code) {
         report("gatehouse: Node exited with code " + std::to_string(exit_code) +
-               " (process.exit() or an uncaught exception in the core); the module answers 503 until the application pool recycles");
+               " (process.exit() or an uncaught exception in the core); the module answers 503 until the application "
+               "pool recycles");
         node::Stop(exiting);
       });
       node::AddLinkedBinding(env, kLinkedBindingName, init_linked_binding, NAPI_VERSION);
@@ -124,7 +127,8 @@ void NodeRuntime::State::run() {
         std::lock_guard<std::mutex> lock(mutex);
         stop_signal = nullptr;
       }
-      if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&stop))) uv_close(reinterpret_cast<uv_handle_t*>(&stop), nullptr);
+      if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&stop)))
+        uv_close(reinterpret_cast<uv_handle_t*>(&stop), nullptr);
       uv_run(setup->event_loop(), UV_RUN_NOWAIT);  // let the close callback run before `stop` goes away
       node::Stop(env);
     }
@@ -137,14 +141,17 @@ void NodeRuntime::State::run() {
 
 NodeRuntime::NodeRuntime(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
-std::unique_ptr<NodeRuntime> NodeRuntime::Start(const std::string& boot_script, const std::vector<std::string>& exec_args,
-                                                const gh_host_link* link, Report report) {
+std::unique_ptr<NodeRuntime> NodeRuntime::Start(const std::string& boot_script,
+                                                const std::vector<std::string>& exec_args, const gh_host_link* link,
+                                                Report report) {
   set_linked_binding_host(link, report);
   auto state = std::make_unique<State>();
   state->boot_script = boot_script;
   state->exec_args = exec_args;
   state->report = report;
-  if (!state->thread.start(kThreadStackBytes, [](void* raw) { static_cast<State*>(raw)->run(); }, state.get())) return nullptr;
+  if (!state->thread.start(
+          kThreadStackBytes, [](void* raw) { static_cast<State*>(raw)->run(); }, state.get()))
+    return nullptr;
   return std::unique_ptr<NodeRuntime>(new NodeRuntime(std::move(state)));
 }
 

@@ -54,7 +54,8 @@ bool StackThread::start(std::size_t stack_bytes, Entry entry, void* data) {
   pthread_attr_t attributes;
   bool started = false;
   if (thread != nullptr && pthread_attr_init(&attributes) == 0) {
-    started = pthread_attr_setstacksize(&attributes, stack_bytes) == 0 && pthread_create(thread, &attributes, &thread_main, launch) == 0;
+    started = pthread_attr_setstacksize(&attributes, stack_bytes) == 0 &&
+              pthread_create(thread, &attributes, &thread_main, launch) == 0;
     pthread_attr_destroy(&attributes);
   }
   if (!started) {
@@ -82,7 +83,7 @@ void StackThread::join() {
 
 StackThread::~StackThread() {
   if (handle_ == nullptr) return;
-  // Not joined: let the thread run on by itself (closing a handle or detaching never waits).
+    // Not joined: let the thread run on by itself (closing a handle or detaching never waits).
 #ifdef _WIN32
   CloseHandle(static_cast<HANDLE>(handle_));
 #else

@@ -30,8 +30,12 @@ const USER = { username: 'demo', password: 'demo' };
 
 /** Why the Apache target cannot run here, or undefined when it can. */
 export function apacheMissing(): string | undefined {
-  const missing = [APACHE, ...MODULES.map(([, file]) => path.join(MODULE_DIR, file))].filter((file) => !existsSync(file));
-  return missing.length === 0 ? undefined : `${missing.join(', ')} not found; apt-get install apache2 libapache2-mod-auth-openidc`;
+  const missing = [APACHE, ...MODULES.map(([, file]) => path.join(MODULE_DIR, file))].filter(
+    (file) => !existsSync(file),
+  );
+  return missing.length === 0
+    ? undefined
+    : `${missing.join(', ')} not found; apt-get install apache2 libapache2-mod-auth-openidc`;
 }
 
 export interface RunningApache {
@@ -113,11 +117,15 @@ export class SignInClient {
 
   /** Every cookie held for `origin`, as a Cookie header. */
   cookieHeader(origin: string): string {
-    return [...(this.#jar.get(origin) ?? new Map<string, string>())].map(([name, value]) => `${name}=${value}`).join('; ');
+    return [...(this.#jar.get(origin) ?? new Map<string, string>())]
+      .map(([name, value]) => `${name}=${value}`)
+      .join('; ');
   }
 
   request(url: URL, method = 'GET', form?: Record<string, string>): Promise<Answer> {
-    const cookies = [...(this.#jar.get(url.origin) ?? new Map<string, string>())].map(([name, value]) => `${name}=${value}`).join('; ');
+    const cookies = [...(this.#jar.get(url.origin) ?? new Map<string, string>())]
+      .map(([name, value]) => `${name}=${value}`)
+      .join('; ');
     const body = form === undefined ? undefined : new URLSearchParams(form).toString();
     return new Promise((resolve, reject) => {
       const req = http.request(
@@ -128,7 +136,9 @@ export class SignInClient {
           headers: {
             accept: 'text/html',
             ...(cookies ? { cookie: cookies } : {}),
-            ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) }),
+            ...(body === undefined
+              ? {}
+              : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) }),
           },
         },
         (res) => {
@@ -144,7 +154,12 @@ export class SignInClient {
               if (expired || eq === pair!.length - 1) jar.delete(pair!.slice(0, eq));
               else jar.set(pair!.slice(0, eq), pair!.slice(eq + 1));
             }
-            resolve({ status: res.statusCode ?? 0, location: res.headers.location, body: Buffer.concat(chunks).toString('utf8'), url });
+            resolve({
+              status: res.statusCode ?? 0,
+              location: res.headers.location,
+              body: Buffer.concat(chunks).toString('utf8'),
+              url,
+            });
           });
         },
       );
@@ -171,13 +186,15 @@ async function signIn(port: number, idp: RunningIdentityProvider): Promise<strin
   const describe = (hops: Answer[]) => hops.map((h) => `${h.status} ${h.url.href}`).join(' → ');
   const toLogin = await client.follow(new URL('/page', origin));
   const loginPage = toLogin.at(-1)!;
-  if (!loginPage.url.href.startsWith(idp.issuer) || loginPage.status !== 200) throw new Error(`Apache did not lead to the provider's sign-in page: ${describe(toLogin)}`);
+  if (!loginPage.url.href.startsWith(idp.issuer) || loginPage.status !== 200)
+    throw new Error(`Apache did not lead to the provider's sign-in page: ${describe(toLogin)}`);
   const action = /<form[^>]*action="([^"]*\/login)"/.exec(loginPage.body)?.[1];
   if (action === undefined) throw new Error(`no sign-in form at ${loginPage.url.href}`);
   const back = await client.follow(new URL(action.replace(/&amp;/g, '&'), loginPage.url), 'POST', USER);
   const session = client.cookie(origin, SESSION_COOKIE);
   const page = back.at(-1)!;
-  if (session === undefined || page.status !== 200 || page.url.origin !== origin) throw new Error(`the sign-in through Apache did not end signed in on its page: ${describe(back)}`);
+  if (session === undefined || page.status !== 200 || page.url.origin !== origin)
+    throw new Error(`the sign-in through Apache did not end signed in on its page: ${describe(back)}`);
   return `${SESSION_COOKIE}=${session}`;
 }
 
@@ -185,11 +202,24 @@ async function signIn(port: number, idp: RunningIdentityProvider): Promise<strin
  * Starts the provider (one client: Apache's redirect URI) and Apache in the foreground on `port`,
  * signs in once, and checks that the session cookie alone gets the app's own answer.
  */
-export async function startApache(port: number, appPort: number, waitForPort: (port: number) => Promise<void>): Promise<RunningApache> {
+export async function startApache(
+  port: number,
+  appPort: number,
+  waitForPort: (port: number) => Promise<void>,
+): Promise<RunningApache> {
   const clientSecret = randomBytes(16).toString('hex');
   // Loaded here, not at the top: oidc-provider is needed only when Apache runs.
   const { startDevIdentityProvider } = await import('../../dist/dev/identity-provider.js');
-  const idp = await startDevIdentityProvider({ clients: [{ clientId: CLIENT_ID, clientSecret, redirectUris: [`http://127.0.0.1:${port}/redirect_uri`], postLogoutRedirectUris: [] }] });
+  const idp = await startDevIdentityProvider({
+    clients: [
+      {
+        clientId: CLIENT_ID,
+        clientSecret,
+        redirectUris: [`http://127.0.0.1:${port}/redirect_uri`],
+        postLogoutRedirectUris: [],
+      },
+    ],
+  });
   let child: ChildProcess | undefined;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-apache-'));
   const close = async () => {
@@ -204,16 +234,23 @@ export async function startApache(port: number, appPort: number, waitForPort: (p
     child = started;
     let stderr = '';
     started.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<never>((_, reject) => started.once('exit', (code) => reject(new Error(`apache2 exited ${code}: ${stderr.trim()}`))));
+    const exited = new Promise<never>((_, reject) =>
+      started.once('exit', (code) => reject(new Error(`apache2 exited ${code}: ${stderr.trim()}`))),
+    );
     exited.catch(() => {}); // only raced below; the exit at the end of the benchmark is expected
     await Promise.race([waitForPort(port), exited]);
     const cookie = await Promise.race([signIn(port, idp), exited]).catch((error: unknown) => {
-      const log = existsSync(path.join(dir, 'error.log')) ? readFileSync(path.join(dir, 'error.log'), 'utf8').trim().split('\n').slice(-5).join('\n') : '';
+      const log = existsSync(path.join(dir, 'error.log'))
+        ? readFileSync(path.join(dir, 'error.log'), 'utf8').trim().split('\n').slice(-5).join('\n')
+        : '';
       throw new Error(`${(error as Error).message}${log ? `\nApache's error log:\n${log}` : ''}`);
     });
     // Signed in: the session cookie alone gets the app's answer, not a redirect to the provider.
     const signedIn = await getWithCookie(port, cookie);
-    if (signedIn.status !== 200 || !isAppAnswer(signedIn.body)) throw new Error(`Apache answered the signed-in GET ${signedIn.status}, not the app's 200: ${signedIn.body.slice(0, 200)}`);
+    if (signedIn.status !== 200 || !isAppAnswer(signedIn.body))
+      throw new Error(
+        `Apache answered the signed-in GET ${signedIn.status}, not the app's 200: ${signedIn.body.slice(0, 200)}`,
+      );
     return { child: started, port, cookie, close };
   } catch (error) {
     if (child) {
@@ -237,11 +274,14 @@ function isAppAnswer(body: string): boolean {
 function getWithCookie(port: number, cookie: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     http
-      .get({ host: '127.0.0.1', port, path: '/page', agent: false, headers: { cookie, accept: 'text/html' } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      })
+      .get(
+        { host: '127.0.0.1', port, path: '/page', agent: false, headers: { cookie, accept: 'text/html' } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        },
+      )
       .on('error', reject);
   });
 }

@@ -50,7 +50,9 @@ export interface BearerFixture {
 export async function bearerFixture(audience: string, count = 1): Promise<BearerFixture> {
   const { privateKey, publicKey } = generateRsaKeyPair(); // exported as JWK: see rsa-key-pair.ts
   const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'bench-key', alg: 'RS256', use: 'sig' }] };
-  const server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks)));
+  const server = http.createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks)),
+  );
   server.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -67,7 +69,14 @@ export async function bearerFixture(audience: string, count = 1): Promise<Bearer
         .sign(privateKey),
     ),
   );
-  return { issuer: origin, jwksUri: `${origin}/keys`, token: tokens[0]!, tokens, jwks, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    issuer: origin,
+    jwksUri: `${origin}/keys`,
+    token: tokens[0]!,
+    tokens,
+    jwks,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** The authsettingsV2 document of a provider whose bearer tokens the fixture signs. */
@@ -78,7 +87,12 @@ export function bearerDocument(fixture: BearerFixture, extra: Record<string, unk
         bench: {
           registration: {
             clientId: 'bench',
-            openIdConnectConfiguration: { authorizationEndpoint: `${fixture.issuer}/authorize`, tokenEndpoint: `${fixture.issuer}/token`, issuer: fixture.issuer, certificationUri: fixture.jwksUri },
+            openIdConnectConfiguration: {
+              authorizationEndpoint: `${fixture.issuer}/authorize`,
+              tokenEndpoint: `${fixture.issuer}/token`,
+              issuer: fixture.issuer,
+              certificationUri: fixture.jwksUri,
+            },
           },
         },
       },
@@ -92,7 +106,14 @@ export async function benchBearer(quick: boolean): Promise<string> {
   try {
     const { config } = resolveAuthConfig(bearerDocument(fixture), {});
     const layer = (bearerCacheMax?: number) =>
-      new AuthLayer({ headers: benchCore, config, store: new MemoryTokenStore<SessionRecord>(), masterKey: randomBytes(32), logger: createLogger('silent'), ...(bearerCacheMax !== undefined ? { bearerCacheMax } : {}) });
+      new AuthLayer({
+        headers: benchCore,
+        config,
+        store: new MemoryTokenStore<SessionRecord>(),
+        masterKey: randomBytes(32),
+        logger: createLogger('silent'),
+        ...(bearerCacheMax !== undefined ? { bearerCacheMax } : {}),
+      });
     const cached = layer();
     const missing = layer(MISS_CACHE_MAX);
     const uncached = layer(0);
@@ -117,17 +138,24 @@ export async function benchBearer(quick: boolean): Promise<string> {
     // The baseline and both miss rows take the tokens in turn; the hit row repeats the first.
     const nextToken = () => fixture.tokens[next++ % DISTINCT_TOKENS]!;
     const nextView = () => views[next++ % DISTINCT_TOKENS]!;
-    const bare = () => jwtVerify(nextToken(), keySet, { issuer: fixture.issuer, audience: 'bench', algorithms: ['RS256'] });
+    const bare = () =>
+      jwtVerify(nextToken(), keySet, { issuer: fixture.issuer, audience: 'bench', algorithms: ['RS256'] });
     for (const l of [cached, missing, uncached]) {
       const decision = await l.decide(views[0]!);
-      if (decision.kind !== 'forward' || decision.identity?.userId !== 'bench-user') throw new Error('gatehouse did not accept the bench token');
+      if (decision.kind !== 'forward' || decision.identity?.userId !== 'bench-user')
+        throw new Error('gatehouse did not accept the bench token');
     }
     await bare();
     // A server validates many requests at once (signature checks run on libuv's pool): the same
     // CONCURRENCY concurrent validations for the baseline and gatehouse alike, in two shapes.
     const batch = (run: () => Promise<unknown>) => () => Promise.all(Array.from({ length: CONCURRENCY }, run));
     const inFlight = (run: () => Promise<unknown>) => () => keepInFlight(run, CONCURRENCY, IN_FLIGHT_RUN);
-    const targets = [bare, () => missing.decide(nextView()), () => uncached.decide(nextView()), () => cached.decide(views[0]!)];
+    const targets = [
+      bare,
+      () => missing.decide(nextView()),
+      () => uncached.decide(nextView()),
+      () => cached.decide(views[0]!),
+    ];
     const { rates, threadCpuNsPerRun } = await interleavedMeasure(
       [
         ...targets.map((run, i) => ({ name: `batch ${i}`, run: batch(run), async: true })),
@@ -141,7 +169,9 @@ export async function benchBearer(quick: boolean): Promise<string> {
     // depend on how the scheduler shares two CPUs between the event loop and libuv's pool.
     const eventLoopMicros = threadCpuNsPerRun?.slice(targets.length).map((ns) => ns / 1000 / IN_FLIGHT_RUN);
     const cpuCells = (i: number) =>
-      eventLoopMicros === undefined ? ['n/a', 'n/a'] : [`${eventLoopMicros[i]!.toFixed(1)} µs`, `${(eventLoopMicros[0]! / eventLoopMicros[i]!).toFixed(2)}×`];
+      eventLoopMicros === undefined
+        ? ['n/a', 'n/a']
+        : [`${eventLoopMicros[i]!.toFixed(1)} µs`, `${(eventLoopMicros[0]! / eventLoopMicros[i]!).toFixed(2)}×`];
     const cells = (i: number) => [
       formatRate(batched[i]!),
       `${(batched[i]! / batched[0]!).toFixed(2)}×`,

@@ -40,7 +40,12 @@ function stop(started: Started): Promise<void> {
 
 /** A push payload of exactly `size` bytes. */
 export function pushPayload(size: number): Buffer {
-  const base = { ref: 'refs/heads/main', repository: { full_name: 'octo/hello' }, commits: [{ id: 'a', message: '' }], pad: '' };
+  const base = {
+    ref: 'refs/heads/main',
+    repository: { full_name: 'octo/hello' },
+    commits: [{ id: 'a', message: '' }],
+    pad: '',
+  };
   const skeleton = Buffer.byteLength(JSON.stringify(base));
   return Buffer.from(JSON.stringify({ ...base, pad: 'x'.repeat(size - skeleton) }));
 }
@@ -59,7 +64,11 @@ function headersFor(body: Buffer): Record<string, string> {
   };
 }
 
-async function load(port: number, body: Buffer, seconds: number): Promise<{ rps: number; p99: number; non2xx: number }> {
+async function load(
+  port: number,
+  body: Buffer,
+  seconds: number,
+): Promise<{ rps: number; p99: number; non2xx: number }> {
   const result = await autocannon({
     url: `http://127.0.0.1:${port}/api/forge/webhook`,
     method: 'POST',
@@ -73,10 +82,13 @@ async function load(port: number, body: Buffer, seconds: number): Promise<{ rps:
 
 function post(port: number, body: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: '/api/forge/webhook', method: 'POST', headers: headersFor(body) }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, path: '/api/forge/webhook', method: 'POST', headers: headersFor(body) },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -130,9 +142,18 @@ export async function benchDeliveries(quick: boolean): Promise<string> {
   const baseline = median(rps.get('octokit')!);
   const rows = RECEIVERS.map(([kind, label]) => {
     const r = median(rps.get(kind)!);
-    return [label, r.toFixed(0), `${(r / baseline).toFixed(2)}×`, `${median(p99.get(kind)!)} ms`, String(failures.get(kind))];
+    return [
+      label,
+      r.toFixed(0),
+      `${(r / baseline).toFixed(2)}×`,
+      `${median(p99.get(kind)!)} ms`,
+      String(failures.get(kind)),
+    ];
   });
-  return table([`8 KiB signed push, 10 connections, median of ${rounds}×${seconds}s`, 'deliveries/s', 'ratio', 'p99', 'non-2xx'], rows);
+  return table(
+    [`8 KiB signed push, 10 connections, median of ${rounds}×${seconds}s`, 'deliveries/s', 'ratio', 'p99', 'non-2xx'],
+    rows,
+  );
 }
 
 export async function benchMemory(): Promise<string> {

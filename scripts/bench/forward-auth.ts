@@ -57,7 +57,11 @@ function tree(pid: number): number[] {
     }
     for (const task of tasks) {
       try {
-        for (const child of readFileSync(`/proc/${found[i]}/task/${task}/children`, 'utf8').split(/\s+/).filter(Boolean).map(Number)) if (!found.includes(child)) found.push(child);
+        for (const child of readFileSync(`/proc/${found[i]}/task/${task}/children`, 'utf8')
+          .split(/\s+/)
+          .filter(Boolean)
+          .map(Number))
+          if (!found.includes(child)) found.push(child);
       } catch {
         // a thread that ended meanwhile
       }
@@ -82,7 +86,8 @@ function cpuSeconds(pid: number): number {
 
 function pin(pids: readonly number[], cpus: string): void {
   if (!canPin) return;
-  for (const pid of new Set(pids.flatMap(tree))) execFileSync(TASKSET, ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+  for (const pid of new Set(pids.flatMap(tree)))
+    execFileSync(TASKSET, ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
 }
 
 function started(child: ChildProcess, what: string): Promise<void> {
@@ -108,7 +113,9 @@ http {
 }
 `,
   );
-  const child = spawn(NGINX, ['-e', `${dir}/error.log`, '-p', dir, '-c', path.join(dir, 'nginx.conf')], { stdio: 'ignore' });
+  const child = spawn(NGINX, ['-e', `${dir}/error.log`, '-p', dir, '-c', path.join(dir, 'nginx.conf')], {
+    stdio: 'ignore',
+  });
   child.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   await started(child, 'nginx');
   await waitForPort(port);
@@ -118,8 +125,12 @@ http {
 /** The shipped example, its ports filled in as the tests fill them. */
 function shippedSite(port: number, verifierPort: number, appPort: number): string {
   const example = readFileSync(path.join(root, 'examples', 'nginx', 'gatehouse.conf'), 'utf8');
-  const filled = example.replace('listen 8080;', `listen 127.0.0.1:${port};`).replace('127.0.0.1:8081;', `127.0.0.1:${verifierPort};`).replace('127.0.0.1:3000;', `127.0.0.1:${appPort};`);
-  if (filled.includes('8081;') || filled.includes('3000;') || filled.includes('listen 8080;')) throw new Error('examples/nginx/gatehouse.conf: its ports are not where the benchmark expects them');
+  const filled = example
+    .replace('listen 8080;', `listen 127.0.0.1:${port};`)
+    .replace('127.0.0.1:8081;', `127.0.0.1:${verifierPort};`)
+    .replace('127.0.0.1:3000;', `127.0.0.1:${appPort};`);
+  if (filled.includes('8081;') || filled.includes('3000;') || filled.includes('listen 8080;'))
+    throw new Error('examples/nginx/gatehouse.conf: its ports are not where the benchmark expects them');
   return filled;
 }
 
@@ -136,11 +147,25 @@ server.listen(Number(process.argv[2]), '127.0.0.1');
 `;
 
 /** `gatehouse serve --forward-auth` from dist, configured through the environment like a deployment. */
-function startForwardAuthCli(port: number, document: Record<string, unknown>, masterKey: Buffer): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [path.join(root, 'dist', 'cli.js'), 'serve', '--forward-auth', '--host', '127.0.0.1', '--port', String(port)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn', GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(document), GATEHOUSE_ENCRYPTION_KEY: masterKey.toString('hex'), BENCH_SECRET: 'unused' },
-  });
+function startForwardAuthCli(
+  port: number,
+  document: Record<string, unknown>,
+  masterKey: Buffer,
+): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [path.join(root, 'dist', 'cli.js'), 'serve', '--forward-auth', '--host', '127.0.0.1', '--port', String(port)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        GATEHOUSE_LOG_LEVEL: 'warn',
+        GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(document),
+        GATEHOUSE_ENCRYPTION_KEY: masterKey.toString('hex'),
+        BENCH_SECRET: 'unused',
+      },
+    },
+  );
   let output = '';
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -149,12 +174,17 @@ function startForwardAuthCli(port: number, document: Record<string, unknown>, ma
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`gatehouse serve --forward-auth exited ${code}: ${output.slice(-500)}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`gatehouse serve --forward-auth exited ${code}: ${output.slice(-500)}`)),
+    );
   });
 }
 
 function forkApp(): Promise<{ child: ChildProcess; port: number }> {
-  const child = fork(path.join(here, 'sidecar-server.ts'), ['app'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = fork(path.join(here, 'sidecar-server.ts'), ['app'], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
     child.once('exit', (code) => reject(new Error(`app exited ${code}`)));
@@ -175,7 +205,13 @@ async function generate(target: Target, seconds: number): Promise<{ total: numbe
     const result = await autocannon({ url, connections: 50, duration: seconds, headers: target.headers });
     return { total: result.requests.total, rps: result.requests.average, bad: result.non2xx + result.errors };
   }
-  const args = ['-t1', '-c50', `-d${seconds}s`, ...Object.entries(target.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]), url];
+  const args = [
+    '-t1',
+    '-c50',
+    `-d${seconds}s`,
+    ...Object.entries(target.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]),
+    url,
+  ];
   const command = canPin ? [TASKSET, '-c', '0', WRK, ...args] : [WRK, ...args];
   const output = await new Promise<string>((resolve, reject) => {
     const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -186,7 +222,8 @@ async function generate(target: Target, seconds: number): Promise<{ total: numbe
   const number = (pattern: RegExp) => Number(pattern.exec(output)?.[1] ?? 0);
   const total = number(/(\d+) requests in/);
   const errors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output);
-  const bad = number(/Non-2xx or 3xx responses: (\d+)/) + (errors ? errors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0);
+  const bad =
+    number(/Non-2xx or 3xx responses: (\d+)/) + (errors ? errors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0);
   return { total, rps: number(/Requests\/sec:\s+([\d.]+)/), bad };
 }
 
@@ -195,7 +232,9 @@ async function load(target: Target, app: Part, seconds: number): Promise<Measure
   const before = parts.map((part) => cpuSeconds(part.pid));
   const result = await generate(target, seconds);
   const total = Math.max(1, result.total);
-  const cpu = Object.fromEntries(parts.map((part, i) => [part.role, ((cpuSeconds(part.pid) - before[i]!) * 1e6) / total]));
+  const cpu = Object.fromEntries(
+    parts.map((part, i) => [part.role, ((cpuSeconds(part.pid) - before[i]!) * 1e6) / total]),
+  );
   return { rps: result.rps, bad: result.bad, cpu };
 }
 
@@ -227,18 +266,35 @@ export async function benchForwardAuth(quick: boolean): Promise<string> {
     const verifyPorts = { nginx: await freePort(), gatehouse: await freePort() };
     const gatehouse = await startForwardAuthCli(verifyPorts.gatehouse, document, masterKey);
     processes.push(gatehouse);
-    const verifyNginx = await startNginx(verifyPorts.nginx, shippedSite(verifyPorts.nginx, verifyPorts.gatehouse, app.port));
+    const verifyNginx = await startNginx(
+      verifyPorts.nginx,
+      shippedSite(verifyPorts.nginx, verifyPorts.gatehouse, app.port),
+    );
     processes.push(verifyNginx);
     // Bound to the host the browser uses: nginx's address (X-Forwarded-Host).
-    const { cookie, identityHeaders } = await signedInSession(document, directory, masterKey, `127.0.0.1:${verifyPorts.nginx}`);
-    const answerHeaders = Object.fromEntries(Object.entries(identityHeaders).filter(([name]) => !name.startsWith('x-forwarded-')));
+    const { cookie, identityHeaders } = await signedInSession(
+      document,
+      directory,
+      masterKey,
+      `127.0.0.1:${verifyPorts.nginx}`,
+    );
+    const answerHeaders = Object.fromEntries(
+      Object.entries(identityHeaders).filter(([name]) => !name.startsWith('x-forwarded-')),
+    );
 
     const nothingPorts = { nginx: await freePort(), verifier: await freePort() };
-    const verifier = spawn(process.execPath, ['-e', DO_NOTHING, JSON.stringify(answerHeaders), String(nothingPorts.verifier)], { stdio: 'ignore' });
+    const verifier = spawn(
+      process.execPath,
+      ['-e', DO_NOTHING, JSON.stringify(answerHeaders), String(nothingPorts.verifier)],
+      { stdio: 'ignore' },
+    );
     processes.push(verifier);
     await started(verifier, 'do-nothing verifier');
     await waitForPort(nothingPorts.verifier);
-    const nothingNginx = await startNginx(nothingPorts.nginx, shippedSite(nothingPorts.nginx, nothingPorts.verifier, app.port));
+    const nothingNginx = await startNginx(
+      nothingPorts.nginx,
+      shippedSite(nothingPorts.nginx, nothingPorts.verifier, app.port),
+    );
     processes.push(nothingNginx);
 
     const barePort = await freePort();
@@ -251,7 +307,12 @@ server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy
     processes.push(bareNginx);
 
     const sidecarPort = await freePort();
-    const sidecar = await startGatehouseCli({ upstream: `http://127.0.0.1:${app.port}`, port: sidecarPort, document, env: { GATEHOUSE_ENCRYPTION_KEY: masterKey.toString('hex'), BENCH_SECRET: 'unused' } });
+    const sidecar = await startGatehouseCli({
+      upstream: `http://127.0.0.1:${app.port}`,
+      port: sidecarPort,
+      document,
+      env: { GATEHOUSE_ENCRYPTION_KEY: masterKey.toString('hex'), BENCH_SECRET: 'unused' },
+    });
     processes.push(sidecar);
     const sidecarCookie = (await signedInSession(document, directory, masterKey, `127.0.0.1:${sidecarPort}`)).cookie;
 
@@ -263,10 +324,40 @@ server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy
     const html = { accept: 'text/html' };
     const targets: Target[] = [
       { name: BARE, port: barePort, headers: { ...html, cookie }, parts: [{ role: 'nginx', pid: bareNginx.pid! }] },
-      { name: DO_NOTHING_TARGET, port: nothingPorts.nginx, headers: { ...html, cookie }, parts: [{ role: 'nginx', pid: nothingNginx.pid! }, { role: 'verifier', pid: verifier.pid! }] },
-      { name: VERIFY, port: verifyPorts.nginx, headers: { ...html, cookie }, parts: [{ role: 'nginx', pid: verifyNginx.pid! }, { role: 'verifier', pid: gatehouse.pid! }] },
-      { name: SIDECAR, port: sidecarPort, headers: { ...html, cookie: sidecarCookie }, parts: [{ role: 'proxy', pid: sidecar.pid! }] },
-      ...(apache ? [{ name: APACHE, port: apache.port, headers: { ...html, cookie: apache.cookie }, parts: [{ role: 'proxy', pid: apache.child.pid! }] }] : []),
+      {
+        name: DO_NOTHING_TARGET,
+        port: nothingPorts.nginx,
+        headers: { ...html, cookie },
+        parts: [
+          { role: 'nginx', pid: nothingNginx.pid! },
+          { role: 'verifier', pid: verifier.pid! },
+        ],
+      },
+      {
+        name: VERIFY,
+        port: verifyPorts.nginx,
+        headers: { ...html, cookie },
+        parts: [
+          { role: 'nginx', pid: verifyNginx.pid! },
+          { role: 'verifier', pid: gatehouse.pid! },
+        ],
+      },
+      {
+        name: SIDECAR,
+        port: sidecarPort,
+        headers: { ...html, cookie: sidecarCookie },
+        parts: [{ role: 'proxy', pid: sidecar.pid! }],
+      },
+      ...(apache
+        ? [
+            {
+              name: APACHE,
+              port: apache.port,
+              headers: { ...html, cookie: apache.cookie },
+              parts: [{ role: 'proxy', pid: apache.child.pid! }],
+            },
+          ]
+        : []),
     ];
     const everyone = processes.map((child) => child.pid!);
     const measure = (target: Target, duration: number) => {
@@ -277,7 +368,8 @@ server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy
     };
     for (const target of targets) {
       // Warm-up, and the check that every target answers a signed-in request with the app's 200.
-      if ((await measure(target, 1)).bad > 0) throw new Error(`${target.name}: did not answer 200 (signed in) to every request`);
+      if ((await measure(target, 1)).bad > 0)
+        throw new Error(`${target.name}: did not answer 200 (signed in) to every request`);
     }
     const results = new Map<string, Measured[]>();
     for (let round = 0; round < rounds; round++) {
@@ -291,7 +383,11 @@ server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy
     const summary = (name: string) => {
       const runs = results.get(name)!;
       const roles = Object.keys(runs[0]!.cpu);
-      return { rps: median(runs.map((r) => r.rps)), bad: runs.reduce((sum, r) => sum + r.bad, 0), cpu: Object.fromEntries(roles.map((role) => [role, median(runs.map((r) => r.cpu[role]!))])) };
+      return {
+        rps: median(runs.map((r) => r.rps)),
+        bad: runs.reduce((sum, r) => sum + r.bad, 0),
+        cpu: Object.fromEntries(roles.map((role) => [role, median(runs.map((r) => r.cpu[role]!))])),
+      };
     };
     const bare = summary(BARE);
     const peer = apache ? summary(APACHE) : undefined;
@@ -299,10 +395,30 @@ server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy
     const generator = existsSync(WRK) ? 'wrk -t1' : 'autocannon';
     const setup = `${generator}; ${canPin ? 'the processes under test on CPU 1, the app and the load generator on CPU 0' : 'no CPU pinning (needs two CPUs and taskset)'}`;
     const rendered = table(
-      [`signed-in GET, 50 connections, median of ${rounds}×${seconds}s (${setup})`, 'req/s', 'vs bare nginx', ...(peer ? ['vs Apache'] : []), 'nginx CPU µs/req', 'verifier CPU µs/req', 'sidecar / Apache CPU µs/req', 'app CPU µs/req', 'non-2xx'],
+      [
+        `signed-in GET, 50 connections, median of ${rounds}×${seconds}s (${setup})`,
+        'req/s',
+        'vs bare nginx',
+        ...(peer ? ['vs Apache'] : []),
+        'nginx CPU µs/req',
+        'verifier CPU µs/req',
+        'sidecar / Apache CPU µs/req',
+        'app CPU µs/req',
+        'non-2xx',
+      ],
       targets.map(({ name }) => {
         const s = summary(name);
-        return [name, s.rps.toFixed(0), `${(s.rps / bare.rps).toFixed(2)}×`, ...(peer ? [`${(s.rps / peer.rps).toFixed(2)}×`] : []), µs(s.cpu.nginx), µs(s.cpu.verifier), µs(s.cpu.proxy), µs(s.cpu.app), String(s.bad)];
+        return [
+          name,
+          s.rps.toFixed(0),
+          `${(s.rps / bare.rps).toFixed(2)}×`,
+          ...(peer ? [`${(s.rps / peer.rps).toFixed(2)}×`] : []),
+          µs(s.cpu.nginx),
+          µs(s.cpu.verifier),
+          µs(s.cpu.proxy),
+          µs(s.cpu.app),
+          String(s.bad),
+        ];
       }),
     );
     const verify = summary(VERIFY);
@@ -311,7 +427,9 @@ server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy
     const notes = [
       `gatehouse verify against the do-nothing verifier: ${(verify.rps / nothing.rps).toFixed(2)}× the req/s (single rounds ${Math.min(...perRound).toFixed(2)}–${Math.max(...perRound).toFixed(2)}×; target ≥ 0.7×); the verifier's CPU per request ${µs(verify.cpu.verifier)} µs against ${µs(nothing.cpu.verifier)} µs.`,
       `The subrequest's cost to nginx: ${µs(nothing.cpu.nginx)} µs per request with a verifier against ${µs(bare.cpu.nginx)} µs bare.`,
-      peer ? `nginx + gatehouse verify against Apache + mod_auth_openidc: ${(verify.rps / peer.rps).toFixed(2)}× the req/s; the gatehouse sidecar ${(summary(SIDECAR).rps / peer.rps).toFixed(2)}×.` : `(${APACHE} skipped: ${apacheNote})`,
+      peer
+        ? `nginx + gatehouse verify against Apache + mod_auth_openidc: ${(verify.rps / peer.rps).toFixed(2)}× the req/s; the gatehouse sidecar ${(summary(SIDECAR).rps / peer.rps).toFixed(2)}×.`
+        : `(${APACHE} skipped: ${apacheNote})`,
       'No verify cache is shipped: every request is asked about (a logout is honoured at the next request).',
     ];
     return `${rendered}\n\n${notes.join('\n')}`;
@@ -340,6 +458,8 @@ server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy
 
 // `npx tsx scripts/bench/forward-auth.ts [--quick]`: this benchmark alone.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  console.log(`forward authentication — node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${new Date().toISOString()}\n`);
+  console.log(
+    `forward authentication — node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${new Date().toISOString()}\n`,
+  );
   console.log(await benchForwardAuth(process.argv.includes('--quick')));
 }

@@ -33,7 +33,17 @@ async function signedInLayer(): Promise<{ layer: AuthLayer; cookie: string }> {
   const document = {
     identityProviders: {
       customOpenIdConnectProviders: {
-        bench: { registration: { clientId: 'bench', openIdConnectConfiguration: { authorizationEndpoint: 'http://127.0.0.1:9/a', tokenEndpoint: 'http://127.0.0.1:9/t', issuer: 'http://127.0.0.1:9', certificationUri: 'http://127.0.0.1:9/k' } } },
+        bench: {
+          registration: {
+            clientId: 'bench',
+            openIdConnectConfiguration: {
+              authorizationEndpoint: 'http://127.0.0.1:9/a',
+              tokenEndpoint: 'http://127.0.0.1:9/t',
+              issuer: 'http://127.0.0.1:9',
+              certificationUri: 'http://127.0.0.1:9/k',
+            },
+          },
+        },
       },
     },
     login: { tokenStore: { fileSystem: { directory } } },
@@ -48,9 +58,11 @@ async function signedInLayer(): Promise<{ layer: AuthLayer; cookie: string }> {
 }
 
 /** The interceptor's crossing counters (undefined on a build without them). */
-const stats = (interceptor: object) => (interceptor as { crossingStats?: () => { batches: number; requests: number } }).crossingStats?.();
+const stats = (interceptor: object) =>
+  (interceptor as { crossingStats?: () => { batches: number; requests: number } }).crossingStats?.();
 
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]!;
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]!;
 
 export async function benchHook(quick: boolean): Promise<string> {
   const { layer, cookie } = await signedInLayer();
@@ -60,15 +72,33 @@ export async function benchHook(quick: boolean): Promise<string> {
     ['Cookie', cookie],
     ['User-Agent', 'bench'],
   ];
-  const request: NativeRequest = { method: 'GET', scheme: 'http', host: HOST, path: '/page', query: '', remoteAddress: '127.0.0.1', headers };
+  const request: NativeRequest = {
+    method: 'GET',
+    scheme: 'http',
+    host: HOST,
+    path: '/page',
+    query: '',
+    remoteAddress: '127.0.0.1',
+    headers,
+  };
 
   // The sidecar's work for the same request, in process: decide, then the forwarded-header build.
   const nodeHeaders = Object.fromEntries(headers.map(([n, v]) => [n.toLowerCase(), v]));
-  const view = (): RequestView => ({ method: 'GET', path: '/page', query: '', headers: headers.map(([n, v]) => [n, v] as const), scheme: 'http', host: HOST, remoteAddress: '127.0.0.1', readBody: async () => Buffer.alloc(0) });
+  const view = (): RequestView => ({
+    method: 'GET',
+    path: '/page',
+    query: '',
+    headers: headers.map(([n, v]) => [n, v] as const),
+    scheme: 'http',
+    host: HOST,
+    remoteAddress: '127.0.0.1',
+    readBody: async () => Buffer.alloc(0),
+  });
   const sidecarOnce = async () => {
     const v = view();
     const decision = await layer.decide(v);
-    if (decision.kind !== 'forward' || decision.identity === null) throw new Error('the bench session is not signed in');
+    if (decision.kind !== 'forward' || decision.identity === null)
+      throw new Error('the bench session is not signed in');
     forwardHeaders(nodeHeaders, decision.edits, false);
   };
   const sidecarSamples: number[] = [];
@@ -86,16 +116,35 @@ export async function benchHook(quick: boolean): Promise<string> {
   const host = loadModuleHost();
   interceptor.attachHost(host.link, `${layer.config.apiPrefix}/`);
   try {
-    const warm = await host.replay(Array.from({ length: 2000 }, () => request), 8);
-    if (warm.some((r) => r.kind !== 'continue' || r.completions !== 1)) throw new Error('the hook did not forward the signed-in request');
-    const rows: string[][] = [['sidecar core path, in process (baseline)', formatRate(sidecarRate), '1.00×', `${percentile(sidecarSamples, 50).toFixed(0)} µs`, `${percentile(sidecarSamples, 99).toFixed(0)} µs`, '—', '—', '—']];
+    const warm = await host.replay(
+      Array.from({ length: 2000 }, () => request),
+      8,
+    );
+    if (warm.some((r) => r.kind !== 'continue' || r.completions !== 1))
+      throw new Error('the hook did not forward the signed-in request');
+    const rows: string[][] = [
+      [
+        'sidecar core path, in process (baseline)',
+        formatRate(sidecarRate),
+        '1.00×',
+        `${percentile(sidecarSamples, 50).toFixed(0)} µs`,
+        `${percentile(sidecarSamples, 99).toFixed(0)} µs`,
+        '—',
+        '—',
+        '—',
+      ],
+    ];
     for (const threads of [1, 8, 64]) {
       const count = quick ? 10_000 : 50_000;
       const before = stats(interceptor);
       const cpuBefore = threadCpuNs();
       const start = performance.now();
       // Counts and times only: turning every applied header back into JavaScript is the harness's work, not the hook's.
-      const results = await host.replay(Array.from({ length: count }, () => request), threads, false);
+      const results = await host.replay(
+        Array.from({ length: count }, () => request),
+        threads,
+        false,
+      );
       const withHarness = (count * 1000) / (performance.now() - start);
       const cpuAfter = threadCpuNs();
       const after = stats(interceptor);
@@ -107,11 +156,36 @@ export async function benchHook(quick: boolean): Promise<string> {
       const last = Math.max(...results.map((r) => r.submittedAt + r.micros));
       const rate = (count * 1e6) / (last - first);
       const micros = results.map((r) => r.micros);
-      const perWake = after && before ? ((after.requests - before.requests) / (after.batches - before.batches)).toFixed(1) : 'n/a';
-      const jsCpu = cpuBefore !== undefined && cpuAfter !== undefined ? `${((cpuAfter - cpuBefore) / count / 1000).toFixed(1)} µs` : 'n/a';
-      rows.push([`hook, ${threads} native thread${threads === 1 ? '' : 's'}`, formatRate(rate), `${(rate / sidecarRate).toFixed(2)}×`, `${percentile(micros, 50).toFixed(0)} µs`, `${percentile(micros, 99).toFixed(0)} µs`, formatRate(withHarness), perWake, jsCpu]);
+      const perWake =
+        after && before ? ((after.requests - before.requests) / (after.batches - before.batches)).toFixed(1) : 'n/a';
+      const jsCpu =
+        cpuBefore !== undefined && cpuAfter !== undefined
+          ? `${((cpuAfter - cpuBefore) / count / 1000).toFixed(1)} µs`
+          : 'n/a';
+      rows.push([
+        `hook, ${threads} native thread${threads === 1 ? '' : 's'}`,
+        formatRate(rate),
+        `${(rate / sidecarRate).toFixed(2)}×`,
+        `${percentile(micros, 50).toFixed(0)} µs`,
+        `${percentile(micros, 99).toFixed(0)} µs`,
+        formatRate(withHarness),
+        perWake,
+        jsCpu,
+      ]);
     }
-    return table(['signed-in GET, decision only (no proxying)', 'decisions/s', 'vs sidecar core path', 'p50', 'p99', 'with harness', 'requests per wake', 'JS-thread CPU per decision (with harness)'], rows);
+    return table(
+      [
+        'signed-in GET, decision only (no proxying)',
+        'decisions/s',
+        'vs sidecar core path',
+        'p50',
+        'p99',
+        'with harness',
+        'requests per wake',
+        'JS-thread CPU per decision (with harness)',
+      ],
+      rows,
+    );
   } finally {
     interceptor.close();
   }

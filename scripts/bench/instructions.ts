@@ -34,11 +34,23 @@ function forkServer(args: string[], outDir?: string): Promise<Proxy> {
     ? fork(path.join(here, 'sidecar-server.ts'), args, {
         execPath: VALGRIND,
         // One output per thread: the event loop is thread 1; V8's compiler and GC helpers run beside it.
-        execArgv: ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${outDir}/callgrind.%p`, process.execPath, '--import', 'tsx'],
+        execArgv: [
+          '--tool=callgrind',
+          '--instr-atstart=no',
+          '--separate-threads=yes',
+          `--callgrind-out-file=${outDir}/callgrind.%p`,
+          process.execPath,
+          '--import',
+          'tsx',
+        ],
         stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
         env,
       })
-    : fork(path.join(here, 'sidecar-server.ts'), args, { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env });
+    : fork(path.join(here, 'sidecar-server.ts'), args, {
+        execArgv: ['--import', 'tsx'],
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+        env,
+      });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
     child.once('exit', (code) => reject(new Error(`${args[0]} exited ${code}`)));
@@ -64,18 +76,35 @@ interface Counted {
 }
 
 /** Warm the proxy up uncounted, then count the event-loop thread's instructions over `requests` requests. */
-async function count(proxy: Proxy, outDir: string, headers: Record<string, string>, warmRequests: number, requests: number): Promise<Counted> {
+async function count(
+  proxy: Proxy,
+  outDir: string,
+  headers: Record<string, string>,
+  warmRequests: number,
+  requests: number,
+): Promise<Counted> {
   const pid = proxy.child.pid!;
-  const load = (amount: number) => autocannon({ url: `http://127.0.0.1:${proxy.port}/page`, connections: 10, amount, headers: { ...headers, accept: 'text/html' } });
+  const load = (amount: number) =>
+    autocannon({
+      url: `http://127.0.0.1:${proxy.port}/page`,
+      connections: 10,
+      amount,
+      headers: { ...headers, accept: 'text/html' },
+    });
   const warm = await load(warmRequests);
   execFileSync(CALLGRIND_CONTROL, ['-i', 'on', String(pid)], { stdio: 'ignore' });
   const counted = await load(requests);
   execFileSync(CALLGRIND_CONTROL, ['-d', String(pid)], { stdio: 'ignore' });
-  return { instructionsPerRequest: threadInstructions(outDir, pid, 1) / Math.max(1, counted.requests.total), requests: counted.requests.total, bad: warm.non2xx + warm.errors + counted.non2xx + counted.errors };
+  return {
+    instructionsPerRequest: threadInstructions(outDir, pid, 1) / Math.max(1, counted.requests.total),
+    requests: counted.requests.total,
+    bad: warm.non2xx + warm.errors + counted.non2xx + counted.errors,
+  };
 }
 
 export async function benchInstructions(quick: boolean): Promise<string> {
-  if (!existsSync(VALGRIND) || !existsSync(CALLGRIND_CONTROL)) return `(skipped: ${VALGRIND} not found; apt-get install valgrind)`;
+  if (!existsSync(VALGRIND) || !existsSync(CALLGRIND_CONTROL))
+    return `(skipped: ${VALGRIND} not found; apt-get install valgrind)`;
   const warmRequests = quick ? 3000 : 8000;
   const requests = quick ? 500 : 2000;
   const directory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-store-'));
@@ -87,7 +116,11 @@ export async function benchInstructions(quick: boolean): Promise<string> {
   const upstream = `http://127.0.0.1:${app.port}`;
   const rows: Array<{ name: string; counted: Counted }> = [];
   try {
-    const measure = async (name: string, args: string[], credentials: (port: number) => Promise<Record<string, string>>) => {
+    const measure = async (
+      name: string,
+      args: string[],
+      credentials: (port: number) => Promise<Record<string, string>>,
+    ) => {
       const proxy = await forkServer(args, outDir);
       try {
         rows.push({ name, counted: await count(proxy, outDir, await credentials(proxy.port), warmRequests, requests) });
@@ -100,7 +133,11 @@ export async function benchInstructions(quick: boolean): Promise<string> {
     const session = (port: number) => signedInSession(document, directory, masterKey, `127.0.0.1:${port}`);
     const { cookie, identityHeaders } = await session(40000); // any five-digit port: the same header bytes
     await measure('bare Koa + forwarder (baseline)', ['koa', upstream], async () => ({ cookie }));
-    await measure('Koa + forwarder + the same header bytes', ['koa-bytes', upstream, JSON.stringify(identityHeaders)], async () => ({ cookie }));
+    await measure(
+      'Koa + forwarder + the same header bytes',
+      ['koa-bytes', upstream, JSON.stringify(identityHeaders)],
+      async () => ({ cookie }),
+    );
     await measure('gatehouse (signed in)', gatehouseArgs, async (port) => ({ cookie: (await session(port)).cookie }));
     await measure('gatehouse (bearer token)', gatehouseArgs, async () => ({ authorization: `Bearer ${bearer.token}` }));
   } finally {
@@ -110,7 +147,19 @@ export async function benchInstructions(quick: boolean): Promise<string> {
   }
   const base = rows[0]!.counted.instructionsPerRequest;
   return table(
-    ['signed-in GET, 10 connections, warm (event-loop thread, callgrind)', 'instructions/request', 'vs baseline', 'requests counted', 'non-2xx'],
-    rows.map(({ name, counted }) => [name, `${(counted.instructionsPerRequest / 1000).toFixed(1)} k`, `${(counted.instructionsPerRequest / base).toFixed(3)}×`, String(counted.requests), String(counted.bad)]),
+    [
+      'signed-in GET, 10 connections, warm (event-loop thread, callgrind)',
+      'instructions/request',
+      'vs baseline',
+      'requests counted',
+      'non-2xx',
+    ],
+    rows.map(({ name, counted }) => [
+      name,
+      `${(counted.instructionsPerRequest / 1000).toFixed(1)} k`,
+      `${(counted.instructionsPerRequest / base).toFixed(3)}×`,
+      String(counted.requests),
+      String(counted.bad),
+    ]),
   );
 }

@@ -21,7 +21,11 @@ export interface InterleavedResult {
  * measured in interleaved slices, so that drift in machine speed (shared hosts,
  * frequency changes) falls on all of them alike and their ratios stay meaningful.
  */
-export async function interleavedMeasure(candidates: readonly Candidate[], totalMs: number, sliceMs = 50): Promise<InterleavedResult> {
+export async function interleavedMeasure(
+  candidates: readonly Candidate[],
+  totalMs: number,
+  sliceMs = 50,
+): Promise<InterleavedResult> {
   const iterations = candidates.map(() => 0);
   const elapsed = candidates.map(() => 0);
   const cpuNs = candidates.map(() => 0);
@@ -59,7 +63,11 @@ export async function interleavedMeasure(candidates: readonly Candidate[], total
 }
 
 /** Rates (runs/s) of several candidates, measured as interleavedMeasure does. */
-export async function interleavedRates(candidates: readonly Candidate[], totalMs: number, sliceMs = 50): Promise<number[]> {
+export async function interleavedRates(
+  candidates: readonly Candidate[],
+  totalMs: number,
+  sliceMs = 50,
+): Promise<number[]> {
   return (await interleavedMeasure(candidates, totalMs, sliceMs)).rates;
 }
 

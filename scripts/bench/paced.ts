@@ -82,14 +82,17 @@ export async function pacedLatency(targets: readonly PacedTarget[], options: Pac
       // Negative while settling: sent, not counted.
       const index = run.issued++ - settling;
       const start = performance.now();
-      const request = http.request({ host: run.url.hostname, port: run.url.port, path: run.url.pathname, headers: run.headers, agent: run.agent }, (response) => {
-        response.resume();
-        response.once('end', () => {
-          if (index >= 0) run.latencies[index] = performance.now() - start;
-          if (response.statusCode === undefined || response.statusCode < 200 || response.statusCode >= 300) run.bad++;
-          finish();
-        });
-      });
+      const request = http.request(
+        { host: run.url.hostname, port: run.url.port, path: run.url.pathname, headers: run.headers, agent: run.agent },
+        (response) => {
+          response.resume();
+          response.once('end', () => {
+            if (index >= 0) run.latencies[index] = performance.now() - start;
+            if (response.statusCode === undefined || response.statusCode < 200 || response.statusCode >= 300) run.bad++;
+            finish();
+          });
+        },
+      );
       request.once('error', () => {
         if (index >= 0) run.latencies[index] = Number.POSITIVE_INFINITY;
         run.bad++;

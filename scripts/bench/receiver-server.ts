@@ -12,7 +12,9 @@ import Koa from 'koa';
 
 // The compiled package (dist/), as users run it: not the tsx-transformed sources.
 const distIndex = new URL('../../dist/index.js', import.meta.url).href;
-const { startServer, createNodeHandler, createKoaMiddleware, WebhookReceiver } = (await import(distIndex)) as typeof import('../../src/index.js');
+const { startServer, createNodeHandler, createKoaMiddleware, WebhookReceiver } = (await import(
+  distIndex
+)) as typeof import('../../src/index.js');
 
 const [kind, secret] = process.argv.slice(2) as [string, string];
 

@@ -36,7 +36,10 @@ function ask(port: number, command: string): Promise<string> {
       reply += chunk.toString('latin1');
       // A bulk string: `$<length>\r\n<bytes>\r\n`; a simple answer: one line.
       const bulk = /^\$(\d+)\r\n/.exec(reply);
-      if ((bulk && reply.length >= bulk[0].length + Number(bulk[1]) + 2) || (!reply.startsWith('$') && reply.endsWith('\r\n'))) {
+      if (
+        (bulk && reply.length >= bulk[0].length + Number(bulk[1]) + 2) ||
+        (!reply.startsWith('$') && reply.endsWith('\r\n'))
+      ) {
         socket.end();
         resolve(reply);
       }
@@ -50,9 +53,24 @@ export async function startBenchRedis(port: number): Promise<BenchRedis> {
   // What docs/deployment.md asks of a deployment that keeps sessions over a Redis restart: the
   // append-only file, written out once a second; sessions are never evicted.
   const args = [
-    '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no',
-    '--logfile', path.join(dir, 'redis.log'), '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec',
-    '--maxmemory-policy', 'noeviction',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--daemonize',
+    'no',
+    '--logfile',
+    path.join(dir, 'redis.log'),
+    '--save',
+    '',
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'everysec',
+    '--maxmemory-policy',
+    'noeviction',
   ];
   const child = spawn(REDIS_SERVER, args, { stdio: 'ignore' });
   const close = async () => {
@@ -65,7 +83,9 @@ export async function startBenchRedis(port: number): Promise<BenchRedis> {
   };
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) {
-      const log = existsSync(path.join(dir, 'redis.log')) ? readFileSync(path.join(dir, 'redis.log'), 'utf8').trim().split('\n').slice(-3).join('\n') : '';
+      const log = existsSync(path.join(dir, 'redis.log'))
+        ? readFileSync(path.join(dir, 'redis.log'), 'utf8').trim().split('\n').slice(-3).join('\n')
+        : '';
       await close();
       throw new Error(`redis-server exited ${child.exitCode}: ${log}`);
     }
@@ -80,7 +100,8 @@ export async function startBenchRedis(port: number): Promise<BenchRedis> {
     child,
     port,
     url: `redis://127.0.0.1:${port}`,
-    commandsProcessed: async () => Number(/total_commands_processed:(\d+)/.exec(await ask(port, 'INFO stats'))?.[1] ?? Number.NaN),
+    commandsProcessed: async () =>
+      Number(/total_commands_processed:(\d+)/.exec(await ask(port, 'INFO stats'))?.[1] ?? Number.NaN),
     close,
   };
 }

@@ -31,7 +31,10 @@ const SIGN_IN_CONCURRENCY = 8;
 
 /** The development provider in a process of its own (its work does not share the timing client's event loop). */
 function startProvider(clients: unknown[]): Promise<{ child: ChildProcess; issuer: string }> {
-  const child = fork(path.join(here, 'sidecar-server.ts'), ['idp', JSON.stringify(clients)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  const child = fork(path.join(here, 'sidecar-server.ts'), ['idp', JSON.stringify(clients)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+  });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, issuer: (m as { issuer: string }).issuer }));
     child.once('exit', (code) => reject(new Error(`the OpenID provider exited ${code}`)));
@@ -63,12 +66,16 @@ async function signIn(origin: string, issuer: string): Promise<string> {
   const client = new SignInClient();
   const toLogin = await client.follow(new URL('/page', origin));
   const loginPage = toLogin.at(-1)!;
-  if (!loginPage.url.href.startsWith(issuer) || loginPage.status !== 200) throw new Error(`gatehouse did not lead to the provider's sign-in page: ${toLogin.map((h) => `${h.status} ${h.url.href}`).join(' → ')}`);
+  if (!loginPage.url.href.startsWith(issuer) || loginPage.status !== 200)
+    throw new Error(
+      `gatehouse did not lead to the provider's sign-in page: ${toLogin.map((h) => `${h.status} ${h.url.href}`).join(' → ')}`,
+    );
   const action = /<form[^>]*action="([^"]*\/login)"/.exec(loginPage.body)?.[1];
   if (action === undefined) throw new Error(`no sign-in form at ${loginPage.url.href}`);
   const back = await client.follow(new URL(action.replace(/&amp;/g, '&'), loginPage.url), 'POST', USER);
   const page = back.at(-1)!;
-  if (page.status !== 200 || page.url.origin !== origin) throw new Error(`the sign-in did not end on the page: ${back.map((h) => `${h.status} ${h.url.href}`).join(' → ')}`);
+  if (page.status !== 200 || page.url.origin !== origin)
+    throw new Error(`the sign-in did not end on the page: ${back.map((h) => `${h.status} ${h.url.href}`).join(' → ')}`);
   return client.cookieHeader(origin);
 }
 
@@ -84,7 +91,12 @@ interface Timed {
  * keep-alive connections, each timed from its issue to the end of its answer; the first
  * `uncounted` are sent but not timed (connection set-up).
  */
-async function paced(port: number, requests: ReadonlyArray<{ path: string; cookie: string }>, expected: number, uncounted: number): Promise<Timed> {
+async function paced(
+  port: number,
+  requests: ReadonlyArray<{ path: string; cookie: string }>,
+  expected: number,
+  uncounted: number,
+): Promise<Timed> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 50 });
   const latencies: number[] = [];
   let unexpected = 0;
@@ -95,14 +107,23 @@ async function paced(port: number, requests: ReadonlyArray<{ path: string; cooki
         new Promise<void>((resolve) => {
           const send = () => {
             const start = performance.now();
-            const req = http.request({ host: '127.0.0.1', port, path: request.path, headers: { cookie: request.cookie, accept: 'application/json' }, agent }, (res) => {
-              res.resume();
-              res.once('end', () => {
-                if (i >= uncounted) latencies.push(performance.now() - start);
-                if (res.statusCode !== expected) unexpected++;
-                resolve();
-              });
-            });
+            const req = http.request(
+              {
+                host: '127.0.0.1',
+                port,
+                path: request.path,
+                headers: { cookie: request.cookie, accept: 'application/json' },
+                agent,
+              },
+              (res) => {
+                res.resume();
+                res.once('end', () => {
+                  if (i >= uncounted) latencies.push(performance.now() - start);
+                  if (res.statusCode !== expected) unexpected++;
+                  resolve();
+                });
+              },
+            );
             req.once('error', () => {
               unexpected++;
               resolve();
@@ -122,10 +143,15 @@ async function stillSignedIn(port: number, cookies: readonly string[]): Promise<
   let accepted = 0;
   for (const cookie of cookies) {
     const status = await new Promise<number>((resolve, reject) => {
-      http.get({ host: '127.0.0.1', port, path: '/page', agent: false, headers: { cookie, accept: 'text/html' } }, (res) => {
-        res.resume();
-        res.once('end', () => resolve(res.statusCode ?? 0));
-      }).once('error', reject);
+      http
+        .get(
+          { host: '127.0.0.1', port, path: '/page', agent: false, headers: { cookie, accept: 'text/html' } },
+          (res) => {
+            res.resume();
+            res.once('end', () => resolve(res.statusCode ?? 0));
+          },
+        )
+        .once('error', reject);
     });
     if (status === 200) accepted++;
   }
@@ -142,21 +168,34 @@ export async function benchRefreshLogout(quick: boolean): Promise<string> {
   let redis: BenchRedis | undefined;
   try {
     redis = await startBenchRedis(await freePort());
-    const app = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+    const app = http.createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'),
+    );
     app.listen(0, '127.0.0.1');
     await new Promise((resolve) => app.once('listening', resolve));
     stop.push(() => new Promise<void>((resolve) => app.close(() => resolve())));
     const port = await freePort();
     const origin = `http://127.0.0.1:${port}`;
     const secret = randomBytes(16).toString('hex');
-    const idp = await startProvider([{ clientId: CLIENT_ID, clientSecret: secret, redirectUris: [`${origin}/.auth/login/${ALIAS}/callback`], postLogoutRedirectUris: [`${origin}/.auth/logout/complete`] }]);
+    const idp = await startProvider([
+      {
+        clientId: CLIENT_ID,
+        clientSecret: secret,
+        redirectUris: [`${origin}/.auth/login/${ALIAS}/callback`],
+        postLogoutRedirectUris: [`${origin}/.auth/logout/complete`],
+      },
+    ]);
     stop.push(() => void idp.child.kill());
     const gatehouse = await startGatehouseCli({
       upstream: `http://127.0.0.1:${(app.address() as AddressInfo).port}`,
       port,
       workers: 'auto',
       document: refreshDocument(idp.issuer),
-      env: { GATEHOUSE_REDIS_URL: redis.url, GATEHOUSE_ENCRYPTION_KEY: randomBytes(32).toString('hex'), BENCH_SECRET: secret },
+      env: {
+        GATEHOUSE_REDIS_URL: redis.url,
+        GATEHOUSE_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+        BENCH_SECRET: secret,
+      },
     });
     stop.push(
       () =>
@@ -172,15 +211,28 @@ export async function benchRefreshLogout(quick: boolean): Promise<string> {
     );
     // The sessions: real sign-ins, a few at a time (new connections each, as browsers).
     const cookies: string[] = [];
-    for (let next = 0; next < sessions; ) {
+    for (let next = 0; next < sessions;) {
       const batch = Math.min(SIGN_IN_CONCURRENCY, sessions - next);
       cookies.push(...(await Promise.all(Array.from({ length: batch }, () => signIn(origin, idp.issuer)))));
       next += batch;
     }
     // Refresh: the sessions in turn, RATE per second (each session refreshed every sessions / RATE seconds).
-    const refresh = await paced(port, Array.from({ length: refreshes + uncounted }, (_, i) => ({ path: '/.auth/refresh', cookie: cookies[i % sessions]! })), 200, uncounted);
+    const refresh = await paced(
+      port,
+      Array.from({ length: refreshes + uncounted }, (_, i) => ({
+        path: '/.auth/refresh',
+        cookie: cookies[i % sessions]!,
+      })),
+      200,
+      uncounted,
+    );
     // Logout: each session once, RATE per second; none of them may reach the app afterwards.
-    const logout = await paced(port, cookies.map((cookie) => ({ path: '/.auth/logout', cookie })), 302, 0);
+    const logout = await paced(
+      port,
+      cookies.map((cookie) => ({ path: '/.auth/logout', cookie })),
+      302,
+      0,
+    );
     const left = await stillSignedIn(port, cookies);
     const row = (name: string, t: Timed, expected: string) => [
       name,
@@ -193,8 +245,19 @@ export async function benchRefreshLogout(quick: boolean): Promise<string> {
     ];
     return [
       table(
-        [`gatehouse --workers auto (${os.availableParallelism()}) + Redis store, ${sessions} sessions signed in at the development provider, ${RATE} req/s open loop`, 'timed', 'p50', 'p90', 'p99', 'max', 'other answers'],
-        [row('GET /.auth/refresh (refresh grant at the provider, record rewritten in Redis)', refresh, 'expected 200'), row('GET /.auth/logout (record deleted in Redis, workers told)', logout, 'expected 302')],
+        [
+          `gatehouse --workers auto (${os.availableParallelism()}) + Redis store, ${sessions} sessions signed in at the development provider, ${RATE} req/s open loop`,
+          'timed',
+          'p50',
+          'p90',
+          'p99',
+          'max',
+          'other answers',
+        ],
+        [
+          row('GET /.auth/refresh (refresh grant at the provider, record rewritten in Redis)', refresh, 'expected 200'),
+          row('GET /.auth/logout (record deleted in Redis, workers told)', logout, 'expected 302'),
+        ],
       ),
       '',
       `After the logouts, ${left} of the ${sessions} cookies still reached the app (expected 0).`,

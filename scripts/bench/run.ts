@@ -12,7 +12,9 @@ import { benchSidecar } from './sidecar.js';
 import { benchVerify } from './verify.js';
 
 const quick = process.argv.includes('--quick');
-console.log(`gatehouse benchmarks — node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${new Date().toISOString()}${quick ? ' (quick)' : ''}\n`);
+console.log(
+  `gatehouse benchmarks — node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${new Date().toISOString()}${quick ? ' (quick)' : ''}\n`,
+);
 console.log(`${machineProbe()} (at the start)\n`);
 console.log('## Signature verification (ops/s; ratio vs node:crypto)\n');
 console.log(await benchVerify(quick));

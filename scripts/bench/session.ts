@@ -9,7 +9,12 @@ import type { TokenStore } from '../../src/core/token-store/token-store.js';
 
 const DAY_MS = 24 * 3_600_000;
 
-export async function storeBenchSession(config: AuthConfig, store: TokenStore<SessionRecord>, masterKey: Buffer, host: string): Promise<{ record: SessionRecord; cookie: string }> {
+export async function storeBenchSession(
+  config: AuthConfig,
+  store: TokenStore<SessionRecord>,
+  masterKey: Buffer,
+  host: string,
+): Promise<{ record: SessionRecord; cookie: string }> {
   const now = Date.now();
   const record: SessionRecord = {
     app: config.app,
@@ -23,7 +28,12 @@ export async function storeBenchSession(config: AuthConfig, store: TokenStore<Se
       { typ: 'name', val: 'Bench User' },
       { typ: 'email', val: 'bench@example.com' },
     ],
-    tokens: { accessToken: 'a'.repeat(800), idToken: 'i'.repeat(900), refreshToken: 'r'.repeat(40), accessTokenExpiresAt: now + DAY_MS },
+    tokens: {
+      accessToken: 'a'.repeat(800),
+      idToken: 'i'.repeat(900),
+      refreshToken: 'r'.repeat(40),
+      accessTokenExpiresAt: now + DAY_MS,
+    },
     createdAt: now,
     expiresAt: now + DAY_MS,
     configFingerprint: config.providers.get('bench')!.fingerprint,
@@ -31,5 +41,8 @@ export async function storeBenchSession(config: AuthConfig, store: TokenStore<Se
   };
   const id = newSessionId();
   await store.put(id, record, record.expiresAt);
-  return { record, cookie: `${config.sessionCookieName}=${signSessionId(deriveKey(masterKey, 'session-cookie', config.app), id)}` };
+  return {
+    record,
+    cookie: `${config.sessionCookieName}=${signSessionId(deriveKey(masterKey, 'session-cookie', config.app), id)}`,
+  };
 }

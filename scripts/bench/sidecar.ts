@@ -56,7 +56,9 @@ interface Target {
 function withChildren(pid: number): number[] {
   const children = (p: number): number[] => {
     try {
-      return readdirSync(`/proc/${p}/task`).flatMap((task) => readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+      return readdirSync(`/proc/${p}/task`).flatMap((task) =>
+        readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+      );
     } catch {
       return []; // gone, or no /proc children lists: the process alone
     }
@@ -86,7 +88,8 @@ function pinFor(target: Target, everyone: readonly number[]): void {
   if (!canPin) return;
   if (target.unpinned) return unpin(everyone);
   const underTest = new Set(withChildren(target.pid));
-  for (const pid of new Set([process.pid, ...everyone.flatMap(withChildren)])) setAffinity(pid, underTest.has(pid) ? '1' : '0');
+  for (const pid of new Set([process.pid, ...everyone.flatMap(withChildren)]))
+    setAffinity(pid, underTest.has(pid) ? '1' : '0');
 }
 
 /** Every process on every CPU again (the latency runs, below saturation, and whatever runs after). */
@@ -126,10 +129,20 @@ function machineTicks(): { busy: number; all: number } {
 // USER_HZ: 100 on every Linux architecture node runs on.
 const CLOCK_TICKS_PER_SECOND = 100;
 
-function forkServer(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ child: ChildProcess; port: number }> {
+function forkServer(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ child: ChildProcess; port: number }> {
   // GATEHOUSE_BENCH_PROFILE=<dir>: CPU profiles of the gatehouse and koa-bytes processes, for finding hot spots.
-  const profile = process.env.GATEHOUSE_BENCH_PROFILE && (args[0] === 'gatehouse' || args[0] === 'koa-bytes') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.GATEHOUSE_BENCH_PROFILE}`] : [];
-  const child = fork(path.join(here, 'sidecar-server.ts'), args, { execArgv: ['--import', 'tsx', ...profile], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env });
+  const profile =
+    process.env.GATEHOUSE_BENCH_PROFILE && (args[0] === 'gatehouse' || args[0] === 'koa-bytes')
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.GATEHOUSE_BENCH_PROFILE}`]
+      : [];
+  const child = fork(path.join(here, 'sidecar-server.ts'), args, {
+    execArgv: ['--import', 'tsx', ...profile],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    env,
+  });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
     child.once('exit', (code) => reject(new Error(`${args[0]} exited ${code}`)));
@@ -189,18 +202,35 @@ http {
  */
 export function benchDocument(directory: string, bearer: BearerFixture): Record<string, unknown> {
   // The provider is never contacted but for its keys: the session exists and its token is far from expiry.
-  return bearerDocument(bearer, { login: { tokenStore: { enabled: process.env.BENCH_TOKENS !== 'off', fileSystem: { directory } } }, gatehouse: { app: 'bench' } });
+  return bearerDocument(bearer, {
+    login: { tokenStore: { enabled: process.env.BENCH_TOKENS !== 'off', fileSystem: { directory } } },
+    gatehouse: { app: 'bench' },
+  });
 }
 
 /** A signed-in session written straight into the store the gatehouse process reads (the filesystem store in `directory`, or a given store). */
-export async function signedInSession(document: Record<string, unknown>, directory: string | TokenStore<SessionRecord>, masterKey: Buffer, host: string): Promise<{ cookie: string; identityHeaders: Record<string, string> }> {
+export async function signedInSession(
+  document: Record<string, unknown>,
+  directory: string | TokenStore<SessionRecord>,
+  masterKey: Buffer,
+  host: string,
+): Promise<{ cookie: string; identityHeaders: Record<string, string> }> {
   const { config } = resolveAuthConfig(document, { BENCH_SECRET: 'unused' });
-  const store = typeof directory === 'string' ? new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey }) : directory;
+  const store =
+    typeof directory === 'string'
+      ? new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey })
+      : directory;
   const { record, cookie } = await storeBenchSession(config, store, masterKey, host);
   // The header bytes gatehouse adds for this session, for the Koa + forwarder + same-bytes target.
   const identity = identityFromRecord(record, config.tokenStore.enabled);
-  const identityHeaders = Object.fromEntries(fallbackCore.normalizeHeaders([], identity, { prefix: config.headerPrefix }).set);
-  Object.assign(identityHeaders, { 'x-forwarded-for': '127.0.0.1', 'x-forwarded-proto': 'http', 'x-forwarded-host': host });
+  const identityHeaders = Object.fromEntries(
+    fallbackCore.normalizeHeaders([], identity, { prefix: config.headerPrefix }).set,
+  );
+  Object.assign(identityHeaders, {
+    'x-forwarded-for': '127.0.0.1',
+    'x-forwarded-proto': 'http',
+    'x-forwarded-host': host,
+  });
   return { cookie, identityHeaders };
 }
 
@@ -208,7 +238,12 @@ export async function signedInSession(document: Record<string, unknown>, directo
  * A signed-in session written into Redis where gatehouse's runtime looks for it: the store kind
  * `session` under the runtime's key prefix for the app, sealed with the same master key.
  */
-export async function redisSession(document: Record<string, unknown>, redisUrl: string, masterKey: Buffer, host: string): Promise<string> {
+export async function redisSession(
+  document: Record<string, unknown>,
+  redisUrl: string,
+  masterKey: Buffer,
+  host: string,
+): Promise<string> {
   const { config } = resolveAuthConfig(document, { BENCH_SECRET: 'unused' });
   // As the runtime reads them: the URL in GATEHOUSE_REDIS_URL, the prefix from the environment.
   const env = { ...process.env, GATEHOUSE_REDIS_URL: redisUrl };
@@ -237,10 +272,25 @@ export interface CliOptions {
  * listens (with --workers, the primary prints it once every worker listens).
  */
 export function startGatehouseCli(options: CliOptions): Promise<ChildProcess> {
-  const args = [path.join(here, '..', '..', 'dist', 'cli.js'), 'serve', '--upstream', options.upstream, '--host', '127.0.0.1', '--port', String(options.port), ...(options.workers ? ['--workers', options.workers] : [])];
+  const args = [
+    path.join(here, '..', '..', 'dist', 'cli.js'),
+    'serve',
+    '--upstream',
+    options.upstream,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    ...(options.workers ? ['--workers', options.workers] : []),
+  ];
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn', ...options.env, GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(options.document) },
+    env: {
+      ...process.env,
+      GATEHOUSE_LOG_LEVEL: 'warn',
+      ...options.env,
+      GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(options.document),
+    },
   });
   let output = '';
   return new Promise((resolve, reject) => {
@@ -269,21 +319,30 @@ async function load(target: Target, appPid: number, cookie: string, seconds: num
   const cpuBefore = cpuSeconds(target.pid);
   const appBefore = cpuSeconds(appPid);
   const counted = target.redis && redis ? redis : undefined;
-  const redisBefore = counted ? { commands: await counted.commandsProcessed(), cpu: cpuSeconds(counted.child.pid!) } : undefined;
+  const redisBefore = counted
+    ? { commands: await counted.commandsProcessed(), cpu: cpuSeconds(counted.child.pid!) }
+    : undefined;
   const clientBefore = process.cpuUsage();
   const machineBefore = machineTicks();
-  const result = await autocannon({ url: `http://127.0.0.1:${target.port}/page`, connections: 50, duration: seconds, headers: { ...(target.credentials ?? { cookie }), accept: 'text/html' } });
+  const result = await autocannon({
+    url: `http://127.0.0.1:${target.port}/page`,
+    connections: 50,
+    duration: seconds,
+    headers: { ...(target.credentials ?? { cookie }), accept: 'text/html' },
+  });
   const perRequest = (cpu: number) => (cpu * 1e6) / Math.max(1, result.requests.total);
   const machineAfter = machineTicks();
   const client = process.cpuUsage(clientBefore);
   const redisCpu = counted ? cpuSeconds(counted.child.pid!) : 0;
   // The INFO that reads the count is a command too: one before, one after.
-  const redisCommands = counted && redisBefore ? (await counted.commandsProcessed()) - redisBefore.commands - 1 : undefined;
+  const redisCommands =
+    counted && redisBefore ? (await counted.commandsProcessed()) - redisBefore.commands - 1 : undefined;
   return {
     /** The load generator (this process) per request, and how busy the machine's CPUs were (1: every CPU all the time). */
     clientCpuMicros: (client.user + client.system) / Math.max(1, result.requests.total),
     machineBusy: (machineAfter.busy - machineBefore.busy) / (machineAfter.all - machineBefore.all),
-    redisCommandsPerRequest: redisCommands === undefined ? undefined : redisCommands / Math.max(1, result.requests.total),
+    redisCommandsPerRequest:
+      redisCommands === undefined ? undefined : redisCommands / Math.max(1, result.requests.total),
     redisCpuMicros: redisBefore ? perRequest(redisCpu - redisBefore.cpu) : undefined,
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -332,7 +391,12 @@ export async function benchSidecar(quick: boolean): Promise<string> {
     const koa = await forkServer(['koa', upstream]);
     const gatehouse = await forkServer(['gatehouse', upstream, JSON.stringify(document), masterKey.toString('hex')]);
     // Sessions are bound to the host they were made on: this one to gatehouse's own address.
-    const { cookie, identityHeaders } = await signedInSession(document, directory, masterKey, `127.0.0.1:${gatehouse.port}`);
+    const { cookie, identityHeaders } = await signedInSession(
+      document,
+      directory,
+      masterKey,
+      `127.0.0.1:${gatehouse.port}`,
+    );
     const koaBytes = await forkServer(['koa-bytes', upstream, JSON.stringify(identityHeaders)]);
     const nginx = await startNginx(app.port);
     processes.push(koa.child, gatehouse.child, koaBytes.child, nginx.child);
@@ -346,31 +410,94 @@ export async function benchSidecar(quick: boolean): Promise<string> {
       redis = await startBenchRedis(await freePort());
       // The same configuration and master key; sessions in Redis instead of the directory.
       const redisEnv = { GATEHOUSE_REDIS_URL: redis.url };
-      const single = await forkServer(['gatehouse', upstream, JSON.stringify(document), masterKey.toString('hex')], { ...process.env, ...redisEnv });
+      const single = await forkServer(['gatehouse', upstream, JSON.stringify(document), masterKey.toString('hex')], {
+        ...process.env,
+        ...redisEnv,
+      });
       const workersPort = await freePort();
-      const workers = await startGatehouseCli({ upstream, port: workersPort, workers: WORKERS, document, env: { ...redisEnv, GATEHOUSE_ENCRYPTION_KEY: masterKey.toString('hex'), BENCH_SECRET: 'unused' } });
+      const workers = await startGatehouseCli({
+        upstream,
+        port: workersPort,
+        workers: WORKERS,
+        document,
+        env: { ...redisEnv, GATEHOUSE_ENCRYPTION_KEY: masterKey.toString('hex'), BENCH_SECRET: 'unused' },
+      });
       processes.push(single.child, workers);
       // A session of its own for each (bound to the host it is used on), written into Redis as the runtime writes one.
       const singleCookie = await redisSession(document, redis.url, masterKey, `127.0.0.1:${single.port}`);
       const workersCookie = await redisSession(document, redis.url, masterKey, `127.0.0.1:${workersPort}`);
       redisTargets.push(
-        { name: GATEHOUSE_REDIS, port: single.port, pid: single.child.pid!, credentials: { cookie: singleCookie }, signedIn: true, redis: true },
-        { name: GATEHOUSE_WORKERS, port: workersPort, pid: workers.pid!, credentials: { cookie: workersCookie }, signedIn: true, redis: true, unpinned: true },
+        {
+          name: GATEHOUSE_REDIS,
+          port: single.port,
+          pid: single.child.pid!,
+          credentials: { cookie: singleCookie },
+          signedIn: true,
+          redis: true,
+        },
+        {
+          name: GATEHOUSE_WORKERS,
+          port: workersPort,
+          pid: workers.pid!,
+          credentials: { cookie: workersCookie },
+          signedIn: true,
+          redis: true,
+          unpinned: true,
+        },
       );
     }
     const targets: Target[] = [
       { name: 'direct to the app', port: app.port, pid: app.child.pid! },
       { name: 'nginx proxy_pass', port: nginx.port, pid: nginx.child.pid! },
-      ...(apache ? [{ name: APACHE_TARGET, port: apache.port, pid: apache.child.pid!, credentials: { cookie: apache.cookie }, signedIn: true }] : []),
+      ...(apache
+        ? [
+            {
+              name: APACHE_TARGET,
+              port: apache.port,
+              pid: apache.child.pid!,
+              credentials: { cookie: apache.cookie },
+              signedIn: true,
+            },
+          ]
+        : []),
       { name: BASELINE, port: koa.port, pid: koa.child.pid! },
       { name: 'Koa + forwarder + the same header bytes', port: koaBytes.port, pid: koaBytes.child.pid! },
       { name: GATEHOUSE_SIGNED_IN, port: gatehouse.port, pid: gatehouse.child.pid!, signedIn: true },
-      { name: 'gatehouse (bearer token)', port: gatehouse.port, pid: gatehouse.child.pid!, credentials: { authorization: `Bearer ${bearer.token}` }, signedIn: true },
+      {
+        name: 'gatehouse (bearer token)',
+        port: gatehouse.port,
+        pid: gatehouse.child.pid!,
+        credentials: { authorization: `Bearer ${bearer.token}` },
+        signedIn: true,
+      },
       ...redisTargets.slice(0, 1),
       // Several workers cannot be given one CPU: the multi-core comparison runs unpinned, Apache
       // (whose threads can use both CPUs too) and one gatehouse process alike, beside the workers.
-      ...(redisTargets.length > 0 && apache ? [{ name: APACHE_UNPINNED, port: apache.port, pid: apache.child.pid!, credentials: { cookie: apache.cookie }, signedIn: true, unpinned: true, latencyAs: APACHE_TARGET }] : []),
-      ...(redisTargets.length > 0 ? [{ name: GATEHOUSE_UNPINNED, port: gatehouse.port, pid: gatehouse.child.pid!, signedIn: true, unpinned: true, latencyAs: GATEHOUSE_SIGNED_IN }] : []),
+      ...(redisTargets.length > 0 && apache
+        ? [
+            {
+              name: APACHE_UNPINNED,
+              port: apache.port,
+              pid: apache.child.pid!,
+              credentials: { cookie: apache.cookie },
+              signedIn: true,
+              unpinned: true,
+              latencyAs: APACHE_TARGET,
+            },
+          ]
+        : []),
+      ...(redisTargets.length > 0
+        ? [
+            {
+              name: GATEHOUSE_UNPINNED,
+              port: gatehouse.port,
+              pid: gatehouse.child.pid!,
+              signedIn: true,
+              unpinned: true,
+              latencyAs: GATEHOUSE_SIGNED_IN,
+            },
+          ]
+        : []),
       ...redisTargets.slice(1),
     ];
     const everyone = [...processes.map((child) => child.pid!), ...(redis ? [redis.child.pid!] : [])];
@@ -382,13 +509,15 @@ export async function benchSidecar(quick: boolean): Promise<string> {
     };
     for (const target of targets) await measure(target, 1); // warm-up
     for (const target of targets.filter(({ signedIn }) => signedIn)) {
-      if ((await measure(target, 1)).bad > 0) throw new Error(`${target.name}: did not answer 200 (signed in) to every request`);
+      if ((await measure(target, 1)).bad > 0)
+        throw new Error(`${target.name}: did not answer 200 (signed in) to every request`);
     }
     const saturated = new Map<string, Measured[]>();
     for (let round = 0; round < rounds; round++) {
       // Rotate the order each round: on a machine whose speed drifts, a fixed order would favour whoever goes first.
       const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
-      for (const target of order) saturated.set(target.name, [...(saturated.get(target.name) ?? []), await measure(target, seconds)]);
+      for (const target of order)
+        saturated.set(target.name, [...(saturated.get(target.name) ?? []), await measure(target, seconds)]);
     }
     // At saturation every Node proxy queues 50 connections on one event loop, so its latency is
     // just 50 / throughput. The added latency is measured apart: every target at the same fixed
@@ -406,9 +535,19 @@ export async function benchSidecar(quick: boolean): Promise<string> {
     // No pinning here: below saturation nothing competes for a CPU, and pinned, the client and the
     // app would queue behind each other on one CPU on every proxied request.
     unpin(everyone);
-    const rate = Math.round(PACED_FRACTION * Math.min(...targets.filter(({ latencyAs }) => latencyAs === undefined).map(({ name }) => median(saturated.get(name)!.map((x) => x.rps)))));
+    const rate = Math.round(
+      PACED_FRACTION *
+        Math.min(
+          ...targets
+            .filter(({ latencyAs }) => latencyAs === undefined)
+            .map(({ name }) => median(saturated.get(name)!.map((x) => x.rps))),
+        ),
+    );
     const baseline = targets.find(({ name }) => name === BASELINE)!;
-    const pacedTarget = (target: Target) => ({ url: `http://127.0.0.1:${target.port}/page`, headers: { ...(target.credentials ?? { cookie }), accept: 'text/html' } });
+    const pacedTarget = (target: Target) => ({
+      url: `http://127.0.0.1:${target.port}/page`,
+      headers: { ...(target.credentials ?? { cookie }), accept: 'text/html' },
+    });
     /** Per target: its own latency, and the baseline's in the same moments. */
     const paced = new Map<string, Array<{ own: PacedResult; baseline: PacedResult }>>();
     const others = targets.filter((target) => target !== baseline && target.latencyAs === undefined);
@@ -419,14 +558,19 @@ export async function benchSidecar(quick: boolean): Promise<string> {
         // Who goes first on the shared schedule alternates by round: the client handles answers that
         // arrive together in issue order, so a fixed order would charge the second one its wait.
         const baselineFirst = round % 2 === 0;
-        const pair = baselineFirst ? [pacedTarget(baseline), pacedTarget(target)] : [pacedTarget(target), pacedTarget(baseline)];
+        const pair = baselineFirst
+          ? [pacedTarget(baseline), pacedTarget(target)]
+          : [pacedTarget(target), pacedTarget(baseline)];
         const [first, second] = await pacedLatency(pair, { rate, seconds, settleSeconds: 1, connections: 50 });
         const [base, own] = baselineFirst ? [first, second] : [second, first];
         paced.set(target.name, [...(paced.get(target.name) ?? []), { own: own!, baseline: base! }]);
       }
     }
     // The baseline's own row: every time it ran beside another target.
-    paced.set(BASELINE, [...paced.values()].flat().map(({ baseline: b }) => ({ own: b, baseline: b })));
+    paced.set(
+      BASELINE,
+      [...paced.values()].flat().map(({ baseline: b }) => ({ own: b, baseline: b })),
+    );
     for (const { name, latencyAs } of targets) if (latencyAs !== undefined) paced.set(name, paced.get(latencyAs)!);
     const summary = (name: string) => {
       const r = saturated.get(name)!;
@@ -446,10 +590,13 @@ export async function benchSidecar(quick: boolean): Promise<string> {
         appCpuMicros: median(r.map((x) => x.appCpuMicros)),
         clientCpuMicros: median(r.map((x) => x.clientCpuMicros)),
         machineBusy: median(r.map((x) => x.machineBusy)),
-        redisCommands: r[0]?.redisCommandsPerRequest === undefined ? undefined : median(r.map((x) => x.redisCommandsPerRequest!)),
+        redisCommands:
+          r[0]?.redisCommandsPerRequest === undefined ? undefined : median(r.map((x) => x.redisCommandsPerRequest!)),
         redisCpuMicros: r[0]?.redisCpuMicros === undefined ? undefined : median(r.map((x) => x.redisCpuMicros!)),
         // A row measured at the fixed rate as another: that row's answers are counted there.
-        bad: r.reduce((a, x) => a + x.bad, 0) + (targets.find((t) => t.name === name)!.latencyAs === undefined ? p.reduce((a, x) => a + x.own.bad, 0) : 0),
+        bad:
+          r.reduce((a, x) => a + x.bad, 0) +
+          (targets.find((t) => t.name === name)!.latencyAs === undefined ? p.reduce((a, x) => a + x.own.bad, 0) : 0),
       };
     };
     /** Per round, a ratio of two targets' measurements taken in the same round (the same phase of the machine): the lowest and highest. */
@@ -459,7 +606,9 @@ export async function benchSidecar(quick: boolean): Promise<string> {
     };
     const base = summary(BASELINE);
     const peer = apache ? summary(APACHE_TARGET) : undefined;
-    const setup = canPin ? 'saturated: the target alone on CPU 1, the rest on CPU 0' : 'no CPU pinning (needs two CPUs and taskset)';
+    const setup = canPin
+      ? 'saturated: the target alone on CPU 1, the rest on CPU 0'
+      : 'no CPU pinning (needs two CPUs and taskset)';
     const measured = table(
       [
         `signed-in GET, 50 connections, median of ${rounds}×${seconds}s (${setup})`,
@@ -483,7 +632,11 @@ export async function benchSidecar(quick: boolean): Promise<string> {
           `${(s.rps / base.rps).toFixed(2)}×`,
           `${s.p50} / ${s.p99} ms`,
           latencyAs !== undefined ? '(the row pinned)' : `${s.pacedP50.toFixed(2)} / ${s.pacedP99.toFixed(2)} ms`,
-          latencyAs !== undefined ? '' : name === BASELINE ? '0.00 ms' : `${s.addedP99.toFixed(2)} ms (${s.roundsAdded[0].toFixed(1)} to ${s.roundsAdded[1].toFixed(1)})`,
+          latencyAs !== undefined
+            ? ''
+            : name === BASELINE
+              ? '0.00 ms'
+              : `${s.addedP99.toFixed(2)} ms (${s.roundsAdded[0].toFixed(1)} to ${s.roundsAdded[1].toFixed(1)})`,
           s.cpuMicros.toFixed(0),
           `${(s.cpuMicros / base.cpuMicros).toFixed(2)}×`,
           ...(peer ? [`${(s.rps / peer.rps).toFixed(2)}×`, `${(s.cpuMicros / peer.cpuMicros).toFixed(2)}×`] : []),
@@ -493,22 +646,30 @@ export async function benchSidecar(quick: boolean): Promise<string> {
       }),
     );
     const notes: string[] = [];
-    if (canPin && redisTargets.length > 0) notes.push(`Rows marked unpinned: saturated with every process (the target, the app, redis-server, the load generator) free to run on either CPU; CPU per request is summed over the target's whole process tree (gatehouse --workers: the primary and its ${CPUS} workers).`);
+    if (canPin && redisTargets.length > 0)
+      notes.push(
+        `Rows marked unpinned: saturated with every process (the target, the app, redis-server, the load generator) free to run on either CPU; CPU per request is summed over the target's whole process tree (gatehouse --workers: the primary and its ${CPUS} workers).`,
+      );
     if (redisNote !== undefined) notes.push(`(Redis rows skipped: ${redisNote})`);
     if (peer) {
       const ours = summary(GATEHOUSE_SIGNED_IN);
-      notes.push(`${GATEHOUSE_SIGNED_IN} against ${APACHE_TARGET}: ${(ours.rps / peer.rps).toFixed(2)}× the req/s, ${(ours.cpuMicros / peer.cpuMicros).toFixed(2)}× the CPU per request (${ours.cpuMicros.toFixed(0)} µs against ${peer.cpuMicros.toFixed(0)} µs summed over Apache's ${withChildren(apache!.child.pid!).length} processes)`);
+      notes.push(
+        `${GATEHOUSE_SIGNED_IN} against ${APACHE_TARGET}: ${(ours.rps / peer.rps).toFixed(2)}× the req/s, ${(ours.cpuMicros / peer.cpuMicros).toFixed(2)}× the CPU per request (${ours.cpuMicros.toFixed(0)} µs against ${peer.cpuMicros.toFixed(0)} µs summed over Apache's ${withChildren(apache!.child.pid!).length} processes)`,
+      );
     } else notes.push(`(${APACHE_TARGET} skipped: ${apacheNote})`);
     if (redisTargets.length > 0) {
       const fs = summary(GATEHOUSE_SIGNED_IN);
       const rs = summary(GATEHOUSE_REDIS);
       const wk = summary(GATEHOUSE_WORKERS);
-      const redisLine = (s: ReturnType<typeof summary>) => `${s.redisCommands!.toFixed(4)} Redis commands and ${s.redisCpuMicros!.toFixed(1)} µs of redis-server CPU per request`;
+      const redisLine = (s: ReturnType<typeof summary>) =>
+        `${s.redisCommands!.toFixed(4)} Redis commands and ${s.redisCpuMicros!.toFixed(1)} µs of redis-server CPU per request`;
       notes.push(
         `Redis store against the filesystem store, one process, pinned: ${(rs.cpuMicros / fs.cpuMicros).toFixed(3)}× the CPU per request (${rs.cpuMicros.toFixed(1)} µs against ${fs.cpuMicros.toFixed(1)} µs; ${((rs.cpuMicros / fs.cpuMicros - 1) * 100).toFixed(1)} %; single rounds ${roundRange(GATEHOUSE_REDIS, GATEHOUSE_SIGNED_IN, (m) => m.cpuMicros)}; target ≤ 1.05×), ${(rs.rps / fs.rps).toFixed(2)}× the req/s; ${redisLine(rs)}`,
       );
       const unpinnedOne = summary(GATEHOUSE_UNPINNED);
-      notes.push(`${GATEHOUSE_WORKERS} against one process (filesystem store), both unpinned: ${(wk.rps / unpinnedOne.rps).toFixed(2)}× the req/s, ${(wk.cpuMicros / unpinnedOne.cpuMicros).toFixed(2)}× the CPU per request; ${redisLine(wk)}`);
+      notes.push(
+        `${GATEHOUSE_WORKERS} against one process (filesystem store), both unpinned: ${(wk.rps / unpinnedOne.rps).toFixed(2)}× the req/s, ${(wk.cpuMicros / unpinnedOne.cpuMicros).toFixed(2)}× the CPU per request; ${redisLine(wk)}`,
+      );
       if (peer) {
         const apacheAll = summary(APACHE_UNPINNED);
         notes.push(
@@ -520,7 +681,12 @@ export async function benchSidecar(quick: boolean): Promise<string> {
         const s = summary(name);
         return `${name}: CPUs ${(s.machineBusy * 100).toFixed(0)} % busy; per request ${s.cpuMicros.toFixed(0)} µs target, ${s.appCpuMicros.toFixed(0)} µs app, ${s.clientCpuMicros.toFixed(0)} µs load generator`;
       };
-      notes.push(`Unpinned runs, where the CPU time went (median of the rounds):\n${targets.filter((t) => t.unpinned).map((t) => `- ${spent(t.name)}`).join('\n')}`);
+      notes.push(
+        `Unpinned runs, where the CPU time went (median of the rounds):\n${targets
+          .filter((t) => t.unpinned)
+          .map((t) => `- ${spent(t.name)}`)
+          .join('\n')}`,
+      );
     }
     return `${measured}\n\n${notes.join('\n\n')}`;
   } finally {

@@ -32,7 +32,11 @@ export async function benchVerify(quick: boolean): Promise<string> {
     const body = Buffer.from(randomBytes(size).toString('base64').slice(0, size), 'latin1');
     const text = body.toString('latin1');
     const header = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
-    if (!verifier.verify(body, header) || !nodeCryptoVerify(SECRET, body, header) || !(await octokitVerify(SECRET, text, header))) {
+    if (
+      !verifier.verify(body, header) ||
+      !nodeCryptoVerify(SECRET, body, header) ||
+      !(await octokitVerify(SECRET, text, header))
+    ) {
       throw new Error(`verifiers disagree at ${label}`);
     }
     const ms = (quick ? 1500 : 6000) * (size > 1e6 ? 2 : 1);
@@ -55,5 +59,8 @@ export async function benchVerify(quick: boolean): Promise<string> {
       `${formatRate(octokit)} (${ratio(octokit)})`,
     ]);
   }
-  return table(['body', 'node:crypto (1.00×)', 'native Verifier', 'native verifySignature', '@octokit/webhooks-methods'], rows);
+  return table(
+    ['body', 'node:crypto (1.00×)', 'native Verifier', 'native verifySignature', '@octokit/webhooks-methods'],
+    rows,
+  );
 }

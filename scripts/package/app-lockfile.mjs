@@ -47,9 +47,15 @@ function closure(checkout, names) {
 export function appLockfile(checkout, manifest, tarballFile, tarball, devDependencies = []) {
   const spec = `file:${tarballFile}`;
   const extra = closure(checkout, devDependencies);
-  const devSpecs = Object.fromEntries(devDependencies.map((name) => [name, `^${checkout.packages[`node_modules/${name}`].version}`]));
+  const devSpecs = Object.fromEntries(
+    devDependencies.map((name) => [name, `^${checkout.packages[`node_modules/${name}`].version}`]),
+  );
   const packages = {
-    '': { name: 'app', dependencies: { [manifest.name]: spec }, ...(devDependencies.length > 0 ? { devDependencies: devSpecs } : {}) },
+    '': {
+      name: 'app',
+      dependencies: { [manifest.name]: spec },
+      ...(devDependencies.length > 0 ? { devDependencies: devSpecs } : {}),
+    },
     [`node_modules/${manifest.name}`]: {
       version: manifest.version,
       resolved: spec,

@@ -14,13 +14,32 @@ import { forwardEdits, type HeaderPolicy } from './http/forward-edits.js';
 import type { HeaderNormalizer } from './http/identity-headers.js';
 import { behindTrustedProxy, requestOrigin, type Origin } from './http/origin.js';
 import { requestCookie, type Decision, type RequestView, type Verdict } from './http/request-view.js';
-import { errorDecision, escapeHtml, fragmentPreservingRedirect, jsonDecision, pageDecision, redirectDecision, type PageLink } from './http/responses.js';
+import {
+  errorDecision,
+  escapeHtml,
+  fragmentPreservingRedirect,
+  jsonDecision,
+  pageDecision,
+  redirectDecision,
+  type PageLink,
+} from './http/responses.js';
 import { createProviders } from './providers/registry.js';
 import type { Identity } from './identity.js';
 import type { Provider } from './providers/provider.js';
 import { identityFromRecord } from './principal.js';
 import { challengeReturnUrl } from './return-url.js';
-import { currentSession, sessionIdOf, loginDone, logout, logoutComplete, logoutDone, me, ready, refresh, version } from './routes/account-routes.js';
+import {
+  currentSession,
+  sessionIdOf,
+  loginDone,
+  logout,
+  logoutComplete,
+  logoutDone,
+  me,
+  ready,
+  refresh,
+  version,
+} from './routes/account-routes.js';
 import { callerWantsJson, LayerRequest, type LayerContext, type RouteRequest } from './routes/context.js';
 import { backChannelLogout } from './routes/back-channel-logout.js';
 import { frontChannelLogout } from './routes/front-channel-logout.js';
@@ -98,7 +117,9 @@ const OWN_ROUTE_METHODS: ReadonlyMap<string, readonly string[]> = new Map([
  * Sign-in paths by a provider's other name, sent on to the configured one (unless a provider of that
  * name is configured): Twitter is X now, and a link to /.auth/login/x should not be a 404.
  */
-const OTHER_NAMES: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, { x: 'twitter' });
+const OTHER_NAMES: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
+  x: 'twitter',
+});
 
 /** How many issuers some provider accepted are remembered (the least recently used forgotten first). */
 const MAX_REMEMBERED_ISSUERS = 1_000;
@@ -136,10 +157,17 @@ export class AuthLayer {
         options.knownSessionStore,
       ),
       transactionKey: deriveKey(options.masterKey, 'login-transaction', options.config.app),
-      authTokens: new AuthenticationTokens(deriveKey(options.masterKey, 'authentication-token', options.config.app), options.config.app, now),
+      authTokens: new AuthenticationTokens(
+        deriveKey(options.masterKey, 'authentication-token', options.config.app),
+        options.config.app,
+        now,
+      ),
       bearerCache: new ValidatedTokenCache<Identity>(now, options.bearerCacheMax),
       bearerIssuers: new LRUCache({ max: MAX_REMEMBERED_ISSUERS }),
-      exchangedSessions: new ExchangedSessions<SessionRecord>(undefined, options.exchangeStore ? { store: options.exchangeStore, expiresAt: (record) => record.expiresAt } : undefined),
+      exchangedSessions: new ExchangedSessions<SessionRecord>(
+        undefined,
+        options.exchangeStore ? { store: options.exchangeStore, expiresAt: (record) => record.expiresAt } : undefined,
+      ),
       logger,
       now,
       version: options.version ?? '0.0.0',
@@ -168,7 +196,12 @@ export class AuthLayer {
     if (verdict.kind !== 'forward') return verdict;
     // Only with authentication off can a request with an unusable host be forwarded: its own then.
     const judged = origin ?? { scheme: view.scheme, host: view.host };
-    return { kind: 'forward', identity: verdict.identity, origin: judged, edits: forwardEdits(this.#headerPolicy, view.headers, verdict.identity, judged, view.remoteAddress) };
+    return {
+      kind: 'forward',
+      identity: verdict.identity,
+      origin: judged,
+      edits: forwardEdits(this.#headerPolicy, view.headers, verdict.identity, judged, view.remoteAddress),
+    };
   }
 
   async #verdict(view: RequestView, origin: Origin | null): Promise<Verdict> {
@@ -182,7 +215,8 @@ export class AuthLayer {
     if (config.requireHttps && origin.scheme !== 'https') return this.#toHttps(request);
 
     const prefix = config.apiPrefix;
-    if (view.path === prefix || view.path.startsWith(`${prefix}/`)) return this.#authRoute(request, view.path.slice(prefix.length));
+    if (view.path === prefix || view.path.startsWith(`${prefix}/`))
+      return this.#authRoute(request, view.path.slice(prefix.length));
     if (matchExcludedPath(config.excludedPaths, view.path) !== undefined) {
       // Anonymous access allowed; a signed-in caller is still identified (a bad token just stays anonymous).
       const bearer = bearerToken(request);
@@ -191,7 +225,10 @@ export class AuthLayer {
         return { kind: 'forward', identity: 'identity' in checked ? checked.identity : null };
       }
       const session = await currentSession(this.#context, request);
-      return { kind: 'forward', identity: session ? identityFromRecord(session.record, config.tokenStore.enabled) : null };
+      return {
+        kind: 'forward',
+        identity: session ? identityFromRecord(session.record, config.tokenStore.enabled) : null,
+      };
     }
     // Anonymous, whatever credentials it carries: a browser sends a preflight without any.
     if (config.forwardCorsPreflights && isCorsPreflight(view)) return { kind: 'forward', identity: null };
@@ -208,9 +245,16 @@ export class AuthLayer {
     if (!(error instanceof StoreUnavailableError)) throw error;
     const { config, logger } = this.#context;
     const ownRoute = view.path === config.apiPrefix || view.path.startsWith(`${config.apiPrefix}/`);
-    if (!ownRoute && matchExcludedPath(config.excludedPaths, view.path) !== undefined) return { kind: 'forward', identity: null };
+    if (!ownRoute && matchExcludedPath(config.excludedPaths, view.path) !== undefined)
+      return { kind: 'forward', identity: null };
     logger.debug({ path: view.path, reason: error.message }, 'token store unavailable: request turned away');
-    return errorDecision(503, 'Service unavailable', 'Sign-in is unavailable for a moment. Please try again shortly.', callerWantsJson(view), { headers: { 'Retry-After': STORE_RETRY_AFTER_SECONDS } });
+    return errorDecision(
+      503,
+      'Service unavailable',
+      'Sign-in is unavailable for a moment. Please try again shortly.',
+      callerWantsJson(view),
+      { headers: { 'Retry-After': STORE_RETRY_AFTER_SECONDS } },
+    );
   }
 
   #toHttps(request: RouteRequest): Decision {
@@ -226,7 +270,8 @@ export class AuthLayer {
     const context = this.#context;
     // gatehouse's own routes first: a provider alias can never shadow one (the config refuses "done").
     const methods = OWN_ROUTE_METHODS.get(route);
-    if (methods !== undefined && !methods.includes(request.view.method)) return this.#methodNotAllowed(request, methods.join(', '));
+    if (methods !== undefined && !methods.includes(request.view.method))
+      return this.#methodNotAllowed(request, methods.join(', '));
     switch (route) {
       case '/me':
         return me(context, request);
@@ -268,7 +313,14 @@ export class AuthLayer {
       // The alias matched LOGIN_PATH: letters, digits, '-' and '_' only, safe to log.
       context.logger.info({ reason: 'unknown provider', provider: alias, path: request.view.path }, 'request rejected');
       // A mistyped or outdated sign-in link: the page offers the providers there are.
-      return errorDecision(404, 'Unknown provider', `No identity provider "${alias}" is configured.`, request.json, {}, this.#signInLinks());
+      return errorDecision(
+        404,
+        'Unknown provider',
+        `No identity provider "${alias}" is configured.`,
+        request.json,
+        {},
+        this.#signInLinks(),
+      );
     }
     if (provider.alias !== alias && (method === 'GET' || method === 'HEAD')) {
       // One address per sign-in start: its login cookie's path is the alias as configured.
@@ -281,7 +333,12 @@ export class AuthLayer {
     }
     if (method === 'POST') return exchangeToken(context, request, provider);
     if (method !== 'GET' && method !== 'HEAD') return this.#methodNotAllowed(request, 'GET, HEAD, POST');
-    return startLogin(context, request, provider, returnUrlParameter(request.searchParams, ['post_login_redirect_uri', 'post_login_redirect_url']));
+    return startLogin(
+      context,
+      request,
+      provider,
+      returnUrlParameter(request.searchParams, ['post_login_redirect_uri', 'post_login_redirect_url']),
+    );
   }
 
   /**
@@ -294,12 +351,16 @@ export class AuthLayer {
     const { providers } = this.#context;
     const exact = providers.get(alias);
     if (exact !== undefined || callback) return exact;
-    const folded = aliasIgnoringCase(alias, providers) ?? aliasIgnoringCase(OTHER_NAMES[alias.toLowerCase()] ?? '', providers);
+    const folded =
+      aliasIgnoringCase(alias, providers) ?? aliasIgnoringCase(OTHER_NAMES[alias.toLowerCase()] ?? '', providers);
     return folded === undefined ? undefined : providers.get(folded);
   }
 
   #methodNotAllowed(request: RouteRequest, allow: string): Decision {
-    this.#context.logger.info({ reason: 'method not allowed', path: request.view.path, method: request.view.method }, 'request rejected');
+    this.#context.logger.info(
+      { reason: 'method not allowed', path: request.view.path, method: request.view.method },
+      'request rejected',
+    );
     return jsonDecision(405, { error: 'Method not allowed.' }, { headers: { Allow: allow } });
   }
 
@@ -318,7 +379,10 @@ export class AuthLayer {
       named = await sessionIdOf(this.#context, request);
     } catch (error) {
       if (!(error instanceof InvalidTokenError)) throw error;
-      this.#context.logger.info({ reason: `authentication token ${error.reason}`, path: request.view.path }, 'request challenged');
+      this.#context.logger.info(
+        { reason: `authentication token ${error.reason}`, path: request.view.path },
+        'request challenged',
+      );
       return invalidTokenDecision(error.reason);
     }
     if (named === null) {
@@ -388,7 +452,10 @@ export class AuthLayer {
     const cookies = clearCookie ? [sessions.clearCookie(request.secure)] : [];
     // A browser asks for its icons by itself on every new site: those challenges are not news.
     const level = BROWSER_ICON.test(view.path) ? 'debug' : 'info';
-    logger[level]({ reason, path: view.path, method: view.method, action: config.unauthenticatedAction }, 'request challenged');
+    logger[level](
+      { reason, path: view.path, method: view.method, action: config.unauthenticatedAction },
+      'request challenged',
+    );
     switch (config.unauthenticatedAction) {
       case 'Return403':
         return errorDecision(403, 'Forbidden', 'You do not have access to this resource.', request.json, { cookies });
@@ -404,17 +471,27 @@ export class AuthLayer {
     const returnTo = challengeReturnUrl(view.path, view.query, config.apiPrefix);
     if (config.defaultProvider !== undefined) {
       // The fragment is added in the browser: the page's script ends the URL with the return address.
-      if (config.preserveUrlFragmentsForLogins) return fragmentPreservingRedirect(`${loginPath(config.apiPrefix, config.defaultProvider)}?post_login_redirect_uri=`, returnTo, cookies);
+      if (config.preserveUrlFragmentsForLogins)
+        return fragmentPreservingRedirect(
+          `${loginPath(config.apiPrefix, config.defaultProvider)}?post_login_redirect_uri=`,
+          returnTo,
+          cookies,
+        );
       return redirectDecision(loginPath(config.apiPrefix, config.defaultProvider, returnTo), { cookies });
     }
-    const links = this.#signInLinks(returnTo).map((link) => `<li><a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a></li>`);
+    const links = this.#signInLinks(returnTo).map(
+      (link) => `<li><a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a></li>`,
+    );
     return pageDecision(401, 'Sign in', 'Choose how to sign in:', { cookies }, `<ul>${links.join('')}</ul>`);
   }
 
   /** A sign-in link per configured provider, coming back to `returnTo` when given. */
   #signInLinks(returnTo?: string): PageLink[] {
     const { config, providers } = this.#context;
-    return [...providers.values()].map((provider) => ({ href: loginPath(config.apiPrefix, provider.alias, returnTo), text: `Sign in with ${provider.displayName}` }));
+    return [...providers.values()].map((provider) => ({
+      href: loginPath(config.apiPrefix, provider.alias, returnTo),
+      text: `Sign in with ${provider.displayName}`,
+    }));
   }
 
   /**
@@ -428,7 +505,10 @@ export class AuthLayer {
     if (request.json) return errorDecision(401, 'Sign-in required', 'Authentication required.', true, extra);
     const { config } = this.#context;
     const returnTo = challengeReturnUrl(request.view.path, request.view.query, config.apiPrefix);
-    const links = config.defaultProvider !== undefined ? [{ href: loginPath(config.apiPrefix, config.defaultProvider, returnTo), text: 'Sign in' }] : this.#signInLinks(returnTo);
+    const links =
+      config.defaultProvider !== undefined
+        ? [{ href: loginPath(config.apiPrefix, config.defaultProvider, returnTo), text: 'Sign in' }]
+        : this.#signInLinks(returnTo);
     return errorDecision(401, 'Sign-in required', 'Authentication required.', false, extra, links);
   }
 }

@@ -14,7 +14,12 @@ import type { AuthConfig } from './config/auth-config.js';
 import { encryptionKeyFromEnv } from './crypto/keys.js';
 import type { ProviderSignOut } from './session/provider-sign-outs.js';
 import type { SessionRecord } from './session/record.js';
-import { FileSystemTokenStore, KEY_FILE_NAME, loadOrCreateKeyFile, recordsWithoutKeyFile } from './token-store/filesystem.js';
+import {
+  FileSystemTokenStore,
+  KEY_FILE_NAME,
+  loadOrCreateKeyFile,
+  recordsWithoutKeyFile,
+} from './token-store/filesystem.js';
 import { openRedisLink, type RedisLink } from './token-store/redis-link.js';
 import { REDIS_URL_VARIABLE, redisKeyPrefix, redisSettings, RedisSettingsError } from './token-store/redis-settings.js';
 import type { RedisSettings } from './token-store/redis-topology.js';
@@ -53,7 +58,6 @@ export interface AuthRuntime {
   close(): Promise<void>;
 }
 
-
 const SWEEP_INTERVAL_MS = 10 * 60_000;
 
 /** Where providers' back-channel sign-outs are kept, beside the sessions (same key, same app scope). */
@@ -76,20 +80,34 @@ async function inStoreDirectory<T>(directory: string, step: () => Promise<T>): P
     // System errors only (ENOENT, EACCES, EROFS…): node's own ERR_* codes are not the directory's fault.
     const code = (error as NodeJS.ErrnoException).code;
     if (typeof code !== 'string' || !/^E[A-Z]+$/.test(code)) throw error;
-    throw new TokenStoreDirectoryError(`the token store directory ${directory} (login.tokenStore.fileSystem.directory) cannot be used: ${(error as Error).message}`);
+    throw new TokenStoreDirectoryError(
+      `the token store directory ${directory} (login.tokenStore.fileSystem.directory) cannot be used: ${(error as Error).message}`,
+    );
   }
 }
 
 export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<AuthRuntime> {
   const { config, logger } = options;
   // Said at every start: a deployment copied from a template can have sign-in off without anyone noticing.
-  if (!config.enabled) logger.warn('authentication is off (platform.enabled: false): every request reaches the app anonymously; inbound identity headers are still stripped');
+  if (!config.enabled)
+    logger.warn(
+      'authentication is off (platform.enabled: false): every request reaches the app anonymously; inbound identity headers are still stripped',
+    );
   const env = options.env ?? process.env;
   const settings = redisSettings(env);
   const stores = settings !== undefined ? await redisStores(options, settings) : await fileSystemStores(options);
   const redis = stores.redis;
-  const store: StoreHealth = redis !== undefined ? { kind: 'redis', get available() { return redis.available; } } : { kind: 'filesystem', available: true };
-  const timed = <T>(kept: TokenStore<T>) => (options.metrics !== undefined ? timedStore(kept, store.kind, options.metrics) : kept);
+  const store: StoreHealth =
+    redis !== undefined
+      ? {
+          kind: 'redis',
+          get available() {
+            return redis.available;
+          },
+        }
+      : { kind: 'filesystem', available: true };
+  const timed = <T>(kept: TokenStore<T>) =>
+    options.metrics !== undefined ? timedStore(kept, store.kind, options.metrics) : kept;
   const layer = new AuthLayer({
     config,
     headers: options.headers,
@@ -105,7 +123,10 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
     ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
   });
   // Redis removes expired records by itself (each key's TTL): only the filesystem store is swept.
-  const sweep = stores.redis === undefined ? sweepPeriodically(stores.sessions, stores.signOuts, stores.knownSessions, logger) : undefined;
+  const sweep =
+    stores.redis === undefined
+      ? sweepPeriodically(stores.sessions, stores.signOuts, stores.knownSessions, logger)
+      : undefined;
   // A provider that cannot be reached is said now, with its URL and why, not at the first sign-in.
   const providerCheck = config.enabled ? checkProvidersAtStart(layer.providers.values(), logger) : undefined;
   return {
@@ -140,16 +161,38 @@ async function fileSystemStores(options: AuthRuntimeOptions): Promise<Stores> {
   const masterKey = givenKey ?? (await inStoreDirectory(directory, () => loadOrCreateKeyFile(directory)));
   if (orphaned > 0) {
     // Not silent: a key file deleted alone (a cleanup, a copied directory) ends every session.
-    logger.error({ file: path.join(directory, KEY_FILE_NAME), records: orphaned }, 'token store key file was missing and has been created anew: the sessions stored with the old key cannot be read and have ended');
+    logger.error(
+      { file: path.join(directory, KEY_FILE_NAME), records: orphaned },
+      'token store key file was missing and has been created anew: the sessions stored with the old key cannot be read and have ended',
+    );
   }
-  const told = (kind: string) => (options.storeChannel !== undefined ? { channel: { via: options.storeChannel, kind } } : {});
-  const sessions = new FileSystemTokenStore<SessionRecord>({ directory, app: config.app, masterKey, masterKeyFromKeyFile: givenKey === undefined, logger, ...told('session') });
+  const told = (kind: string) =>
+    options.storeChannel !== undefined ? { channel: { via: options.storeChannel, kind } } : {};
+  const sessions = new FileSystemTokenStore<SessionRecord>({
+    directory,
+    app: config.app,
+    masterKey,
+    masterKeyFromKeyFile: givenKey === undefined,
+    logger,
+    ...told('session'),
+  });
   await inStoreDirectory(directory, () => sessions.prepare());
   // The key file, if any, lives in the sessions' directory: this store never writes one.
-  const signOuts = new FileSystemTokenStore<ProviderSignOut>({ directory: path.join(directory, SIGN_OUTS_DIRECTORY), app: config.app, masterKey, logger, ...told('signout') });
+  const signOuts = new FileSystemTokenStore<ProviderSignOut>({
+    directory: path.join(directory, SIGN_OUTS_DIRECTORY),
+    app: config.app,
+    masterKey,
+    logger,
+    ...told('signout'),
+  });
   await inStoreDirectory(directory, () => signOuts.prepare());
   // Nobody needs telling of these: they are read only by a front-channel logout, never cached.
-  const knownSessions = new FileSystemTokenStore<ProviderSignOut>({ directory: path.join(directory, KNOWN_SESSIONS_DIRECTORY), app: config.app, masterKey, logger });
+  const knownSessions = new FileSystemTokenStore<ProviderSignOut>({
+    directory: path.join(directory, KNOWN_SESSIONS_DIRECTORY),
+    app: config.app,
+    masterKey,
+    logger,
+  });
   await inStoreDirectory(directory, () => knownSessions.prepare());
   if (config.tokenStore.directory === undefined) await announceDefaultDirectory(directory, logger);
   return { sessions, signOuts, knownSessions, masterKey };
@@ -161,10 +204,21 @@ async function fileSystemStores(options: AuthRuntimeOptions): Promise<Stores> {
  */
 async function announceDefaultDirectory(directory: string, logger: Logger): Promise<void> {
   const parent = path.dirname(directory);
-  await writeFile(path.join(parent, '.gitignore'), '# gatehouse\'s token store and encryption key: never commit them\n*\n', { flag: 'wx', mode: 0o600 }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EEXIST') logger.warn({ directory: parent, reason: error.message }, 'token store: could not write a .gitignore beside the default directory');
+  await writeFile(
+    path.join(parent, '.gitignore'),
+    "# gatehouse's token store and encryption key: never commit them\n*\n",
+    { flag: 'wx', mode: 0o600 },
+  ).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST')
+      logger.warn(
+        { directory: parent, reason: error.message },
+        'token store: could not write a .gitignore beside the default directory',
+      );
   });
-  logger.info({ directory }, 'token store: the default directory (move it with login.tokenStore.fileSystem.directory, or set GATEHOUSE_REDIS_URL)');
+  logger.info(
+    { directory },
+    'token store: the default directory (move it with login.tokenStore.fileSystem.directory, or set GATEHOUSE_REDIS_URL)',
+  );
 }
 
 /**
@@ -178,7 +232,10 @@ async function redisStores(options: AuthRuntimeOptions, settings: RedisSettings)
   const prefix = redisKeyPrefix(config.app, env);
   const masterKey = options.masterKey ?? encryptionKeyFromEnv(env);
   // A key file is per host: instances on two hosts would each seal with a key of their own.
-  if (masterKey === undefined) throw new RedisSettingsError(`${REDIS_URL_VARIABLE} needs GATEHOUSE_ENCRYPTION_KEY (32 bytes: 64 hex digits or base64), the same on every instance: each seals and opens the records the others wrote`);
+  if (masterKey === undefined)
+    throw new RedisSettingsError(
+      `${REDIS_URL_VARIABLE} needs GATEHOUSE_ENCRYPTION_KEY (32 bytes: 64 hex digits or base64), the same on every instance: each seals and opens the records the others wrote`,
+    );
   const redis = await openRedisLink(settings, prefix, logger);
   const store = <T>(kind: string) => new RedisTokenStore<T>({ link: redis, kind, app: config.app, masterKey, logger });
   return {
@@ -191,7 +248,12 @@ async function redisStores(options: AuthRuntimeOptions, settings: RedisSettings)
   };
 }
 
-function sweepPeriodically(sessions: TokenStore<SessionRecord>, signOuts: TokenStore<ProviderSignOut>, knownSessions: TokenStore<ProviderSignOut>, logger: Logger): NodeJS.Timeout {
+function sweepPeriodically(
+  sessions: TokenStore<SessionRecord>,
+  signOuts: TokenStore<ProviderSignOut>,
+  knownSessions: TokenStore<ProviderSignOut>,
+  logger: Logger,
+): NodeJS.Timeout {
   // Each store, with what its sweep logs when it removed records and when it failed.
   const sweeps = [
     [sessions, 'expired sessions swept', 'session sweep failed'],

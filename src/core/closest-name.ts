@@ -20,7 +20,11 @@ export function closestName(typed: string, known: Iterable<string>): string | un
 }
 
 /** ` (did you mean "x"?)`, or nothing. */
-export function didYouMean(typed: string, known: Iterable<string>, quote: (name: string) => string = (name) => `"${name}"`): string {
+export function didYouMean(
+  typed: string,
+  known: Iterable<string>,
+  quote: (name: string) => string = (name) => `"${name}"`,
+): string {
   const name = closestName(typed, known);
   return name === undefined ? '' : ` (did you mean ${quote(name)}?)`;
 }

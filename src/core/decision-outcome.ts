@@ -37,9 +37,15 @@ const REFUSALS: ReadonlyMap<number, string> = new Map([
   [503, 'unavailable'],
 ]);
 
-export function decisionOutcome(path: string, apiPrefix: string, decision: Decision): { outcome: Outcome; reason: string } {
-  if (path === apiPrefix || path.startsWith(`${apiPrefix}/`)) return { outcome: 'auth_route', reason: authRoute(path.slice(apiPrefix.length)) };
-  if (decision.kind === 'forward') return { outcome: 'forwarded', reason: decision.identity === null ? 'anonymous' : 'signed_in' };
+export function decisionOutcome(
+  path: string,
+  apiPrefix: string,
+  decision: Decision,
+): { outcome: Outcome; reason: string } {
+  if (path === apiPrefix || path.startsWith(`${apiPrefix}/`))
+    return { outcome: 'auth_route', reason: authRoute(path.slice(apiPrefix.length)) };
+  if (decision.kind === 'forward')
+    return { outcome: 'forwarded', reason: decision.identity === null ? 'anonymous' : 'signed_in' };
   if (decision.status === 401) return { outcome: 'challenged', reason: 'unauthorized' };
   // The sign-in redirect that keeps the URL fragment is a page (fragmentPreservingRedirect).
   if (decision.status === 200) return { outcome: 'challenged', reason: 'sign_in' };

@@ -33,13 +33,15 @@ function ruleParts(source: string): { readonly path: string; readonly prefix: bo
 export function excludedPathProblem(source: string): string | undefined {
   const { path } = ruleParts(source);
   if (!path.startsWith('/')) return `expected an absolute path starting with "/", got ${JSON.stringify(source)}`;
-  if (path.includes('*')) return `${JSON.stringify(source)}: "*" is allowed only as a final "/*" (everything below a path)`;
+  if (path.includes('*'))
+    return `${JSON.stringify(source)}: "*" is allowed only as a final "/*" (everything below a path)`;
   const canonical = canonicalPath(path);
   if (canonical === null) {
     return `${JSON.stringify(source)} is not a canonical path (no "." or ".." segments, "//", ";", "?", "#", backslashes, control characters, encoded "/", ".", "%", or Unicode look-alikes of them)`;
   }
   // Requests are matched decoded, so a rule is written decoded too.
-  if (canonical !== path) return `${JSON.stringify(source)} has percent-escapes: write it decoded, as ${JSON.stringify(canonical + source.slice(path.length))}`;
+  if (canonical !== path)
+    return `${JSON.stringify(source)} has percent-escapes: write it decoded, as ${JSON.stringify(canonical + source.slice(path.length))}`;
   return undefined;
 }
 
@@ -87,7 +89,9 @@ export function canonicalPath(rawPath: string): string | null {
   if (foldsIntoStructure(decoded)) return null;
   const segments = decoded.split('/').slice(1);
   // An empty segment is only allowed as the final one (a trailing slash).
-  if (segments.some((segment, i) => segment === '.' || segment === '..' || (segment === '' && i !== segments.length - 1))) {
+  if (
+    segments.some((segment, i) => segment === '.' || segment === '..' || (segment === '' && i !== segments.length - 1))
+  ) {
     return null;
   }
   return decoded;
@@ -103,6 +107,8 @@ export function matchExcludedPath(rules: readonly ExcludedPathRule[], rawPath: s
     // Canonical, so its rule part is the request's up to the same '/' (or its end).
     const sent = rawPath.slice(0, rule.sentAs.length + 1).toLowerCase();
     if (!rule.prefix) return path === rule.path && sent === rule.sentAs;
-    return (path === rule.path && sent === rule.sentAs) || (path.startsWith(`${rule.path}/`) && sent === `${rule.sentAs}/`);
+    return (
+      (path === rule.path && sent === rule.sentAs) || (path.startsWith(`${rule.path}/`) && sent === `${rule.sentAs}/`)
+    );
   });
 }

@@ -19,11 +19,17 @@ export function claimList(claims: Readonly<Record<string, unknown>>): Claim[] {
 
 function pushClaim(list: Claim[], typ: string, value: unknown): void {
   if (value === undefined || value === null) return;
-  list.push({ typ, val: typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value) });
+  list.push({
+    typ,
+    val: typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value),
+  });
 }
 
 /** The -NAME value: the configured claim, else preferred_username, name, email, then the subject. */
-export function userNameFrom(claims: Readonly<Record<string, unknown>>, nameClaimType: string | undefined): { name: string; type: string } {
+export function userNameFrom(
+  claims: Readonly<Record<string, unknown>>,
+  nameClaimType: string | undefined,
+): { name: string; type: string } {
   for (const type of [nameClaimType, 'preferred_username', 'name', 'email']) {
     if (type === undefined) continue;
     const value = claims[type];
@@ -48,7 +54,9 @@ export function identityFromRecord(record: SessionRecord, exposeTokens: boolean)
           tokens: {
             ...(tokens.accessToken !== undefined ? { accessToken: tokens.accessToken } : {}),
             ...(tokens.idToken !== undefined ? { idToken: tokens.idToken } : {}),
-            ...(tokens.accessTokenExpiresAt !== undefined ? { expiresOn: new Date(tokens.accessTokenExpiresAt).toISOString() } : {}),
+            ...(tokens.accessTokenExpiresAt !== undefined
+              ? { expiresOn: new Date(tokens.accessTokenExpiresAt).toISOString() }
+              : {}),
             ...(tokens.refreshToken !== undefined ? { refreshToken: tokens.refreshToken } : {}),
             ...(tokens.accessTokenSecret !== undefined ? { accessTokenSecret: tokens.accessTokenSecret } : {}),
           },

@@ -1,13 +1,15 @@
 // Validation of post-login / post-logout return URLs: never an open redirect.
 
-export type ReturnUrlVerdict = { readonly ok: true; readonly location: string } | { readonly ok: false; readonly reason: string };
+export type ReturnUrlVerdict =
+  { readonly ok: true; readonly location: string } | { readonly ok: false; readonly reason: string };
 
 /** Longest return URL accepted. */
 export const MAX_RETURN_URL_LENGTH = 2048;
 /** How many layers of percent-encoding are looked through for hidden tricks. */
 const DECODE_LAYERS = 3;
 /** Parameters through which an external return URL could carry another one (a redirect chain). */
-const REDIRECT_PARAMETERS = /(^|[?&])(post_login_redirect_ur[il]|post_logout_redirect_ur[il]|redirect_uri|return_?url|returnto|next)=/i;
+const REDIRECT_PARAMETERS =
+  /(^|[?&])(post_login_redirect_ur[il]|post_logout_redirect_ur[il]|redirect_uri|return_?url|returnto|next)=/i;
 /** gatehouse's own pages a return URL may name; every other route under the prefix could chain. */
 const SAFE_OWN_PAGES = ['/login/done', '/logout/done'];
 /** Host-local base used to resolve relative paths; never emitted. */
@@ -68,7 +70,9 @@ function throughOwnRoute(layers: readonly string[], apiPrefix: string): boolean 
     } catch {
       return true;
     }
-    return (path === apiPrefix || path.startsWith(`${apiPrefix}/`)) && !SAFE_OWN_PAGES.includes(path.slice(apiPrefix.length));
+    return (
+      (path === apiPrefix || path.startsWith(`${apiPrefix}/`)) && !SAFE_OWN_PAGES.includes(path.slice(apiPrefix.length))
+    );
   });
 }
 
@@ -97,7 +101,11 @@ export function challengeReturnUrl(path: string, query: string, apiPrefix = '/.a
  * one, and external URLs that carry a return URL themselves. An app path's
  * own query is the app's business.
  */
-export function validateReturnUrl(raw: string, allowedExternal: readonly string[] = [], apiPrefix = '/.auth'): ReturnUrlVerdict {
+export function validateReturnUrl(
+  raw: string,
+  allowedExternal: readonly string[] = [],
+  apiPrefix = '/.auth',
+): ReturnUrlVerdict {
   if (raw.length === 0) return { ok: false, reason: 'empty' };
   if (raw.length > MAX_RETURN_URL_LENGTH) return { ok: false, reason: 'too long' };
   const layers = decodeLayers(raw);
@@ -138,7 +146,8 @@ export function validateReturnUrl(raw: string, allowedExternal: readonly string[
   if (!allowed) return { ok: false, reason: 'external origin not allowed' };
   // An allowed origin is often the app's own (or another app behind gatehouse): its authentication
   // routes chain redirects there as they would here.
-  if (throughOwnRoute(decodeLayers(url.pathname), apiPrefix)) return { ok: false, reason: 'nested redirect through an authentication route' };
+  if (throughOwnRoute(decodeLayers(url.pathname), apiPrefix))
+    return { ok: false, reason: 'nested redirect through an authentication route' };
   return located(url.href);
 }
 
@@ -148,5 +157,7 @@ export function validateReturnUrl(raw: string, allowedExternal: readonly string[
  * the limit, or the login transaction cookie that carries it would outgrow what browsers keep.
  */
 function located(location: string): ReturnUrlVerdict {
-  return location.length > MAX_RETURN_URL_LENGTH ? { ok: false, reason: 'too long once encoded' } : { ok: true, location };
+  return location.length > MAX_RETURN_URL_LENGTH
+    ? { ok: false, reason: 'too long once encoded' }
+    : { ok: true, location };
 }

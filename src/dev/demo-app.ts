@@ -35,9 +35,14 @@ function render(req: http.IncomingMessage, prefix: string, switchAccount: string
 }
 
 /** `switchAccount`: where a sign-in with another account starts (a link on the page), if anywhere. */
-export async function startDemoApp(prefix = 'X-PLATFORM-', switchAccount?: string): Promise<{ url: string; close(): Promise<void> }> {
+export async function startDemoApp(
+  prefix = 'X-PLATFORM-',
+  switchAccount?: string,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
-    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(render(req, prefix, switchAccount));
+    res
+      .writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' })
+      .end(render(req, prefix, switchAccount));
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

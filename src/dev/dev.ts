@@ -67,17 +67,23 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   const listening = new URL(front.url);
   const port = listening.port;
   const beyondLoopback = !isLoopbackHost(listening.hostname);
-  const browserHost = beyondLoopback ? bracketed(options.publicHost ?? publicAddress(listening.hostname)) : (WILDCARD_TO_LOOPBACK[listening.hostname] ?? listening.hostname);
+  const browserHost = beyondLoopback
+    ? bracketed(options.publicHost ?? publicAddress(listening.hostname))
+    : (WILDCARD_TO_LOOPBACK[listening.hostname] ?? listening.hostname);
   const browserOrigin = `http://${browserHost}:${port}`;
   // The provider accepts a callback only to an origin registered here: every name of this machine a
   // browser may use, and the address given with --host.
-  const origins = [...new Set(['127.0.0.1', 'localhost', '[::1]', browserHost])].map((host) => `http://${host}:${port}`);
+  const origins = [...new Set(['127.0.0.1', 'localhost', '[::1]', browserHost])].map(
+    (host) => `http://${host}:${port}`,
+  );
   const clientSecret = randomBytes(24).toString('base64url');
   // Beyond loopback, browsers on other machines (or the host of a container) must reach the provider
   // too: it listens where gatehouse does, on the next port, under the name they use for gatehouse.
   const providerPort = beyondLoopback ? Number(port) + 1 : 0;
   const idp = await startDevIdentityProvider({
-    ...(beyondLoopback ? { host: listening.hostname.replace(/^\[|\]$/g, ''), port: providerPort, publicHost: browserHost } : {}),
+    ...(beyondLoopback
+      ? { host: listening.hostname.replace(/^\[|\]$/g, ''), port: providerPort, publicHost: browserHost }
+      : {}),
     clients: [
       {
         clientId: 'gatehouse-dev',
@@ -89,7 +95,10 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
       },
     ],
   });
-  const app = options.upstream === undefined ? await startDemoApp(undefined, loginPath('/.auth', 'dev', '/', 'select_account')) : undefined;
+  const app =
+    options.upstream === undefined
+      ? await startDemoApp(undefined, loginPath('/.auth', 'dev', '/', 'select_account'))
+      : undefined;
   const { config } = resolveAuthConfig(
     {
       identityProviders: {
@@ -98,7 +107,9 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
             registration: {
               clientId: 'gatehouse-dev',
               clientCredential: { clientSecretSettingName: 'GATEHOUSE_DEV_CLIENT_SECRET' },
-              openIdConnectConfiguration: { wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration` },
+              openIdConnectConfiguration: {
+                wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration`,
+              },
             },
             login: { nameClaimType: 'name', scopes: ['openid', 'profile', 'email', 'offline_access'] },
           },

@@ -93,12 +93,24 @@ function accountPickerPolicy(): interactionPolicy.DefaultPolicy {
 export const DEMO_USERS: Readonly<Record<string, DevUser>> = {
   demo: {
     password: 'demo',
-    claims: { name: 'Dev User', preferred_username: 'demo', email: 'demo@example.com', email_verified: true, roles: ['admin', 'reader'] },
+    claims: {
+      name: 'Dev User',
+      preferred_username: 'demo',
+      email: 'demo@example.com',
+      email_verified: true,
+      roles: ['admin', 'reader'],
+    },
   },
   // A second person, to try switching accounts and roles.
   reader: {
     password: 'reader',
-    claims: { name: 'Read Only', preferred_username: 'reader', email: 'reader@example.com', email_verified: true, roles: ['reader'] },
+    claims: {
+      name: 'Read Only',
+      preferred_username: 'reader',
+      email: 'reader@example.com',
+      email_verified: true,
+      roles: ['reader'],
+    },
   },
 };
 
@@ -140,7 +152,12 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
 
   // Not generateKeyPairSync's own key object: exported as JWK it can hang Node 20 (rsa-key-pair.ts).
   const { privateKey } = generateRsaKeyPair();
-  const jwk = { ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), use: 'sig', alg: 'RS256' };
+  const jwk = {
+    ...privateKey.export({ format: 'jwk' }),
+    kid: randomBytes(8).toString('hex'),
+    use: 'sig',
+    alg: 'RS256',
+  };
 
   const configuration: Configuration = {
     clients: options.clients.map((c) => ({
@@ -152,7 +169,10 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
       response_types: ['code'],
       token_endpoint_auth_method: c.tokenEndpointAuthMethod ?? 'client_secret_basic',
       ...(c.backchannelLogoutUri !== undefined
-        ? { backchannel_logout_uri: c.backchannelLogoutUri, backchannel_logout_session_required: c.backchannelLogoutSessionRequired ?? true }
+        ? {
+            backchannel_logout_uri: c.backchannelLogoutUri,
+            backchannel_logout_session_required: c.backchannelLogoutSessionRequired ?? true,
+          }
         : {}),
     })),
     adapter: memoryAdapter(CLOCK_TOLERANCE_SECONDS),
@@ -161,9 +181,20 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
     cookies: { keys: [randomBytes(32).toString('hex')] },
     pkce: { required: () => true },
     conformIdTokenClaims: options.thinIdToken ?? false,
-    claims: options.claims ?? { openid: ['sub'], profile: ['name', 'preferred_username', 'roles'], email: ['email', 'email_verified'] },
+    claims: options.claims ?? {
+      openid: ['sub'],
+      profile: ['name', 'preferred_username', 'roles'],
+      email: ['email', 'email_verified'],
+    },
     scopes: ['openid', 'profile', 'email', 'offline_access'],
-    ttl: { AccessToken: options.accessTokenTtl ?? 3600, IdToken: 3600, RefreshToken: 24 * 3600, Interaction: 600, Session: 3600, Grant: 3600 },
+    ttl: {
+      AccessToken: options.accessTokenTtl ?? 3600,
+      IdToken: 3600,
+      RefreshToken: 24 * 3600,
+      Interaction: 600,
+      Session: 3600,
+      Grant: 3600,
+    },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     ...(options.rotateRefreshTokens ? { rotateRefreshToken: true } : {}),
     findAccount: async (_ctx, id) => {
@@ -182,7 +213,10 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: async (ctx: KoaContextWithOIDC, form: string) => {
-          ctx.body = page('Sign out', `${form}<p>Sign out of the development identity provider?</p><button type="submit" form="op.logoutForm" value="yes" name="logout">Yes, sign me out</button>`);
+          ctx.body = page(
+            'Sign out',
+            `${form}<p>Sign out of the development identity provider?</p><button type="submit" form="op.logoutForm" value="yes" name="logout">Yes, sign me out</button>`,
+          );
         },
         postLogoutSuccessSource: async (ctx: KoaContextWithOIDC) => {
           ctx.body = page('Signed out', '<p>You are signed out.</p>');
@@ -209,8 +243,12 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
     grants.set(type, (grants.get(type) ?? 0) + 1);
   });
   const backchannelLogouts: Array<{ clientId: string; error?: string }> = [];
-  provider.on('backchannel.success', (_ctx: KoaContextWithOIDC, client: { clientId: string }) => backchannelLogouts.push({ clientId: client.clientId }));
-  provider.on('backchannel.error', (_ctx: KoaContextWithOIDC, error: Error, client: { clientId: string }) => backchannelLogouts.push({ clientId: client.clientId, error: error.message }));
+  provider.on('backchannel.success', (_ctx: KoaContextWithOIDC, client: { clientId: string }) =>
+    backchannelLogouts.push({ clientId: client.clientId }),
+  );
+  provider.on('backchannel.error', (_ctx: KoaContextWithOIDC, error: Error, client: { clientId: string }) =>
+    backchannelLogouts.push({ clientId: client.clientId, error: error.message }),
+  );
   const oidcCallback = provider.callback();
 
   async function interaction(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -220,14 +258,23 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
     if (details.uid !== uid) return send(res, 400, page('Error', '<p>Unknown interaction.</p>'));
     const finishWithGrant = async (accountId: string) => {
       const params = details.params as Record<string, string>;
-      const grant = details.grantId ? ((await provider.Grant.find(details.grantId)) ?? new provider.Grant({ accountId, clientId: params.client_id! })) : new provider.Grant({ accountId, clientId: params.client_id! });
+      const grant = details.grantId
+        ? ((await provider.Grant.find(details.grantId)) ??
+          new provider.Grant({ accountId, clientId: params.client_id! }))
+        : new provider.Grant({ accountId, clientId: params.client_id! });
       grant.addOIDCScope(params.scope ?? 'openid');
       const grantId = await grant.save();
       logins.set(accountId, (logins.get(accountId) ?? 0) + 1);
-      await provider.interactionFinished(req, res, { select_account: {}, login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
+      await provider.interactionFinished(
+        req,
+        res,
+        { select_account: {}, login: { accountId }, consent: { grantId } },
+        { mergeWithLastSubmission: false },
+      );
     };
     if (req.method === 'GET' && action === undefined) {
-      if (details.prompt.name === 'consent' && details.session?.accountId) return finishWithGrant(details.session.accountId);
+      if (details.prompt.name === 'consent' && details.session?.accountId)
+        return finishWithGrant(details.session.accountId);
       const form = `<form method="post" action="/interaction/${escapeHtml(details.uid)}/login">
 <label>Username <input name="username" autocomplete="username" autofocus></label>
 <label>Password <input name="password" type="password" autocomplete="current-password"></label>
@@ -241,12 +288,24 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
       const username = body.get('username') ?? '';
       const user = users[username];
       if (user === undefined || user.password !== body.get('password')) {
-        return send(res, 401, page('Sign in', `<p>Wrong username or password.</p><p><a href="/interaction/${escapeHtml(details.uid)}">Try again</a></p>`));
+        return send(
+          res,
+          401,
+          page(
+            'Sign in',
+            `<p>Wrong username or password.</p><p><a href="/interaction/${escapeHtml(details.uid)}">Try again</a></p>`,
+          ),
+        );
       }
       return finishWithGrant(username);
     }
     if (req.method === 'POST' && action === 'abort') {
-      return provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'The user cancelled the sign-in.' }, { mergeWithLastSubmission: false });
+      return provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: 'The user cancelled the sign-in.' },
+        { mergeWithLastSubmission: false },
+      );
     }
     send(res, 404, page('Not found', ''));
   }

@@ -20,20 +20,27 @@ interface Entry {
  * `expiresIn` seconds plus the provider's clock tolerance (oidc-provider itself still checks each
  * token's own expiry, with that tolerance, so they must be findable that long).
  */
-export function memoryAdapter(clockToleranceSeconds: number, now: () => number = Date.now, maxEntries = DEV_STORAGE_MAX_ENTRIES): AdapterFactory {
+export function memoryAdapter(
+  clockToleranceSeconds: number,
+  now: () => number = Date.now,
+  maxEntries = DEV_STORAGE_MAX_ENTRIES,
+): AdapterFactory {
   const entries = new Map<string, Entry>();
   /** Secondary lookups (a session by its uid, a device code by its user code): lookup key → entry key. */
   const lookups = new Map<string, string>();
   const entryKey = (model: string, id: string) => `${model}\u0000${id}`;
   const lookupKey = (model: string, field: 'uid' | 'userCode', value: string) => `${model}\u0000${field}\u0000${value}`;
   const lookupKeys = (model: string, payload: AdapterPayload): string[] =>
-    (['uid', 'userCode'] as const).flatMap((field) => (payload[field] === undefined ? [] : [lookupKey(model, field, payload[field])]));
+    (['uid', 'userCode'] as const).flatMap((field) =>
+      payload[field] === undefined ? [] : [lookupKey(model, field, payload[field])],
+    );
 
   const remove = (key: string): void => {
     const entry = entries.get(key);
     if (entry === undefined) return;
     entries.delete(key);
-    for (const lookup of lookupKeys(entry.model, entry.payload)) if (lookups.get(lookup) === key) lookups.delete(lookup);
+    for (const lookup of lookupKeys(entry.model, entry.payload))
+      if (lookups.get(lookup) === key) lookups.delete(lookup);
   };
   const live = (key: string | undefined): AdapterPayload | undefined => {
     if (key === undefined) return undefined;
@@ -49,7 +56,12 @@ export function memoryAdapter(clockToleranceSeconds: number, now: () => number =
     async upsert(id, payload, expiresIn) {
       const key = entryKey(model, id);
       remove(key); // re-inserted as the newest, with its lookups as they are now
-      entries.set(key, { model, payload, expiresAt: expiresIn === undefined ? Number.POSITIVE_INFINITY : now() + (expiresIn + clockToleranceSeconds) * 1000 });
+      entries.set(key, {
+        model,
+        payload,
+        expiresAt:
+          expiresIn === undefined ? Number.POSITIVE_INFINITY : now() + (expiresIn + clockToleranceSeconds) * 1000,
+      });
       for (const lookup of lookupKeys(model, payload)) lookups.set(lookup, key);
       while (entries.size > maxEntries) remove(entries.keys().next().value as string);
     },

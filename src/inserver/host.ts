@@ -22,14 +22,18 @@ export function inServerBodyPrefix(config: AuthConfig): string {
 
 /** The host link of the web-server module this Node is embedded in. */
 export function embeddedHostLink(): HostLink {
-  const linkedBinding = (process as unknown as { _linkedBinding?: (name: string) => { link?: HostLink } })._linkedBinding;
+  const linkedBinding = (process as unknown as { _linkedBinding?: (name: string) => { link?: HostLink } })
+    ._linkedBinding;
   let link: HostLink | undefined;
   try {
     link = linkedBinding?.call(process, HOST_BINDING).link;
   } catch {
     link = undefined;
   }
-  if (link === undefined) throw new Error(`not running inside the gatehouse web-server module (no ${HOST_BINDING} binding): the in-server mode starts from the module`);
+  if (link === undefined)
+    throw new Error(
+      `not running inside the gatehouse web-server module (no ${HOST_BINDING} binding): the in-server mode starts from the module`,
+    );
   return link;
 }
 
@@ -54,10 +58,19 @@ export async function startInServer(options: InServerOptions): Promise<InServer>
   for (const warning of loaded.warnings) logger.warn({ source: loaded.source }, `configuration: ${warning}`);
   // The hook is native: no TypeScript fallback here. A missing addon fails the start, loudly.
   const core = loadAddonCore();
-  const runtime = await startAuthRuntime({ config: loaded.config, logger, env, headers: core, ...(options.version ? { version: options.version } : {}) });
+  const runtime = await startAuthRuntime({
+    config: loaded.config,
+    logger,
+    env,
+    headers: core,
+    ...(options.version ? { version: options.version } : {}),
+  });
   const interceptor = createInterceptor(inServerPolicy(runtime.layer));
   interceptor.attachHost(link, inServerBodyPrefix(loaded.config));
-  logger.info({ source: loaded.source, app: loaded.config.app }, 'in-server: the auth core is attached to the web-server module');
+  logger.info(
+    { source: loaded.source, app: loaded.config.app },
+    'in-server: the auth core is attached to the web-server module',
+  );
   return {
     config: loaded.config,
     close: () => {

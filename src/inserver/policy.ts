@@ -20,8 +20,17 @@ export interface NativeRequest {
 
 /** What the native hook applies. */
 export type NativeDecision =
-  | { readonly kind: 'continue'; readonly remove: readonly string[]; readonly set: ReadonlyArray<readonly [string, string]> }
-  | { readonly kind: 'respond'; readonly status: number; readonly headers: Array<[string, string]>; readonly body: Buffer };
+  | {
+      readonly kind: 'continue';
+      readonly remove: readonly string[];
+      readonly set: ReadonlyArray<readonly [string, string]>;
+    }
+  | {
+      readonly kind: 'respond';
+      readonly status: number;
+      readonly headers: Array<[string, string]>;
+      readonly body: Buffer;
+    };
 
 function requestView(request: NativeRequest): RequestView {
   return {
@@ -56,7 +65,12 @@ export function nativeDecision(decision: Decision): NativeDecision {
   return {
     kind: 'continue',
     remove,
-    set: [...set, ['X-Forwarded-For', forwarded.for], ['X-Forwarded-Proto', forwarded.proto], ['X-Forwarded-Host', forwarded.host]],
+    set: [
+      ...set,
+      ['X-Forwarded-For', forwarded.for],
+      ['X-Forwarded-Proto', forwarded.proto],
+      ['X-Forwarded-Host', forwarded.host],
+    ],
   };
 }
 
@@ -65,9 +79,11 @@ export function nativeDecision(decision: Decision): NativeDecision {
  * A failure of the layer is logged here and rejects, and the native side answers 500 (fail closed).
  */
 export function inServerPolicy(layer: AuthLayer): (request: NativeRequest) => Promise<NativeDecision> {
-  const failed = (request: NativeRequest) => (error: unknown): never => {
-    layer.logger.error({ err: (error as Error).message, path: request.path }, 'auth layer failed');
-    throw error;
-  };
+  const failed =
+    (request: NativeRequest) =>
+    (error: unknown): never => {
+      layer.logger.error({ err: (error as Error).message, path: request.path }, 'auth layer failed');
+      throw error;
+    };
   return (request) => layer.decide(requestView(request)).then(nativeDecision, failed(request));
 }

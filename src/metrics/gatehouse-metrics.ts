@@ -7,7 +7,14 @@
 // aliases, never a user, a session, a path or another caller's choice.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-import type { AuthMetrics, LogoutKind, ProviderOperation, RefreshResult, SignInResult, StoreOperation } from '../core/auth-metrics.js';
+import type {
+  AuthMetrics,
+  LogoutKind,
+  ProviderOperation,
+  RefreshResult,
+  SignInResult,
+  StoreOperation,
+} from '../core/auth-metrics.js';
 import type { Outcome } from '../core/decision-outcome.js';
 
 /** Latency buckets (seconds) for calls that leave the process: the store, the provider. */
@@ -34,14 +41,56 @@ export class GatehouseMetrics implements AuthMetrics {
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- prom-client calls collect() with its own `this`
     const metrics = this;
     collectDefaultMetrics({ register: this.registry });
-    this.#requests = new Counter({ name: 'gatehouse_requests_total', help: 'Requests judged, by outcome (forwarded, challenged, refused, auth_route) and its reason (a refusal\'s cause, or which /.auth route)', labelNames: ['outcome', 'reason'], registers });
-    this.#signIns = new Counter({ name: 'gatehouse_sign_ins_total', help: 'Sign-in callbacks, by provider and result', labelNames: ['provider', 'result'], registers });
-    this.#refreshes = new Counter({ name: 'gatehouse_refreshes_total', help: 'Token refreshes at the provider, by provider and result', labelNames: ['provider', 'result'], registers });
-    this.#logouts = new Counter({ name: 'gatehouse_logouts_total', help: 'Sessions ended by a logout here (local) or reported by the provider (provider)', labelNames: ['provider', 'kind'], registers });
-    this.#providerCalls = new Histogram({ name: 'gatehouse_provider_request_duration_seconds', help: 'Calls to an identity provider (code exchange, refresh)', labelNames: ['provider', 'operation'], buckets: CALL_BUCKETS, registers });
-    this.#storeCalls = new Histogram({ name: 'gatehouse_token_store_operation_duration_seconds', help: 'Token store operations, however they ended', labelNames: ['store', 'operation'], buckets: CALL_BUCKETS, registers });
-    this.#upstreamFailures = new Counter({ name: 'gatehouse_upstream_failures_total', help: "Requests the app did not answer: timeout (504), error (502), full (503: the connection pool and its queue were full)", labelNames: ['kind'], registers });
-    this.#deliveries = new Counter({ name: 'gatehouse_webhook_deliveries_total', help: 'Webhook deliveries answered, by event (one gatehouse handles, else "other") and status', labelNames: ['event', 'status'], registers });
+    this.#requests = new Counter({
+      name: 'gatehouse_requests_total',
+      help: "Requests judged, by outcome (forwarded, challenged, refused, auth_route) and its reason (a refusal's cause, or which /.auth route)",
+      labelNames: ['outcome', 'reason'],
+      registers,
+    });
+    this.#signIns = new Counter({
+      name: 'gatehouse_sign_ins_total',
+      help: 'Sign-in callbacks, by provider and result',
+      labelNames: ['provider', 'result'],
+      registers,
+    });
+    this.#refreshes = new Counter({
+      name: 'gatehouse_refreshes_total',
+      help: 'Token refreshes at the provider, by provider and result',
+      labelNames: ['provider', 'result'],
+      registers,
+    });
+    this.#logouts = new Counter({
+      name: 'gatehouse_logouts_total',
+      help: 'Sessions ended by a logout here (local) or reported by the provider (provider)',
+      labelNames: ['provider', 'kind'],
+      registers,
+    });
+    this.#providerCalls = new Histogram({
+      name: 'gatehouse_provider_request_duration_seconds',
+      help: 'Calls to an identity provider (code exchange, refresh)',
+      labelNames: ['provider', 'operation'],
+      buckets: CALL_BUCKETS,
+      registers,
+    });
+    this.#storeCalls = new Histogram({
+      name: 'gatehouse_token_store_operation_duration_seconds',
+      help: 'Token store operations, however they ended',
+      labelNames: ['store', 'operation'],
+      buckets: CALL_BUCKETS,
+      registers,
+    });
+    this.#upstreamFailures = new Counter({
+      name: 'gatehouse_upstream_failures_total',
+      help: 'Requests the app did not answer: timeout (504), error (502), full (503: the connection pool and its queue were full)',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.#deliveries = new Counter({
+      name: 'gatehouse_webhook_deliveries_total',
+      help: 'Webhook deliveries answered, by event (one gatehouse handles, else "other") and status',
+      labelNames: ['event', 'status'],
+      registers,
+    });
     // Across workers, the lowest: 0 as soon as one worker cannot reach the store.
     new Gauge({
       name: 'gatehouse_token_store_up',

@@ -17,22 +17,36 @@ export interface MetricsListener {
   close(): Promise<void>;
 }
 
-export async function startMetricsListener(host: string, port: number, source: MetricsSource, logger: Logger): Promise<MetricsListener> {
+export async function startMetricsListener(
+  host: string,
+  port: number,
+  source: MetricsSource,
+  logger: Logger,
+): Promise<MetricsListener> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== '/metrics') {
-      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Not found: the metrics are at /metrics\n');
+      res
+        .writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' })
+        .end('Not found: the metrics are at /metrics\n');
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' }).end('Method not allowed\n');
+      res
+        .writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' })
+        .end('Method not allowed\n');
       return;
     }
     source.metrics().then(
-      (text) => res.writeHead(200, { 'Content-Type': source.contentType, 'Cache-Control': 'no-store' }).end(req.method === 'HEAD' ? undefined : text),
+      (text) =>
+        res
+          .writeHead(200, { 'Content-Type': source.contentType, 'Cache-Control': 'no-store' })
+          .end(req.method === 'HEAD' ? undefined : text),
       (error: unknown) => {
         logger.warn({ reason: (error as Error).message }, 'metrics could not be collected');
-        res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8', 'Retry-After': '1' }).end('Metrics could not be collected; try again.\n');
+        res
+          .writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8', 'Retry-After': '1' })
+          .end('Metrics could not be collected; try again.\n');
       },
     );
   });

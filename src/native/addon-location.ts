@@ -38,7 +38,9 @@ function prebuiltAddon(root: string): { path: string } | { problem: string } {
     const chosen = nodeGypBuild.path(root);
     // Its own first choice is any .node file under build/: not the addon when step 2 did not find it.
     if (chosen.startsWith(path.join(root, 'build') + path.sep)) {
-      return { problem: `no prebuilt addon for ${process.platform}-${process.arch} in ${path.join(root, 'prebuilds')}` };
+      return {
+        problem: `no prebuilt addon for ${process.platform}-${process.arch} in ${path.join(root, 'prebuilds')}`,
+      };
     }
     return { path: chosen };
   } catch (error) {

@@ -29,7 +29,9 @@ export const ADDON_PATH = ADDON_LOCATION.path;
 /** Loads the addon; throws with the reason when it is missing, broken or of another ABI. */
 export function loadAddonCore(addonPath: string = ADDON_PATH): GatehouseCore {
   if (addonPath === ADDON_PATH && ADDON_LOCATION.problem !== undefined) {
-    throw new Error(`native addon not found: ${ADDON_LOCATION.problem} (run npm run build, or see the README's Install section)`);
+    throw new Error(
+      `native addon not found: ${ADDON_LOCATION.problem} (run npm run build, or see the README's Install section)`,
+    );
   }
   if (!existsSync(addonPath)) throw new Error(`native addon not found at ${addonPath} (run npm run build)`);
   const addon = createRequire(import.meta.url)(addonPath) as AddonExports;

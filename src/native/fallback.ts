@@ -18,7 +18,9 @@ const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const FORBIDDEN_VALUE_CHARACTER = /[\r\n\0]/;
 
 function utf8(value: string | Uint8Array): Buffer {
-  return typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  return typeof value === 'string'
+    ? Buffer.from(value, 'utf8')
+    : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
 }
 
 function requireBytes(value: unknown, what: string): Uint8Array {
@@ -140,7 +142,11 @@ function normalizeHeaders(
     return [name, value] as const;
   });
 
-  let identityFields: { object: Record<string, unknown>; claims: Array<{ typ: string; val: string }>; tokens: Record<string, string | undefined> } | null = null;
+  let identityFields: {
+    object: Record<string, unknown>;
+    claims: Array<{ typ: string; val: string }>;
+    tokens: Record<string, string | undefined>;
+  } | null = null;
   if (identity !== undefined && identity !== null) {
     if (typeof identity !== 'object') throw new TypeError('identity must be an object or null');
     const object = identity as unknown as Record<string, unknown>;
@@ -184,7 +190,10 @@ function normalizeHeaders(
   const remove: string[] = [];
   for (const [name, value] of pairs) {
     const canonical = canonicalHeaderName(name);
-    const strip = namesIdentityUnder(canonical, prefix) || namesIdentityUnder(canonical, APP_SERVICE_PREFIX) || FORBIDDEN_VALUE_CHARACTER.test(value);
+    const strip =
+      namesIdentityUnder(canonical, prefix) ||
+      namesIdentityUnder(canonical, APP_SERVICE_PREFIX) ||
+      FORBIDDEN_VALUE_CHARACTER.test(value);
     const bytes = byteString(name);
     if (strip && !remove.includes(bytes)) remove.push(bytes);
   }

@@ -26,7 +26,8 @@ export function selectCore(mode: NativeMode = nativeModeFromEnv()): CoreSelectio
     return { core: loadAddonCore() };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    if (mode === 'require') throw new Error(`GATEHOUSE_NATIVE=require but the native addon cannot load: ${reason}`, { cause: error });
+    if (mode === 'require')
+      throw new Error(`GATEHOUSE_NATIVE=require but the native addon cannot load: ${reason}`, { cause: error });
     return { core: fallbackCore, fallbackReason: reason };
   }
 }
@@ -34,7 +35,8 @@ export function selectCore(mode: NativeMode = nativeModeFromEnv()): CoreSelectio
 /** Says, once at startup, which implementation serves this process. */
 export function logActiveCore(logger: Logger, selection: CoreSelection): void {
   // addon: environment, built (on this machine) or prebuilt (shipped in the package).
-  if (selection.fallbackReason === undefined) logger.info({ core: 'native', addon: ADDON_LOCATION.source }, 'core: C++ addon active');
+  if (selection.fallbackReason === undefined)
+    logger.info({ core: 'native', addon: ADDON_LOCATION.source }, 'core: C++ addon active');
   else logger.warn({ core: 'fallback', reason: selection.fallbackReason }, 'core: TypeScript fallback active');
 }
 

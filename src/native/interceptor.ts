@@ -34,7 +34,10 @@ export type InterceptorPolicy = (request: NativeRequest) => NativeDecision | Pro
 /** Registers `policy` as the interceptor native hosts call (needs the native addon). */
 export function createInterceptor(policy: InterceptorPolicy): NativeInterceptor {
   const { Interceptor } = createRequire(import.meta.url)(ADDON_PATH) as {
-    Interceptor: new (policy: InterceptorPolicy, batchPolicy?: (requests: NativeRequest[]) => unknown[]) => NativeInterceptor;
+    Interceptor: new (
+      policy: InterceptorPolicy,
+      batchPolicy?: (requests: NativeRequest[]) => unknown[],
+    ) => NativeInterceptor;
   };
   // Requests cross from native threads in batches (binding/addon/interceptor.cpp); each batch is one call
   // here: one result per request, in order. A throw answers that request alone (500). Measured against one

@@ -24,7 +24,9 @@ const PAGES: Record<GatewayErrorStatus, { readonly title: string; readonly messa
 
 export function gatewayError(status: GatewayErrorStatus, wantsJson: boolean): RespondDecision {
   const { title, message } = PAGES[status];
-  return wantsJson ? jsonDecision(status, { error: message }) : pageDecision(status, `${status} ${title}`, `${message} Please try again in a moment.`);
+  return wantsJson
+    ? jsonDecision(status, { error: message })
+    : pageDecision(status, `${status} ${title}`, `${message} Please try again in a moment.`);
 }
 
 /** How soon a client turned away for a full bound should try again (s). */
@@ -44,7 +46,8 @@ export function writeAnswer(res: ServerResponse, answer: RespondDecision): void 
   // connection closes behind the answer, gracefully, rather than reading on a body nobody wants.
   if (!res.req.complete) closeGracefullyAfter(res);
   const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(answer.headers)) headers[name] = typeof value === 'string' ? value : [...value];
+  for (const [name, value] of Object.entries(answer.headers))
+    headers[name] = typeof value === 'string' ? value : [...value];
   const body = answer.body ?? Buffer.alloc(0);
   res.writeHead(answer.status, { ...headers, 'Content-Length': String(body.length) });
   res.end(body);
@@ -66,7 +69,8 @@ export function sendGatewayError(res: ServerResponse, status: GatewayErrorStatus
 export function endUpgrade(socket: Duplex, answer: RespondDecision, head = false): void {
   const body = answer.body ?? Buffer.alloc(0);
   const lines = [`HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status] ?? ''}`];
-  for (const [name, value] of Object.entries(answer.headers)) for (const v of typeof value === 'string' ? [value] : value) lines.push(`${name}: ${v}`);
+  for (const [name, value] of Object.entries(answer.headers))
+    for (const v of typeof value === 'string' ? [value] : value) lines.push(`${name}: ${v}`);
   lines.push(`Content-Length: ${body.length}`, 'Connection: close');
   const headers = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`);
   socket.end(head ? headers : Buffer.concat([headers, body]));

@@ -19,7 +19,11 @@ import { loggedPath } from './logged-path.js';
 import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
 import { toRequestView } from './request-view.js';
 import { upstreamAgent } from './upstream-agent.js';
-import { DEFAULT_UPSTREAM_CONNECTIONS, DEFAULT_UPSTREAM_QUEUE, DEFAULT_UPSTREAM_WEBSOCKETS } from './upstream-limits.js';
+import {
+  DEFAULT_UPSTREAM_CONNECTIONS,
+  DEFAULT_UPSTREAM_QUEUE,
+  DEFAULT_UPSTREAM_WEBSOCKETS,
+} from './upstream-limits.js';
 import { upstreamPool } from './upstream-pool.js';
 import { DEFAULT_UPSTREAM_TIMEOUT_MS } from './upstream-timeout.js';
 import { webSocketProxy } from './websocket-proxy.js';
@@ -72,13 +76,34 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   const upstreamUrl = new URL(options.upstream);
   const connections = options.upstreamConnections ?? DEFAULT_UPSTREAM_CONNECTIONS;
   const pool = upstreamPool(upstreamUrl, { connections, timeoutMs, idleMs: UPSTREAM_IDLE_MS });
-  const forwarder = new AppForwarder({ pool, maxInFlight: connections + (options.upstreamQueue ?? DEFAULT_UPSTREAM_QUEUE), timeoutMs, logger, wantsJson: nodeWantsJson, ...(options.downloadRate ? { downloadRate: options.downloadRate } : {}), ...(options.onUpstreamFailure ? { onUpstreamFailure: options.onUpstreamFailure } : {}) });
+  const forwarder = new AppForwarder({
+    pool,
+    maxInFlight: connections + (options.upstreamQueue ?? DEFAULT_UPSTREAM_QUEUE),
+    timeoutMs,
+    logger,
+    wantsJson: nodeWantsJson,
+    ...(options.downloadRate ? { downloadRate: options.downloadRate } : {}),
+    ...(options.onUpstreamFailure ? { onUpstreamFailure: options.onUpstreamFailure } : {}),
+  });
   // WebSocket handshakes take a connection of their own, used once.
   const singleUse = upstreamAgent(upstreamUrl, { keepAlive: false });
-  const websocket = webSocketProxy({ upstream: upstreamUrl, agent: singleUse, timeoutMs, logger, wantsJson: nodeWantsJson, forwarder, maxOpen: options.upstreamWebSockets ?? DEFAULT_UPSTREAM_WEBSOCKETS, idleMs: timeoutMs, ...(accessLog ? { accessLog } : {}) });
+  const websocket = webSocketProxy({
+    upstream: upstreamUrl,
+    agent: singleUse,
+    timeoutMs,
+    logger,
+    wantsJson: nodeWantsJson,
+    forwarder,
+    maxOpen: options.upstreamWebSockets ?? DEFAULT_UPSTREAM_WEBSOCKETS,
+    idleMs: timeoutMs,
+    ...(accessLog ? { accessLog } : {}),
+  });
 
   /** Decides; for a forward, also the headers the app must receive (the core's edits, applied). */
-  async function authorize(req: IncomingMessage, upgrade: boolean): Promise<{ decision: Decision; headers?: OutgoingHttpHeaders }> {
+  async function authorize(
+    req: IncomingMessage,
+    upgrade: boolean,
+  ): Promise<{ decision: Decision; headers?: OutgoingHttpHeaders }> {
     const view = toRequestView(req, options.tls ? 'https' : 'http', options.authBodyDeadlineMs);
     const decision = await layer.decide(view);
     options.onDecision?.(view.path, decision);
@@ -112,7 +137,12 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     // node hands an upgraded socket over with no 'error' listener: until one is added, a reset
     // from the client would be an uncaught error that ends the process.
-    socket.on('error', (error: NodeJS.ErrnoException) => logger.debug({ path: loggedPath(req), reason: error.code ?? error.message }, 'client connection failed during upgrade'));
+    socket.on('error', (error: NodeJS.ErrnoException) =>
+      logger.debug(
+        { path: loggedPath(req), reason: error.code ?? error.message },
+        'client connection failed during upgrade',
+      ),
+    );
     accessLog?.begin(req);
     /** Answers the handshake itself, with its line in the access log. */
     const answer = (decision: RespondDecision): void => {

@@ -8,7 +8,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** For http-proxy's `proxyRes` event: watches the app's answer and cuts the client's connection if the answer ends before it is complete. */
-export function cutOffWhenTheAppBreaksOff(onBroken: (req: IncomingMessage) => void): (proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse) => void {
+export function cutOffWhenTheAppBreaksOff(
+  onBroken: (req: IncomingMessage) => void,
+): (proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse) => void {
   return (proxyRes, req, res) => {
     proxyRes.once('close', () => {
       // Complete, or the client left first (which is what broke the app's answer off).

@@ -24,11 +24,23 @@ interface Refusal {
 function refusalFor(code: string | undefined): Refusal {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, reason: 'request headers too large', message: `The request's headers are too large (over ${http.maxHeaderSize} bytes in all).` };
+      return {
+        status: 431,
+        reason: 'request headers too large',
+        message: `The request's headers are too large (over ${http.maxHeaderSize} bytes in all).`,
+      };
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return { status: 413, reason: 'chunk extensions too large', message: "The request body's chunk extensions are too large." };
+      return {
+        status: 413,
+        reason: 'chunk extensions too large',
+        message: "The request body's chunk extensions are too large.",
+      };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, reason: 'request headers not received in time', message: "The request's headers did not arrive in time." };
+      return {
+        status: 408,
+        reason: 'request headers not received in time',
+        message: "The request's headers did not arrive in time.",
+      };
     default:
       return { status: 400, reason: 'malformed request', message: 'The request is not valid HTTP/1.1.' };
   }
@@ -97,7 +109,10 @@ function refuseBodyInProgress(res: http.ServerResponse, socket: Duplex, refusal:
   const answer = jsonDecision(refusal.status, { error: refusal.message });
   const body = answer.body ?? Buffer.alloc(0);
   closeGracefullyAfter(res);
-  res.writeHead(refusal.status, { ...(answer.headers as Record<string, string>), 'Content-Length': String(body.length) });
+  res.writeHead(refusal.status, {
+    ...(answer.headers as Record<string, string>),
+    'Content-Length': String(body.length),
+  });
   res.end(body);
 }
 

@@ -33,7 +33,11 @@ export class FailureSummary {
     setTimeout(() => {
       this.#windows.delete(kind);
       const { suppressed } = opened;
-      if (suppressed > 0) this.logger.error({ reason: kind, repeats: suppressed, intervalMs: this.intervalMs }, `${msg}: ${suppressed} more of the same in the last ${this.intervalMs / 1000} s`);
+      if (suppressed > 0)
+        this.logger.error(
+          { reason: kind, repeats: suppressed, intervalMs: this.intervalMs },
+          `${msg}: ${suppressed} more of the same in the last ${this.intervalMs / 1000} s`,
+        );
     }, this.intervalMs).unref();
   }
 }

@@ -61,7 +61,8 @@ export interface ForwardAuthGateway {
   close(): Promise<void>;
 }
 
-export const NO_APP_MESSAGE = 'Not found: this gatehouse has no app behind it (forward authentication); only the web server in front serves the app.';
+export const NO_APP_MESSAGE =
+  'Not found: this gatehouse has no app behind it (forward authentication); only the web server in front serves the app.';
 
 /** A connection silent both ways for this long is closed (no request here waits on an app). */
 const CLIENT_IDLE_MS = 60_000;
@@ -70,8 +71,20 @@ export async function createForwardAuthGateway(options: ForwardAuthGatewayOption
   const { config, logger } = options;
   const env = options.env ?? process.env;
   const trustedProxies = resolveTrustedProxies(options.trustedProxies, env);
-  const accessLog = resolveAccessLog(options.accessLog, env) ? new AccessLog(logger, { trustForwardedFor: behindTrustedProxy(config) }) : undefined;
-  const runtime = await startAuthRuntime({ config, logger, headers: options.core, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}), ...(options.metrics ? { metrics: options.metrics } : {}), ...(options.storeChannel ? { storeChannel: options.storeChannel } : {}) });
+  const accessLog = resolveAccessLog(options.accessLog, env)
+    ? new AccessLog(logger, { trustForwardedFor: behindTrustedProxy(config) })
+    : undefined;
+  const runtime = await startAuthRuntime({
+    config,
+    logger,
+    headers: options.core,
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.masterKey ? { masterKey: options.masterKey } : {}),
+    ...(options.version ? { version: options.version } : {}),
+    ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.storeChannel ? { storeChannel: options.storeChannel } : {}),
+  });
   const { layer } = runtime;
   options.metrics?.watchStore(runtime.store);
   const receiver = new WebhookReceiver({
@@ -79,7 +92,9 @@ export async function createForwardAuthGateway(options: ForwardAuthGatewayOption
     core: options.core,
     ...(options.env ? { env: options.env } : {}),
     ...(runtime.redis ? { redis: runtime.redis } : {}),
-    ...(options.metrics ? { onDelivery: (event: string, status: number) => options.metrics!.delivery(event, status) } : {}),
+    ...(options.metrics
+      ? { onDelivery: (event: string, status: number) => options.metrics!.delivery(event, status) }
+      : {}),
     ...options.webhook,
   });
   const verify = verifyRoute(new ForwardAuth({ layer, trustedProxies, headers: options.core }), logger);

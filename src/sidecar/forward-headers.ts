@@ -35,13 +35,21 @@ function lowerCaseNames(set: ReadonlyArray<readonly [string, string]>): Readonly
  * deleting turns an object into a slow dictionary for every later copy.) WebSocket handshakes
  * keep `Connection: Upgrade` and `Upgrade`.
  */
-export function forwardHeaders(headers: IncomingHttpHeaders, edits: ForwardEdits, upgrade: boolean): IncomingHttpHeaders {
+export function forwardHeaders(
+  headers: IncomingHttpHeaders,
+  edits: ForwardEdits,
+  upgrade: boolean,
+): IncomingHttpHeaders {
   // Browsers send `Connection: keep-alive`: a name dropped anyway needs no set.
   const named = headers.connection === undefined ? undefined : namedByConnection(headers.connection);
   const { remove } = edits;
   const out: IncomingHttpHeaders = {};
   for (const name of Object.keys(headers)) {
-    const drop = HOP_BY_HOP.has(name) || NOT_PASSED_ON.has(name) || (named !== undefined && named.length > 0 && named.includes(name)) || (remove.length > 0 && remove.includes(name));
+    const drop =
+      HOP_BY_HOP.has(name) ||
+      NOT_PASSED_ON.has(name) ||
+      (named !== undefined && named.length > 0 && named.includes(name)) ||
+      (remove.length > 0 && remove.includes(name));
     if (drop && !(upgrade && (name === 'upgrade' || name === 'connection'))) continue;
     out[name] = headers[name];
   }

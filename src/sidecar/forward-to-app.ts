@@ -60,13 +60,15 @@ export interface DownloadRate {
   readonly graceMs: number;
 }
 
-const DEFAULT_DOWNLOAD_RATE: DownloadRate = { bytesPerSecond: MIN_DOWNLOAD_BYTES_PER_SECOND, graceMs: DOWNLOAD_RATE_GRACE_MS };
+const DEFAULT_DOWNLOAD_RATE: DownloadRate = {
+  bytesPerSecond: MIN_DOWNLOAD_BYTES_PER_SECOND,
+  graceMs: DOWNLOAD_RATE_GRACE_MS,
+};
 
 /** The slowest an upload may arrive, on average, once its grace period is over (Kestrel's default minimum request body rate). */
 export const MIN_UPLOAD_BYTES_PER_SECOND = 240;
 /** How long an upload may arrive at any rate before the minimum applies. */
 export const UPLOAD_RATE_GRACE_MS = 5_000;
-
 
 const UPSTREAM_TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
@@ -157,7 +159,11 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.#abandoned) controller.abort(new Abandoned());
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
     if (statusCode < 200) return; // an interim answer (100 Continue, 103 Early Hints): not passed on
     this.onAnswer?.(statusCode);
     const { res } = this;
@@ -233,7 +239,10 @@ export class AppForwarder {
 
   /** Refuses `req` for a full bound, logged: 503 with Retry-After, which `send` writes the host's way. */
   refuseFull(req: IncomingMessage, send: (answer: RespondDecision) => void): void {
-    this.options.logger.warn({ path: loggedPath(req), inFlight: this.#inFlight }, 'upstream pool full: request refused with 503');
+    this.options.logger.warn(
+      { path: loggedPath(req), inFlight: this.#inFlight },
+      'upstream pool full: request refused with 503',
+    );
     this.options.onUpstreamFailure?.('full');
     send(fullAnswer(this.options.wantsJson(req)));
   }
@@ -287,10 +296,22 @@ export class AppForwarder {
         (error) => this.#failed(error as NodeJS.ErrnoException, req, res, body, retried, attempt),
         onAnswer && ((status) => onAnswer(req, status)),
         this.options.downloadRate ?? DEFAULT_DOWNLOAD_RATE,
-        () => this.options.logger.info({ path: loggedPath(req), reason: 'the client reads the answer too slowly' }, 'response abandoned'),
+        () =>
+          this.options.logger.info(
+            { path: loggedPath(req), reason: 'the client reads the answer too slowly' },
+            'response abandoned',
+          ),
       );
       try {
-        this.options.pool.dispatch({ method: req.method ?? 'GET', path: req.url ?? '/', headers: headers as Record<string, string | string[]>, body }, current);
+        this.options.pool.dispatch(
+          {
+            method: req.method ?? 'GET',
+            path: req.url ?? '/',
+            headers: headers as Record<string, string | string[]>,
+            body,
+          },
+          current,
+        );
       } catch (error) {
         // undici refuses what it cannot send (it reports most such refusals to the handler instead).
         this.#failed(error as NodeJS.ErrnoException, req, res, body, true, attempt);
@@ -353,7 +374,13 @@ export class AppForwarder {
       clearInterval(timer);
       req.off('data', moved);
       abandon();
-      this.options.logger.info({ path: loggedPath(req), reason: stalled ? 'the request body stopped arriving' : 'the request body arrives too slowly' }, 'request rejected');
+      this.options.logger.info(
+        {
+          path: loggedPath(req),
+          reason: stalled ? 'the request body stopped arriving' : 'the request body arrives too slowly',
+        },
+        'request rejected',
+      );
       if (res.headersSent) res.destroy();
       else writeAnswer(res, gatewayError(408, this.options.wantsJson(req)));
     }, tickMs);
@@ -371,12 +398,22 @@ export class AppForwarder {
     return timer;
   }
 
-  #failed(error: NodeJS.ErrnoException, req: IncomingMessage, res: ServerResponse, body: Readable | null, retried: boolean, again: (retried: boolean) => void): void {
+  #failed(
+    error: NodeJS.ErrnoException,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: Readable | null,
+    retried: boolean,
+    again: (retried: boolean) => void,
+  ): void {
     if (res.destroyed) return; // the client is gone: nobody to answer
     const { logger } = this.options;
     const path = loggedPath(req);
     if (!retried && !res.headersSent && body === null && mayTryAgain(req.method ?? '', error)) {
-      logger.debug({ path, reason: error.code }, 'upstream connection closed by the app as it was reused; sending the request again');
+      logger.debug(
+        { path, reason: error.code },
+        'upstream connection closed by the app as it was reused; sending the request again',
+      );
       again(true);
       return;
     }

@@ -96,9 +96,24 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const env = options.env ?? process.env;
   const upstreamTimeoutMs = resolveUpstreamTimeout(options.upstreamTimeoutMs, env);
   const trustedProxies = resolveTrustedProxies(options.trustedProxies, env);
-  const limits = resolveUpstreamLimits({ connections: options.upstreamConnections, queue: options.upstreamQueue, webSockets: options.upstreamWebSockets }, env);
-  const accessLog = resolveAccessLog(options.accessLog, env) ? new AccessLog(logger, { trustForwardedFor: behindTrustedProxy(config) }) : undefined;
-  const runtime = await startAuthRuntime({ config, logger, headers: options.core, ...(options.env ? { env: options.env } : {}), ...(options.masterKey ? { masterKey: options.masterKey } : {}), ...(options.version ? { version: options.version } : {}), ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}), ...(options.storeChannel ? { storeChannel: options.storeChannel } : {}), ...(options.metrics ? { metrics: options.metrics } : {}) });
+  const limits = resolveUpstreamLimits(
+    { connections: options.upstreamConnections, queue: options.upstreamQueue, webSockets: options.upstreamWebSockets },
+    env,
+  );
+  const accessLog = resolveAccessLog(options.accessLog, env)
+    ? new AccessLog(logger, { trustForwardedFor: behindTrustedProxy(config) })
+    : undefined;
+  const runtime = await startAuthRuntime({
+    config,
+    logger,
+    headers: options.core,
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.masterKey ? { masterKey: options.masterKey } : {}),
+    ...(options.version ? { version: options.version } : {}),
+    ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
+    ...(options.storeChannel ? { storeChannel: options.storeChannel } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+  });
   const { layer } = runtime;
   const metrics = options.metrics;
   metrics?.watchStore(runtime.store);
@@ -114,13 +129,37 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ...(options.authBodyDeadlineMs !== undefined ? { authBodyDeadlineMs: options.authBodyDeadlineMs } : {}),
     ...(options.downloadRate ? { downloadRate: options.downloadRate } : {}),
     ...(metrics ? { onUpstreamFailure: (kind: 'timeout' | 'error' | 'full') => metrics.upstreamFailure(kind) } : {}),
-    ...(metrics ? { onDecision: (path: string, decision: Decision) => { const { outcome, reason } = decisionOutcome(path, config.apiPrefix, decision); metrics.request(outcome, reason); } } : {}),
+    ...(metrics
+      ? {
+          onDecision: (path: string, decision: Decision) => {
+            const { outcome, reason } = decisionOutcome(path, config.apiPrefix, decision);
+            metrics.request(outcome, reason);
+          },
+        }
+      : {}),
   });
   // Verified deliveries go on to the app (unless GATEHOUSE_WEBHOOK_FORWARD=off), with the header
   // policy of every forwarded request, counted against the proxy's bound of requests in flight.
-  const webhookPool = upstreamPool(new URL(upstream.origin), { connections: limits.connections, timeoutMs: upstreamTimeoutMs, idleMs: UPSTREAM_IDLE_MS });
-  const deliveryHeaders = new DeliveryHeadersForApp({ normalizer: options.core, options: { prefix: config.headerPrefix, exposeTokens: config.tokenStore.enabled }, behindTrustedProxy: behindTrustedProxy(config) }, config);
-  const app = new UpstreamWebhookApp({ dispatcher: webhookPool, timeoutMs: upstreamTimeoutMs, headersFor: (request) => deliveryHeaders.headersFor(request), admit: () => sidecar.forwarder.admit(), release: () => sidecar.forwarder.release() });
+  const webhookPool = upstreamPool(new URL(upstream.origin), {
+    connections: limits.connections,
+    timeoutMs: upstreamTimeoutMs,
+    idleMs: UPSTREAM_IDLE_MS,
+  });
+  const deliveryHeaders = new DeliveryHeadersForApp(
+    {
+      normalizer: options.core,
+      options: { prefix: config.headerPrefix, exposeTokens: config.tokenStore.enabled },
+      behindTrustedProxy: behindTrustedProxy(config),
+    },
+    config,
+  );
+  const app = new UpstreamWebhookApp({
+    dispatcher: webhookPool,
+    timeoutMs: upstreamTimeoutMs,
+    headersFor: (request) => deliveryHeaders.headersFor(request),
+    admit: () => sidecar.forwarder.admit(),
+    release: () => sidecar.forwarder.release(),
+  });
   const receiver = new WebhookReceiver({
     logger,
     app,
@@ -171,7 +210,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
  * headersTimeout (60 s), and a connection silent both ways for clientIdleTimeoutMs is closed.
  * Upgraded (WebSocket) connections leave node's HTTP handling and are not timed.
  */
-export function attach(listening: Listening, gateway: Pick<Gateway, 'listener' | 'upgrade' | 'logger' | 'clientIdleTimeoutMs'>): void {
+export function attach(
+  listening: Listening,
+  gateway: Pick<Gateway, 'listener' | 'upgrade' | 'logger' | 'clientIdleTimeoutMs'>,
+): void {
   const { server } = listening;
   server.requestTimeout = 0;
   server.timeout = gateway.clientIdleTimeoutMs;

@@ -2,7 +2,17 @@
 // client to gatehouse or gatehouse to app, and are never passed on to the other.
 
 /** The fixed ones, plus the legacy fields proxies drop (lower case, as node names them). */
-export const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate']);
+export const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-authorization',
+  'proxy-authenticate',
+]);
 
 /**
  * Fields a `Connection` header may name but never removes: the message's framing and its Host.

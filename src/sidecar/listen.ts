@@ -39,7 +39,11 @@ const STARTING_BODY = JSON.stringify({ error: 'gatehouse is starting: try again 
 function answerWhileStarting(this: http.Server, _req: http.IncomingMessage, res: http.ServerResponse): void {
   if (this.listenerCount('request') > 1) return;
   res.shouldKeepAlive = false;
-  res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': String(STARTING_RETRY_AFTER_SECONDS), 'Content-Length': Buffer.byteLength(STARTING_BODY) });
+  res.writeHead(503, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Retry-After': String(STARTING_RETRY_AFTER_SECONDS),
+    'Content-Length': Buffer.byteLength(STARTING_BODY),
+  });
   res.end(STARTING_BODY);
 }
 
@@ -57,7 +61,10 @@ export async function listenEarly(host: string, port: number, options: ListenOpt
   // node checks for requests past their header timeout every connectionsCheckingInterval (30 s by
   // default), so headers dripped slowly held a connection up to 90 s; checked this often, a
   // connection is closed at most a second (or a quarter of the timeout) after its limit.
-  const server = http.createServer({ headersTimeout, connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(headersTimeout / 4))) });
+  const server = http.createServer({
+    headersTimeout,
+    connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(headersTimeout / 4))),
+  });
   // Every header is kept (node's maxHeaderSize, 16 KiB, still bounds them all): by default node
   // drops those past about a thousand without a word, and a web server in front that passes them
   // all on (Caddy, Traefik) would hand the app forged identity headers verify never saw.

@@ -15,7 +15,11 @@ const ABSOLUTE = /^https?:\/\/([^/?#]*)(.*)$/i;
  * the Host header, and there must be one Host header: a client that says two different things is
  * refused rather than believed either way.
  */
-export function toOriginForm(req: { url?: string | undefined; headers: { host?: string | undefined }; rawHeaders: readonly string[] }): TargetCheck {
+export function toOriginForm(req: {
+  url?: string | undefined;
+  headers: { host?: string | undefined };
+  rawHeaders: readonly string[];
+}): TargetCheck {
   // node keeps the first of several Host headers; a server must refuse such a request (RFC 9112 §3.2).
   if (hostHeaders(req.rawHeaders) > 1) return { kind: 'refused', reason: 'more than one Host header' };
   const url = req.url ?? '';
@@ -25,7 +29,8 @@ export function toOriginForm(req: { url?: string | undefined; headers: { host?: 
   const absolute = ABSOLUTE.exec(url);
   if (absolute === null) return OK; // anything else: left to the usual checks, which refuse what they cannot route
   const [, authority, rest] = absolute as unknown as [string, string, string];
-  if (authority.toLowerCase() !== (req.headers.host ?? '').toLowerCase()) return { kind: 'refused', reason: 'request target names another host than Host' };
+  if (authority.toLowerCase() !== (req.headers.host ?? '').toLowerCase())
+    return { kind: 'refused', reason: 'request target names another host than Host' };
   if (rest.includes('#')) return { kind: 'refused', reason: 'request target has a fragment' };
   req.url = rest === '' ? '/' : rest.charCodeAt(0) === 0x3f /* '?' */ ? `/${rest}` : rest;
   return OK;

@@ -20,7 +20,11 @@ export const DEFAULT_AUTH_BODY_DEADLINE_MS = 30_000;
  * POSTs), and within `bodyDeadlineMs` in all: the connection's idle timeout alone would let a
  * client that drips a byte now and then hold the request, and its small buffer, for hours.
  */
-export function toRequestView(req: IncomingMessage, scheme: 'http' | 'https', bodyDeadlineMs = DEFAULT_AUTH_BODY_DEADLINE_MS): RequestView {
+export function toRequestView(
+  req: IncomingMessage,
+  scheme: 'http' | 'https',
+  bodyDeadlineMs = DEFAULT_AUTH_BODY_DEADLINE_MS,
+): RequestView {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   return {
@@ -34,7 +38,12 @@ export function toRequestView(req: IncomingMessage, scheme: 'http' | 'https', bo
     readBody: async (limit) => {
       try {
         // Timed by the deadline alone: within it, pauses do not matter.
-        return await readRawBody(req, { limitBytes: limit, timeoutMs: bodyDeadlineMs, deadlineMs: bodyDeadlineMs, declaredLength: req.headers['content-length'] });
+        return await readRawBody(req, {
+          limitBytes: limit,
+          timeoutMs: bodyDeadlineMs,
+          deadlineMs: bodyDeadlineMs,
+          declaredLength: req.headers['content-length'],
+        });
       } catch (error) {
         if (!(error instanceof BodyReadError)) throw error;
         if (error.failure === 'too-large') throw new BodyTooLargeError(limit);

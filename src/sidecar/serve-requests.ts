@@ -19,7 +19,10 @@ import { refuseConnect } from './refuse-connect.js';
  * reaches the app or gatehouse's own routes, and one connection holds at most one place among the
  * requests in flight to the app. Clients that do not pipeline (browsers) are served at once.
  */
-function inTurn(listener: (req: IncomingMessage, res: ServerResponse) => void, logger: Logger): (req: IncomingMessage, res: ServerResponse) => void {
+function inTurn(
+  listener: (req: IncomingMessage, res: ServerResponse) => void,
+  logger: Logger,
+): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const socket = req.socket;
     // The connection is closing (its last answer is out, and the writing side ended): a request
@@ -51,7 +54,11 @@ export const MAX_PIPELINED_WAITING = 32;
 
 const waiting = new WeakMap<Duplex, number>();
 
-export function serveRequests(server: Server, listener: (req: IncomingMessage, res: ServerResponse) => void, logger: Logger): void {
+export function serveRequests(
+  server: Server,
+  listener: (req: IncomingMessage, res: ServerResponse) => void,
+  logger: Logger,
+): void {
   startServing(server);
   const served = inTurn(listener, logger);
   server.on('request', requestSeen);

@@ -6,7 +6,12 @@ import { createLogger, type Logger } from '../logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from '../native/index.js';
 import { AccessLog, resolveAccessLog } from './access-log.js';
 import { listenEarly, type Listening } from './listen.js';
-import { BAD_TARGET_MESSAGE, toOriginForm, UNSUPPORTED_CODING_MESSAGE, unsupportedTransferCoding } from './request-target.js';
+import {
+  BAD_TARGET_MESSAGE,
+  toOriginForm,
+  UNSUPPORTED_CODING_MESSAGE,
+  unsupportedTransferCoding,
+} from './request-target.js';
 import { openRedisLink } from '../core/token-store/redis-link.js';
 import { redisKeyPrefix, redisSettings } from '../core/token-store/redis-settings.js';
 import { closeGracefullyAfter } from '../lingering-close.js';
@@ -53,7 +58,11 @@ export function createApp(): Koa {
  * Every route is matched on the origin form of the request target (request-target.ts). The
  * verify endpoint (forward authentication), when given, is served before Koa too.
  */
-export function createRequestListener(receiver: WebhookReceiver, app: Koa = createApp(), verify?: VerifyRoute): (req: IncomingMessage, res: ServerResponse) => void {
+export function createRequestListener(
+  receiver: WebhookReceiver,
+  app: Koa = createApp(),
+  verify?: VerifyRoute,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const webhook = createNodeHandler(receiver);
   const rest = app.callback();
   return (req, res) => {
@@ -62,7 +71,10 @@ export function createRequestListener(receiver: WebhookReceiver, app: Koa = crea
       if (verify?.(req, res)) return;
       return webhook(req, res, () => void rest(req, res));
     }
-    const [status, reason, message] = target.kind === 'refused' ? [400, target.reason, BAD_TARGET_MESSAGE] : [501, 'unsupported transfer coding', UNSUPPORTED_CODING_MESSAGE];
+    const [status, reason, message] =
+      target.kind === 'refused'
+        ? [400, target.reason, BAD_TARGET_MESSAGE]
+        : [501, 'unsupported transfer coding', UNSUPPORTED_CODING_MESSAGE];
     receiver.logger.info({ reason, method: req.method }, 'request rejected');
     const refused = errorResponse(status, message, { closeConnection: true });
     closeGracefullyAfter(res);
@@ -77,10 +89,19 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
   // Several receivers behind one address share their delivery ids through Redis when it is named.
   const env = options.env ?? process.env;
   const settings = redisSettings(env);
-  const redis = settings !== undefined ? await openRedisLink(settings, redisKeyPrefix('webhook receiver', env), logger) : undefined;
-  const receiver = new WebhookReceiver({ logger, core: selection.core, ...(redis ? { redis } : {}), ...options.webhook });
+  const redis =
+    settings !== undefined ? await openRedisLink(settings, redisKeyPrefix('webhook receiver', env), logger) : undefined;
+  const receiver = new WebhookReceiver({
+    logger,
+    core: selection.core,
+    ...(redis ? { redis } : {}),
+    ...options.webhook,
+  });
   if (receiver.config.secrets.length === 0) {
-    logger.warn({ variable: receiver.config.secretVariable }, 'webhook secret not set: deliveries will be answered 500');
+    logger.warn(
+      { variable: receiver.config.secretVariable },
+      'webhook secret not set: deliveries will be answered 500',
+    );
   }
   const accessLog = resolveAccessLog(options.accessLog, process.env);
   const listening = await listenEarly(options.host ?? '127.0.0.1', options.port ?? 8080);

@@ -24,11 +24,13 @@ export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffe
  * A handshake has no body (RFC 6455 §4.1): bytes after its headers would reach the app as the
  * first bytes of the new protocol, or, should the app decline, as a next request on its connection.
  */
-export const WEBSOCKET_WITH_BODY_MESSAGE = 'A WebSocket handshake carries no body: send it without Content-Length or Transfer-Encoding.';
+export const WEBSOCKET_WITH_BODY_MESSAGE =
+  'A WebSocket handshake carries no body: send it without Content-Length or Transfer-Encoding.';
 
 export const PIPELINED_UPGRADE_MESSAGE = 'A protocol upgrade must be the only request in progress on its connection.';
 
-export const UPGRADE_WITH_BODY_MESSAGE = 'Only WebSocket upgrades are supported: send this request without the Upgrade header.';
+export const UPGRADE_WITH_BODY_MESSAGE =
+  'Only WebSocket upgrades are supported: send this request without the Upgrade header.';
 
 /** A WebSocket handshake is a GET that names that one protocol alone (RFC 6455 §4.1); a list could let the app pick another. */
 export function isWebSocketUpgrade(req: IncomingMessage): boolean {
@@ -41,7 +43,11 @@ export function isWebSocketUpgrade(req: IncomingMessage): boolean {
  * destroyed once written, as node closes a `Connection: close` one (a client that keeps its side
  * open does not keep the connection).
  */
-function serveWithoutUpgrade(req: IncomingMessage, socket: Duplex, listener: (req: IncomingMessage, res: ServerResponse) => void): void {
+function serveWithoutUpgrade(
+  req: IncomingMessage,
+  socket: Duplex,
+  listener: (req: IncomingMessage, res: ServerResponse) => void,
+): void {
   const connection = socket as Socket;
   const res = new http.ServerResponse(req);
   res.shouldKeepAlive = false;
@@ -59,7 +65,11 @@ function serveWithoutUpgrade(req: IncomingMessage, socket: Duplex, listener: (re
 }
 
 /** The server's 'upgrade' listener: WebSocket handshakes to `websocket`, every other upgrade served by `ordinary` as a plain request. */
-export function routeUpgrades(options: { websocket: UpgradeListener; ordinary: (req: IncomingMessage, res: ServerResponse) => void; logger: Logger }): UpgradeListener {
+export function routeUpgrades(options: {
+  websocket: UpgradeListener;
+  ordinary: (req: IncomingMessage, res: ServerResponse) => void;
+  logger: Logger;
+}): UpgradeListener {
   return (req, socket, head) => {
     // node leaves an upgraded socket without an 'error' listener: a reset would be an uncaught error.
     socket.on('error', () => socket.destroy());
@@ -67,7 +77,10 @@ export function routeUpgrades(options: { websocket: UpgradeListener; ordinary: (
       // Pipelined behind a request still being answered on this connection: node has handed the
       // socket over while that answer is still being written. Nothing is written until that answer
       // is done; then the upgrade is refused and the connection closed.
-      options.logger.info({ reason: 'upgrade pipelined behind another request', method: req.method }, 'request rejected');
+      options.logger.info(
+        { reason: 'upgrade pipelined behind another request', method: req.method },
+        'request rejected',
+      );
       afterResponses(socket, () => {
         endUpgrade(socket, jsonDecision(400, { error: PIPELINED_UPGRADE_MESSAGE }));
         lingeringClose(socket);
@@ -78,8 +91,17 @@ export function routeUpgrades(options: { websocket: UpgradeListener; ordinary: (
     // left on the socket as the new protocol's bytes, so a declared body could not be read as one.
     if (declaresBody(req.headers)) {
       const websocket = isWebSocketUpgrade(req);
-      options.logger.info({ reason: websocket ? 'WebSocket handshake with a body' : 'upgrade other than WebSocket with a body', method: req.method }, 'request rejected');
-      endUpgrade(socket, jsonDecision(400, { error: websocket ? WEBSOCKET_WITH_BODY_MESSAGE : UPGRADE_WITH_BODY_MESSAGE }));
+      options.logger.info(
+        {
+          reason: websocket ? 'WebSocket handshake with a body' : 'upgrade other than WebSocket with a body',
+          method: req.method,
+        },
+        'request rejected',
+      );
+      endUpgrade(
+        socket,
+        jsonDecision(400, { error: websocket ? WEBSOCKET_WITH_BODY_MESSAGE : UPGRADE_WITH_BODY_MESSAGE }),
+      );
       return;
     }
     if (isWebSocketUpgrade(req)) {

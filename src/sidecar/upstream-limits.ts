@@ -18,9 +18,17 @@ export interface UpstreamLimits {
   readonly webSockets: number;
 }
 
-function resolveOne(option: number | undefined, variable: string, optionName: string, fallback: number, min: number, env: NodeJS.ProcessEnv): number {
+function resolveOne(
+  option: number | undefined,
+  variable: string,
+  optionName: string,
+  fallback: number,
+  min: number,
+  env: NodeJS.ProcessEnv,
+): number {
   const fromEnv = env[variable];
-  const [source, value] = option !== undefined ? [optionName, option] : [variable, fromEnv === '' ? undefined : fromEnv];
+  const [source, value] =
+    option !== undefined ? [optionName, option] : [variable, fromEnv === '' ? undefined : fromEnv];
   if (value === undefined) return fallback;
   const n = wholeNumber(value);
   if (!Number.isSafeInteger(n) || n < min || n > MAX_LIMIT) {
@@ -30,10 +38,27 @@ function resolveOne(option: number | undefined, variable: string, optionName: st
 }
 
 /** The limits in force, or a TypeError naming where a bad value came from. */
-export function resolveUpstreamLimits(options: { connections?: number | undefined; queue?: number | undefined; webSockets?: number | undefined }, env: NodeJS.ProcessEnv): UpstreamLimits {
+export function resolveUpstreamLimits(
+  options: { connections?: number | undefined; queue?: number | undefined; webSockets?: number | undefined },
+  env: NodeJS.ProcessEnv,
+): UpstreamLimits {
   return {
-    connections: resolveOne(options.connections, 'GATEHOUSE_UPSTREAM_CONNECTIONS', 'upstreamConnections', DEFAULT_UPSTREAM_CONNECTIONS, 1, env),
+    connections: resolveOne(
+      options.connections,
+      'GATEHOUSE_UPSTREAM_CONNECTIONS',
+      'upstreamConnections',
+      DEFAULT_UPSTREAM_CONNECTIONS,
+      1,
+      env,
+    ),
     queue: resolveOne(options.queue, 'GATEHOUSE_UPSTREAM_QUEUE', 'upstreamQueue', DEFAULT_UPSTREAM_QUEUE, 0, env),
-    webSockets: resolveOne(options.webSockets, 'GATEHOUSE_UPSTREAM_WEBSOCKETS', 'upstreamWebSockets', DEFAULT_UPSTREAM_WEBSOCKETS, 0, env),
+    webSockets: resolveOne(
+      options.webSockets,
+      'GATEHOUSE_UPSTREAM_WEBSOCKETS',
+      'upstreamWebSockets',
+      DEFAULT_UPSTREAM_WEBSOCKETS,
+      0,
+      env,
+    ),
   };
 }

@@ -21,11 +21,16 @@ export const UPSTREAM_TIMEOUT_VARIABLE = 'GATEHOUSE_UPSTREAM_TIMEOUT_MS';
  */
 export function resolveUpstreamTimeout(option: number | undefined, env: NodeJS.ProcessEnv): number {
   const fromEnv = env[UPSTREAM_TIMEOUT_VARIABLE];
-  const [source, value] = option !== undefined ? ['upstreamTimeoutMs', option] : [UPSTREAM_TIMEOUT_VARIABLE, fromEnv === '' ? undefined : fromEnv];
+  const [source, value] =
+    option !== undefined
+      ? ['upstreamTimeoutMs', option]
+      : [UPSTREAM_TIMEOUT_VARIABLE, fromEnv === '' ? undefined : fromEnv];
   if (value === undefined) return DEFAULT_UPSTREAM_TIMEOUT_MS;
   const ms = wholeNumber(value);
   if (!Number.isSafeInteger(ms) || ms < 1 || ms > MAX_UPSTREAM_TIMEOUT_MS) {
-    throw new TypeError(`${source} must be a whole number of milliseconds, 1-${MAX_UPSTREAM_TIMEOUT_MS} (got ${JSON.stringify(value)})`);
+    throw new TypeError(
+      `${source} must be a whole number of milliseconds, 1-${MAX_UPSTREAM_TIMEOUT_MS} (got ${JSON.stringify(value)})`,
+    );
   }
   return ms;
 }

@@ -43,7 +43,8 @@ const bodiless = new WeakMap<RespondDecision, OutgoingHttpHeaders>();
  * else; any other as every answer is (writeAnswer).
  */
 function write(res: ServerResponse, answer: RespondDecision): void {
-  if ((answer.body !== undefined && answer.body.length > 0) || !res.req.complete || res.headersSent || res.destroyed) return writeAnswer(res, answer);
+  if ((answer.body !== undefined && answer.body.length > 0) || !res.req.complete || res.headersSent || res.destroyed)
+    return writeAnswer(res, answer);
   let headers = bodiless.get(answer);
   if (headers === undefined) {
     headers = { ...answer.headers, 'Content-Length': '0' } as OutgoingHttpHeaders;

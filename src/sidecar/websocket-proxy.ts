@@ -42,7 +42,9 @@ function answerHead(answer: IncomingMessage, skip: (name: string) => boolean, ex
   return `${lines.join('\r\n')}\r\n\r\n`;
 }
 
-export function webSocketProxy(options: WebSocketProxyOptions): (req: IncomingMessage, socket: Duplex, head: Buffer, headers: OutgoingHttpHeaders) => void {
+export function webSocketProxy(
+  options: WebSocketProxyOptions,
+): (req: IncomingMessage, socket: Duplex, head: Buffer, headers: OutgoingHttpHeaders) => void {
   const { upstream, logger, accessLog, forwarder } = options;
   const client = upstream.protocol === 'https:' ? https : http;
   /** WebSocket connections open now (switched, not yet closed), and handshakes under way. */
@@ -135,13 +137,17 @@ export function webSocketProxy(options: WebSocketProxyOptions): (req: IncomingMe
     toApp.once('error', (error: NodeJS.ErrnoException) => {
       if (socket.destroyed || settled) {
         settle(undefined, false);
-        if (answering) socket.destroy(); // the app's answer was under way: cut, so a half answer does not look whole
+        if (answering)
+          socket.destroy(); // the app's answer was under way: cut, so a half answer does not look whole
         else logger.debug({ path }, 'client left before the app answered its upgrade');
         return;
       }
       settle(undefined, false);
       const timedOut = error.code === 'ETIMEDOUT';
-      logger.error({ path, reason: timedOut ? 'upstream timeout' : (error.code ?? error.message) }, 'upstream websocket failed');
+      logger.error(
+        { path, reason: timedOut ? 'upstream timeout' : (error.code ?? error.message) },
+        'upstream websocket failed',
+      );
       endUpgrade(socket, gatewayError(timedOut ? 504 : 502, options.wantsJson(req)));
     });
     toApp.end();

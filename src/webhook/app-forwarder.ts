@@ -105,7 +105,8 @@ export class UpstreamWebhookApp implements WebhookApp {
       };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (deadline.signal.aborted || (code !== undefined && TIMEOUTS.has(code))) throw new AppUnavailableError(504, 'upstream timeout');
+      if (deadline.signal.aborted || (code !== undefined && TIMEOUTS.has(code)))
+        throw new AppUnavailableError(504, 'upstream timeout');
       throw new AppUnavailableError(502, code ?? (error as Error).message);
     } finally {
       clearTimeout(timer);

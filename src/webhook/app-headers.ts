@@ -21,7 +21,14 @@ const VERIFIED_LOWER = VERIFIED_HEADER.toLowerCase();
 const VERIFIED_CANONICAL = canonicalHeaderName(VERIFIED_HEADER);
 
 function pairs(raw: readonly string[] | undefined, headers: IncomingHttpHeaders): Array<[string, string]> {
-  if (raw === undefined) return Object.entries(headers).flatMap(([name, value]) => (Array.isArray(value) ? value.map((v) => [name, v] as [string, string]) : value === undefined ? [] : [[name, value] as [string, string]]));
+  if (raw === undefined)
+    return Object.entries(headers).flatMap(([name, value]) =>
+      Array.isArray(value)
+        ? value.map((v) => [name, v] as [string, string])
+        : value === undefined
+          ? []
+          : [[name, value] as [string, string]],
+    );
   const out: Array<[string, string]> = [];
   for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
   return out;

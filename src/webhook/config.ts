@@ -97,7 +97,12 @@ export function parsePreviousSecrets(raw: string | undefined, variable = DEFAULT
   return parsed.filter((s) => s !== '');
 }
 
-function positiveInteger(value: number | string | undefined, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+function positiveInteger(
+  value: number | string | undefined,
+  name: string,
+  fallback: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   if (value === undefined || value === '') return fallback;
   const n = wholeNumber(value);
   if (!Number.isSafeInteger(n) || n <= 0 || n > max) {
@@ -118,7 +123,9 @@ function onOff(value: boolean | string | undefined, name: string, fallback: bool
 
 function absolutePath(value: string, what: string): string {
   if (!value.startsWith('/') || value.startsWith('//') || /[\u0000-\u0020\u007f?#\\]/.test(value)) {
-    throw new WebhookConfigError(`${what} must be a path starting with "/", without query or spaces (got ${JSON.stringify(value)})`);
+    throw new WebhookConfigError(
+      `${what} must be a path starting with "/", without query or spaces (got ${JSON.stringify(value)})`,
+    );
   }
   return value;
 }
@@ -135,19 +142,42 @@ export function resolveWebhookConfig(options: WebhookReceiverOptions = {}): Webh
   const current = options.secret ?? env[secretVariable] ?? '';
   const previous = options.previousSecrets ?? parsePreviousSecrets(env[DEFAULT_PREVIOUS_SECRETS_VARIABLE]);
   const path = options.path ?? DEFAULT_WEBHOOK_PATH;
-  if (!path.startsWith('/')) throw new WebhookConfigError(`webhook path must start with "/" (got ${JSON.stringify(path)})`);
+  if (!path.startsWith('/'))
+    throw new WebhookConfigError(`webhook path must start with "/" (got ${JSON.stringify(path)})`);
   return {
     // Without the current secret the receiver is unconfigured (500), even if
     // previous secrets are set: rotation keeps old ones, it never replaces the new one.
     secrets: current === '' ? [] : [current, ...previous.filter((s) => s !== '')],
     secretVariable,
     path,
-    bodyLimitBytes: positiveInteger(options.bodyLimitBytes ?? env.GATEHOUSE_WEBHOOK_BODY_LIMIT, 'GATEHOUSE_WEBHOOK_BODY_LIMIT', DEFAULT_BODY_LIMIT_BYTES),
+    bodyLimitBytes: positiveInteger(
+      options.bodyLimitBytes ?? env.GATEHOUSE_WEBHOOK_BODY_LIMIT,
+      'GATEHOUSE_WEBHOOK_BODY_LIMIT',
+      DEFAULT_BODY_LIMIT_BYTES,
+    ),
     // Timers: a longer value would fire after 1 ms (timer-limit.ts).
-    bodyTimeoutMs: positiveInteger(options.bodyTimeoutMs ?? env.GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS, 'GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS', DEFAULT_BODY_TIMEOUT_MS, MAX_TIMER_MS),
-    bodyDeadlineMs: positiveInteger(options.bodyDeadlineMs ?? env.GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS, 'GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS', DEFAULT_BODY_DEADLINE_MS, MAX_TIMER_MS),
-    deliveryWindowMs: positiveInteger(options.deliveryWindowMs ?? env.GATEHOUSE_WEBHOOK_DELIVERY_WINDOW_MS, 'GATEHOUSE_WEBHOOK_DELIVERY_WINDOW_MS', DEFAULT_DELIVERY_WINDOW_MS),
-    maxDeliveries: positiveInteger(options.maxDeliveries ?? env.GATEHOUSE_WEBHOOK_MAX_DELIVERIES, 'GATEHOUSE_WEBHOOK_MAX_DELIVERIES', DEFAULT_MAX_DELIVERIES),
+    bodyTimeoutMs: positiveInteger(
+      options.bodyTimeoutMs ?? env.GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS,
+      'GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS',
+      DEFAULT_BODY_TIMEOUT_MS,
+      MAX_TIMER_MS,
+    ),
+    bodyDeadlineMs: positiveInteger(
+      options.bodyDeadlineMs ?? env.GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS,
+      'GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS',
+      DEFAULT_BODY_DEADLINE_MS,
+      MAX_TIMER_MS,
+    ),
+    deliveryWindowMs: positiveInteger(
+      options.deliveryWindowMs ?? env.GATEHOUSE_WEBHOOK_DELIVERY_WINDOW_MS,
+      'GATEHOUSE_WEBHOOK_DELIVERY_WINDOW_MS',
+      DEFAULT_DELIVERY_WINDOW_MS,
+    ),
+    maxDeliveries: positiveInteger(
+      options.maxDeliveries ?? env.GATEHOUSE_WEBHOOK_MAX_DELIVERIES,
+      'GATEHOUSE_WEBHOOK_MAX_DELIVERIES',
+      DEFAULT_MAX_DELIVERIES,
+    ),
     forward: onOff(options.forward ?? env.GATEHOUSE_WEBHOOK_FORWARD, 'GATEHOUSE_WEBHOOK_FORWARD', true),
     forwardPath: forwardPathOf(options.forwardPath ?? env.GATEHOUSE_WEBHOOK_FORWARD_PATH, path),
   };

@@ -35,7 +35,12 @@ export class DeliveryLog<T> implements DeliveryRegistry<T> {
 
   constructor(windowMs: number, maxEntries: number, now: () => number = Date.now) {
     // lru-cache counts an entry stale once more than ttl ms have passed; here it is gone at the window's end.
-    this.#entries = new LRUCache<string, Entry<T>>({ max: maxEntries, ttl: Math.max(1, windowMs - 1), ttlResolution: 0, perf: { now } });
+    this.#entries = new LRUCache<string, Entry<T>>({
+      max: maxEntries,
+      ttl: Math.max(1, windowMs - 1),
+      ttlResolution: 0,
+      perf: { now },
+    });
   }
 
   get size(): number {

@@ -60,9 +60,11 @@ export function readDeliveryHeaders(headers: IncomingHttpHeaders): DeliveryHeade
   const event = agreed(headers, EVENT_NAMES);
   const deliveryId = agreed(headers, DELIVERY_NAMES);
   const disagreement =
-    event === false ? 'X-Forge-Event and X-GitHub-Event disagree; send one, or the same value in both.'
-    : deliveryId === false ? 'X-Forge-Delivery and X-GitHub-Delivery disagree; send one, or the same value in both.'
-    : undefined;
+    event === false
+      ? 'X-Forge-Event and X-GitHub-Event disagree; send one, or the same value in both.'
+      : deliveryId === false
+        ? 'X-Forge-Delivery and X-GitHub-Delivery disagree; send one, or the same value in both.'
+        : undefined;
   return {
     signatures,
     event: event === false ? (header(headers, 'x-forge-event') ?? '') : (event ?? ''),

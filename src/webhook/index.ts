@@ -10,7 +10,13 @@ export {
 } from './config.js';
 export { createNodeHandler, type NodeHandler } from './node-handler.js';
 export { createKoaMiddleware } from './koa-middleware.js';
-export { UpstreamWebhookApp, AppUnavailableError, APP_ANSWER_LIMIT_BYTES, type AppAnswer, type WebhookApp } from './app-forwarder.js';
+export {
+  UpstreamWebhookApp,
+  AppUnavailableError,
+  APP_ANSWER_LIMIT_BYTES,
+  type AppAnswer,
+  type WebhookApp,
+} from './app-forwarder.js';
 export { VERIFIED_HEADER } from './app-headers.js';
 export { HEADER_FAMILIES } from './delivery-headers.js';
 export type { Delivery, Subscriber, SubscriptionName } from './subscribers.js';

@@ -10,7 +10,14 @@ import { closeAfterResponse, runAfterResponse } from './send.js';
 export function createKoaMiddleware(receiver: WebhookReceiver): Middleware {
   return async (ctx, next) => {
     if (ctx.path !== receiver.config.path) return next();
-    const response = await receiver.handle({ method: ctx.method, headers: ctx.req.headers, body: ctx.req, url: ctx.req.url ?? '', rawHeaders: ctx.req.rawHeaders, remoteAddress: ctx.req.socket.remoteAddress ?? '' });
+    const response = await receiver.handle({
+      method: ctx.method,
+      headers: ctx.req.headers,
+      body: ctx.req,
+      url: ctx.req.url ?? '',
+      rawHeaders: ctx.req.rawHeaders,
+      remoteAddress: ctx.req.socket.remoteAddress ?? '',
+    });
     if (response.closeConnection) closeAfterResponse(ctx.req, ctx.res);
     runAfterResponse(ctx.res, response);
     ctx.status = response.status;

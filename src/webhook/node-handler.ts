@@ -25,7 +25,14 @@ export function createNodeHandler(receiver: WebhookReceiver): NodeHandler {
       return;
     }
     void receiver
-      .handle({ method: req.method ?? '', headers: req.headers, body: req, url: req.url ?? '', rawHeaders: req.rawHeaders, remoteAddress: req.socket.remoteAddress ?? '' })
+      .handle({
+        method: req.method ?? '',
+        headers: req.headers,
+        body: req,
+        url: req.url ?? '',
+        rawHeaders: req.rawHeaders,
+        remoteAddress: req.socket.remoteAddress ?? '',
+      })
       .then((response) => {
         if (res.headersSent || res.destroyed) return;
         if (response.closeConnection) closeAfterResponse(req, res);

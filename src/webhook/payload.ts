@@ -51,7 +51,10 @@ export function decodePayload(body: Buffer, contentType: string | undefined): Js
   if (mediaType(contentType) !== FORM_MEDIA_TYPE) return parseObject(text, 'Request body');
 
   const payloads = new URLSearchParams(text).getAll('payload');
-  if (payloads.length === 0) throw new PayloadError('Form-encoded delivery has no "payload" field (sending JSON? use Content-Type: application/json).');
+  if (payloads.length === 0)
+    throw new PayloadError(
+      'Form-encoded delivery has no "payload" field (sending JSON? use Content-Type: application/json).',
+    );
   if (payloads.length > 1) throw new PayloadError('Form-encoded delivery has more than one "payload" field.');
   return parseObject(payloads[0]!, 'The "payload" field');
 }

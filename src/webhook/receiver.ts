@@ -119,7 +119,10 @@ export class WebhookReceiver {
     this.logger = options.logger ?? createLogger();
     const core = options.core ?? defaultCore().core;
     this.#verifier = core.createVerifier(this.config.secrets);
-    this.#deliveries = options.redis !== undefined ? new SharedDeliveryLog(options.redis, this.config.deliveryWindowMs) : new DeliveryLog(this.config.deliveryWindowMs, this.config.maxDeliveries, options.now);
+    this.#deliveries =
+      options.redis !== undefined
+        ? new SharedDeliveryLog(options.redis, this.config.deliveryWindowMs)
+        : new DeliveryLog(this.config.deliveryWindowMs, this.config.maxDeliveries, options.now);
     this.#subscribers = new Subscribers(this.logger);
     this.#app = this.config.forward ? options.app : undefined;
   }
@@ -152,7 +155,11 @@ export class WebhookReceiver {
     const started = performance.now();
     const delivery = readDeliveryHeaders(request.headers);
     const { deliveryId, event } = delivery;
-    const finish = (response: WebhookResponse, reason?: string, extra: Record<string, unknown> = {}): WebhookResponse => {
+    const finish = (
+      response: WebhookResponse,
+      reason?: string,
+      extra: Record<string, unknown> = {},
+    ): WebhookResponse => {
       const fields = {
         deliveryId: forLog(deliveryId),
         event: forLog(event),
@@ -177,7 +184,10 @@ export class WebhookReceiver {
     // Either family's signature, or both: then both must verify (delivery-headers.ts).
     const { signatures } = delivery;
     if (signatures.length === 0 || !signatures.every((s) => SIGNATURE_SHAPE.test(s))) {
-      return finish(errorResponse(401, MESSAGES.invalidSignature), signatures.length === 0 ? 'signature missing' : 'signature malformed');
+      return finish(
+        errorResponse(401, MESSAGES.invalidSignature),
+        signatures.length === 0 ? 'signature missing' : 'signature malformed',
+      );
     }
 
     let body: Buffer;
@@ -234,11 +244,20 @@ export class WebhookReceiver {
     return 'appAnswer' in value ? appResponse(value.appAnswer as AppAnswer, extra) : jsonResponse(200, value, extra);
   }
 
-  async #dispatch(request: WebhookRequest, deliveryId: string, event: string, body: Buffer, payload: JsonObject): Promise<[WebhookResponse, string?, Record<string, unknown>?]> {
+  async #dispatch(
+    request: WebhookRequest,
+    deliveryId: string,
+    event: string,
+    body: Buffer,
+    payload: JsonObject,
+  ): Promise<[WebhookResponse, string?, Record<string, unknown>?]> {
     // No listener at all when nobody subscribed: nothing to run after the response.
-    const notify = this.#subscribers.has(event) ? () => this.#subscribers.notify({ id: deliveryId, event, payload }) : undefined;
+    const notify = this.#subscribers.has(event)
+      ? () => this.#subscribers.notify({ id: deliveryId, event, payload })
+      : undefined;
     const after = notify ? { afterResponse: notify } : {};
-    const forwarded = (value: Remembered): Record<string, unknown> => ('appAnswer' in value ? { app: (value.appAnswer as AppAnswer).status } : {});
+    const forwarded = (value: Remembered): Record<string, unknown> =>
+      'appAnswer' in value ? { app: (value.appAnswer as AppAnswer).status } : {};
     try {
       if (deliveryId === '' || deliveryId.length > MAX_DELIVERY_ID_LENGTH) {
         const value = await this.#run(request, event, body, payload);
@@ -254,7 +273,15 @@ export class WebhookReceiver {
           return [this.#respond(outcome.value), undefined, { duplicate: true, ...forwarded(outcome.value) }];
         case 'conflict':
           // Named as the sender named it: the X-Forge family, else GitHub's.
-          return [errorResponse(409, MESSAGES.conflict(request.headers['x-forge-delivery'] !== undefined ? 'X-Forge-Delivery' : 'X-GitHub-Delivery')), 'delivery id reused'];
+          return [
+            errorResponse(
+              409,
+              MESSAGES.conflict(
+                request.headers['x-forge-delivery'] !== undefined ? 'X-Forge-Delivery' : 'X-GitHub-Delivery',
+              ),
+            ),
+            'delivery id reused',
+          ];
       }
     } catch (error) {
       if (error instanceof AnswerNotRemembered) {
@@ -263,13 +290,20 @@ export class WebhookReceiver {
       }
       if (error instanceof AppUnavailableError) {
         this.logger.warn({ reason: error.reason }, 'webhook delivery not passed on to the app');
-        if (error.status === 503) return [errorResponse(503, MESSAGES.appBusy, { headers: { 'Retry-After': '5' } }), error.reason];
-        return [errorResponse(error.status, error.status === 504 ? MESSAGES.appTimeout : MESSAGES.appUnreachable), error.reason];
+        if (error.status === 503)
+          return [errorResponse(503, MESSAGES.appBusy, { headers: { 'Retry-After': '5' } }), error.reason];
+        return [
+          errorResponse(error.status, error.status === 504 ? MESSAGES.appTimeout : MESSAGES.appUnreachable),
+          error.reason,
+        ];
       }
       if (error instanceof StoreUnavailableError) {
         // Whether it ran before cannot be told: not run, and the sender is asked to deliver it again.
         this.logger.warn({ reason: error.message }, 'webhook delivery turned away: the delivery store is unavailable');
-        return [errorResponse(503, MESSAGES.storeUnavailable, { headers: { 'Retry-After': '5' } }), 'delivery store unavailable'];
+        return [
+          errorResponse(503, MESSAGES.storeUnavailable, { headers: { 'Retry-After': '5' } }),
+          'delivery store unavailable',
+        ];
       }
       this.logger.error({ err: describeError(error) }, 'webhook handler threw');
       return [errorResponse(500, MESSAGES.internal), 'handler error'];

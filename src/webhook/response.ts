@@ -33,6 +33,10 @@ export function jsonResponse(
   };
 }
 
-export function errorResponse(status: number, message: string, extra: Parameters<typeof jsonResponse>[2] = {}): WebhookResponse {
+export function errorResponse(
+  status: number,
+  message: string,
+  extra: Parameters<typeof jsonResponse>[2] = {},
+): WebhookResponse {
   return jsonResponse(status, { error: message }, extra);
 }

@@ -40,13 +40,17 @@ export class SharedDeliveryLog<T> implements DeliveryRegistry<T> {
 
   async run(id: string, bodyDigest: string, handler: () => T | Promise<T>): Promise<DeliveryOutcome<T>> {
     const here = this.#running.get(id);
-    if (here !== undefined) return here.digest === bodyDigest ? { kind: 'duplicate', value: await here.value } : { kind: 'conflict' };
+    if (here !== undefined)
+      return here.digest === bodyDigest ? { kind: 'duplicate', value: await here.value } : { kind: 'conflict' };
     const key = this.#key(id);
     const deadline = Date.now() + WAIT_FOR_RUN_MS;
     for (let wait = 5; ; wait = Math.min(wait * 2, POLL_MAX_MS)) {
       const claim = JSON.stringify({ digest: bodyDigest, claim: randomUUID() } satisfies Kept<T>);
-      const claimed = await this.link.run((client) => client.set(key, claim, { condition: 'NX', expiration: { type: 'PX', value: CLAIM_LEASE_MS } }));
-      if (claimed === 'OK') return { kind: 'first', value: await this.#runClaimed(id, key, claim, bodyDigest, handler) };
+      const claimed = await this.link.run((client) =>
+        client.set(key, claim, { condition: 'NX', expiration: { type: 'PX', value: CLAIM_LEASE_MS } }),
+      );
+      if (claimed === 'OK')
+        return { kind: 'first', value: await this.#runClaimed(id, key, claim, bodyDigest, handler) };
       const text = await this.link.run((client) => client.get(key));
       if (text !== null) {
         const kept = JSON.parse(text) as Kept<T>;
@@ -54,12 +58,21 @@ export class SharedDeliveryLog<T> implements DeliveryRegistry<T> {
         if ('value' in kept) return { kind: 'duplicate', value: kept.value as T };
       }
       // Claimed by a run under way elsewhere (or given back just now): wait for its answer, or claim it.
-      if (Date.now() > deadline) throw new StoreUnavailableError(`delivery ${id.slice(0, 64)} has been under way on another instance for over ${WAIT_FOR_RUN_MS} ms`);
+      if (Date.now() > deadline)
+        throw new StoreUnavailableError(
+          `delivery ${id.slice(0, 64)} has been under way on another instance for over ${WAIT_FOR_RUN_MS} ms`,
+        );
       await delay(wait);
     }
   }
 
-  async #runClaimed(id: string, key: string, claim: string, bodyDigest: string, handler: () => T | Promise<T>): Promise<T> {
+  async #runClaimed(
+    id: string,
+    key: string,
+    claim: string,
+    bodyDigest: string,
+    handler: () => T | Promise<T>,
+  ): Promise<T> {
     const value = Promise.resolve().then(handler);
     this.#running.set(id, { digest: bodyDigest, value });
     try {
@@ -69,7 +82,9 @@ export class SharedDeliveryLog<T> implements DeliveryRegistry<T> {
         throw error;
       });
       const kept: Kept<T> = { ...(JSON.parse(claim) as Kept<T>), value: answer };
-      await this.link.run((client) => client.set(key, JSON.stringify(kept), { condition: 'XX', expiration: { type: 'PX', value: this.windowMs } }));
+      await this.link.run((client) =>
+        client.set(key, JSON.stringify(kept), { condition: 'XX', expiration: { type: 'PX', value: this.windowMs } }),
+      );
       return answer;
     } finally {
       this.#running.delete(id);

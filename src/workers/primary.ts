@@ -52,14 +52,17 @@ export async function startWorkers(count: number, logger: Logger): Promise<Runni
   /** Relays a worker's store changes to every other worker. */
   const relay = (from: Worker) => (message: unknown) => {
     if (!isChangeMessage(message)) return;
-    for (const worker of Object.values(cluster.workers ?? {})) if (worker !== undefined && worker !== from && worker.isConnected()) worker.send(message);
+    for (const worker of Object.values(cluster.workers ?? {}))
+      if (worker !== undefined && worker !== from && worker.isConnected()) worker.send(message);
   };
   const fork = (): { worker: Worker; listening: Promise<WorkerListening> } => {
     const worker = cluster.fork();
     worker.on('message', relay(worker));
     const listening = new Promise<WorkerListening>((resolve, reject) => {
       worker.on('message', (message: unknown) => isListening(message) && resolve(message));
-      worker.once('exit', (code, signal) => reject(new Error(`a worker stopped before it served (${signal ?? `exit code ${code}`})`)));
+      worker.once('exit', (code, signal) =>
+        reject(new Error(`a worker stopped before it served (${signal ?? `exit code ${code}`})`)),
+      );
     });
     listening.catch(() => undefined); // a replacement that fails is said by its exit
     const started = Date.now();
@@ -67,11 +70,21 @@ export async function startWorkers(count: number, logger: Logger): Promise<Runni
       if (stopping) return;
       const lived = Date.now() - started;
       pauseMs = lived >= STABLE_MS ? 0 : Math.min(Math.max(pauseMs * 2, 1_000), REPLACE_PAUSE_MAX_MS);
-      logger.error({ worker: worker.id, pid: worker.process.pid, code, signal, livedMs: lived, replaceInMs: pauseMs }, 'worker died: starting a replacement');
+      logger.error(
+        { worker: worker.id, pid: worker.process.pid, code, signal, livedMs: lived, replaceInMs: pauseMs },
+        'worker died: starting a replacement',
+      );
       void delay(pauseMs).then(() => {
         if (stopping) return;
         const replacement = fork();
-        replacement.listening.then(() => logger.info({ worker: replacement.worker.id, pid: replacement.worker.process.pid }, 'replacement worker serving'), () => undefined);
+        replacement.listening.then(
+          () =>
+            logger.info(
+              { worker: replacement.worker.id, pid: replacement.worker.process.pid },
+              'replacement worker serving',
+            ),
+          () => undefined,
+        );
       });
     });
     return { worker, listening };
@@ -93,8 +106,12 @@ export async function startWorkers(count: number, logger: Logger): Promise<Runni
     listening,
     stop: async (graceMs) => {
       stopping = true;
-      const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined && !worker.isDead());
-      const exited = workers.map((worker) => new Promise((resolve) => (worker.isDead() ? resolve(undefined) : worker.once('exit', resolve))));
+      const workers = Object.values(cluster.workers ?? {}).filter(
+        (worker): worker is Worker => worker !== undefined && !worker.isDead(),
+      );
+      const exited = workers.map(
+        (worker) => new Promise((resolve) => (worker.isDead() ? resolve(undefined) : worker.once('exit', resolve))),
+      );
       for (const worker of workers) if (worker.isConnected()) worker.send({ type: STOP });
       const killer = setTimeout(() => {
         for (const worker of workers) if (!worker.isDead()) worker.process.kill('SIGKILL');

@@ -14,7 +14,13 @@ interface ChangeMessage {
 
 export function isChangeMessage(message: unknown): message is ChangeMessage {
   const candidate = message as Partial<ChangeMessage> | null;
-  return typeof candidate === 'object' && candidate !== null && candidate.type === CHANGE && typeof candidate.notice?.kind === 'string' && typeof candidate.notice.name === 'string';
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    candidate.type === CHANGE &&
+    typeof candidate.notice?.kind === 'string' &&
+    typeof candidate.notice.name === 'string'
+  );
 }
 
 /** In a worker: the channel to the other workers, over the IPC connection to the primary. */

@@ -23,10 +23,14 @@ export function usableCpus(cpuMaxFile = '/sys/fs/cgroup/cpu.max'): number {
 }
 
 /** The value of --workers: `auto` (usableCpus), or a whole number from 1 to MAX_WORKERS; undefined is 1. */
-export function parseWorkerCount(value: string | undefined, cpus: () => number = usableCpus): number | { problem: string } {
+export function parseWorkerCount(
+  value: string | undefined,
+  cpus: () => number = usableCpus,
+): number | { problem: string } {
   if (value === undefined) return 1;
   if (value === 'auto') return cpus();
   const count = wholeNumber(value);
-  if (Number.isNaN(count) || count < 1 || count > MAX_WORKERS) return { problem: `--workers must be auto or a number from 1 to ${MAX_WORKERS} (got ${JSON.stringify(value)})` };
+  if (Number.isNaN(count) || count < 1 || count > MAX_WORKERS)
+    return { problem: `--workers must be auto or a number from 1 to ${MAX_WORKERS} (got ${JSON.stringify(value)})` };
   return count;
 }

@@ -15,11 +15,23 @@ import { CLI, outputShowing, root, serve } from '../support/cli-process.js';
 import { freePort } from '../support/free-port.js';
 import { raw } from '../support/raw-http.js';
 
-
 function run(args: string[], options: { input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}) {
-  const env = { ...process.env, FORGE_WEBHOOK_SECRET: '', GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '', ...options.env };
+  const env = {
+    ...process.env,
+    FORGE_WEBHOOK_SECRET: '',
+    GATEHOUSE_NATIVE: 'auto',
+    GATEHOUSE_NATIVE_ADDON: '',
+    ...options.env,
+  };
   // spawnSync blocks the event loop, so mocha's own timeout could not end a child that hangs: this one does.
-  const result = spawnSync(process.execPath, [...CLI, ...args], { cwd: root, input: options.input, env, encoding: 'utf8', timeout: 25_000, killSignal: 'SIGKILL' });
+  const result = spawnSync(process.execPath, [...CLI, ...args], {
+    cwd: root,
+    input: options.input,
+    env,
+    encoding: 'utf8',
+    timeout: 25_000,
+    killSignal: 'SIGKILL',
+  });
   if (result.error) throw result.error;
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -43,7 +55,7 @@ describe('gatehouse CLI', () => {
     expect(result.stderr).to.match(/no secret: pass --secret or set FORGE_WEBHOOK_SECRET/);
   });
 
-  it('--help or -h after a command prints that command\'s usage, options, environment and an example, and exits 0, starting nothing', () => {
+  it("--help or -h after a command prints that command's usage, options, environment and an example, and exits 0, starting nothing", () => {
     for (const [args, first] of [
       [['serve', '--help'], 'gatehouse serve'],
       [['dev', '-h'], 'gatehouse dev'],
@@ -57,16 +69,34 @@ describe('gatehouse CLI', () => {
       expect(result.stderr, args.join(' ')).to.equal('');
     }
     const serveHelp = run(['serve', '--help']).stdout;
-    for (const part of ['Options:', '--forward-auth', '--metrics-port <n>', 'Environment:', 'GATEHOUSE_REDIS_URL', 'GATEHOUSE_TRUSTED_PROXIES', 'Example:']) expect(serveHelp).to.contain(part);
+    for (const part of [
+      'Options:',
+      '--forward-auth',
+      '--metrics-port <n>',
+      'Environment:',
+      'GATEHOUSE_REDIS_URL',
+      'GATEHOUSE_TRUSTED_PROXIES',
+      'Example:',
+    ])
+      expect(serveHelp).to.contain(part);
     expect(run(['dev', '--help']).stdout).to.contain('--public-host <name>');
   });
 
   it('a usage error is one line and where to look, with the flag or command a misspelling most likely meant, exit 2', () => {
     const cases: Array<[string[], string]> = [
-      [['sign', '--secrett', 'x'], 'gatehouse: unknown option --secrett (did you mean --secret?)\n(gatehouse sign --help lists the options)\n'],
-      [['serve', '--prot', '8080'], 'gatehouse: unknown option --prot (did you mean --port?)\n(gatehouse serve --help lists the options)\n'],
+      [
+        ['sign', '--secrett', 'x'],
+        'gatehouse: unknown option --secrett (did you mean --secret?)\n(gatehouse sign --help lists the options)\n',
+      ],
+      [
+        ['serve', '--prot', '8080'],
+        'gatehouse: unknown option --prot (did you mean --port?)\n(gatehouse serve --help lists the options)\n',
+      ],
       [['serve', '--verbose'], 'gatehouse: unknown option --verbose\n(gatehouse serve --help lists the options)\n'],
-      [['serve', '--upstream'], 'gatehouse: --upstream <value> needs a value\n(gatehouse serve --help lists the options)\n'],
+      [
+        ['serve', '--upstream'],
+        'gatehouse: --upstream <value> needs a value\n(gatehouse serve --help lists the options)\n',
+      ],
       [['serv'], 'gatehouse: unknown command: serv (did you mean serve?)\n(gatehouse help lists the options)\n'],
       [['frobnicate'], 'gatehouse: unknown command: frobnicate\n(gatehouse help lists the options)\n'],
     ];
@@ -84,7 +114,9 @@ describe('gatehouse CLI', () => {
       const reply = await deliver(server.url, 'push', '{"commits":[]}');
       expect(reply.status).to.equal(200);
       expect(server.output()).to.contain('"core":"native"');
-      expect(await outputShowing(server, 'webhook receiver: POST')).to.contain(`webhook receiver: POST ${server.url}/api/forge/webhook\n`);
+      expect(await outputShowing(server, 'webhook receiver: POST')).to.contain(
+        `webhook receiver: POST ${server.url}/api/forge/webhook\n`,
+      );
       expect(server.output()).not.to.contain(SECRET);
     } finally {
       expect(await server.stop()).to.equal(0);
@@ -106,7 +138,9 @@ describe('gatehouse CLI', () => {
     const server = await serve({ FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_NATIVE: 'off' });
     try {
       expect((await deliver(server.url, 'push', '{}')).status).to.equal(200);
-      expect(await outputShowing(server, /TypeScript fallback active/)).to.match(/"core":"fallback".*TypeScript fallback active/);
+      expect(await outputShowing(server, /TypeScript fallback active/)).to.match(
+        /"core":"fallback".*TypeScript fallback active/,
+      );
     } finally {
       await server.stop();
     }
@@ -125,12 +159,20 @@ describe('gatehouse CLI', () => {
   });
 
   it('an unknown GATEHOUSE_LOG_LEVEL is a startup error naming the variable and the levels; an empty one is info', async () => {
-    for (const command of [['serve', '--port', '0'], ['dev', '--port', '0']]) {
+    for (const command of [
+      ['serve', '--port', '0'],
+      ['dev', '--port', '0'],
+    ]) {
       const result = run(command, { env: { GATEHOUSE_LOG_LEVEL: 'verbose' } });
       expect(result.status, command.join(' ')).to.equal(1);
-      expect(result.stderr).to.contain('gatehouse: GATEHOUSE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")');
+      expect(result.stderr).to.contain(
+        'gatehouse: GATEHOUSE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")',
+      );
     }
-    for (const [level, logsInfo] of [['', true], [' WARN ', false]] as const) {
+    for (const [level, logsInfo] of [
+      ['', true],
+      [' WARN ', false],
+    ] as const) {
       const server = await serve({ FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_NATIVE: 'off', GATEHOUSE_LOG_LEVEL: level });
       expect(await server.stop()).to.equal(0);
       // The stop is logged at info: there at the default level, not at warn.
@@ -146,7 +188,9 @@ describe('gatehouse CLI', () => {
       const { port } = taken.address() as import('node:net').AddressInfo;
       const result = run(['serve', '--port', String(port)]);
       expect(result.status).to.equal(1);
-      expect(result.stderr).to.contain(`gatehouse: 127.0.0.1:${port} is already in use: pass --port <n> (or set PORT) to listen elsewhere`);
+      expect(result.stderr).to.contain(
+        `gatehouse: 127.0.0.1:${port} is already in use: pass --port <n> (or set PORT) to listen elsewhere`,
+      );
     } finally {
       taken.close();
     }
@@ -168,21 +212,31 @@ describe('gatehouse CLI', () => {
     const server = await serve({ FORGE_WEBHOOK_SECRET: SECRET }, ['serve', '--port', '0', '--metrics-port', '0']);
     try {
       expect((await deliver(server.url, 'push', '{}')).status).to.equal(200);
-      const metricsUrl = /metrics: GET (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(await outputShowing(server, 'metrics: GET'))![1]!;
-      expect(await (await fetch(metricsUrl)).text()).to.match(/^gatehouse_webhook_deliveries_total\{event="push",status="200"\} 1$/m);
+      const metricsUrl = /metrics: GET (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(
+        await outputShowing(server, 'metrics: GET'),
+      )![1]!;
+      expect(await (await fetch(metricsUrl)).text()).to.match(
+        /^gatehouse_webhook_deliveries_total\{event="push",status="200"\} 1$/m,
+      );
     } finally {
       expect(await server.stop()).to.equal(0);
     }
   });
 
   it('GATEHOUSE_NATIVE=require with no loadable addon is a startup error', () => {
-    const result = run(['serve', '--port', '0'], { env: { GATEHOUSE_NATIVE: 'require', GATEHOUSE_NATIVE_ADDON: '/nonexistent/addon.node' } });
+    const result = run(['serve', '--port', '0'], {
+      env: { GATEHOUSE_NATIVE: 'require', GATEHOUSE_NATIVE_ADDON: '/nonexistent/addon.node' },
+    });
     expect(result.status).to.equal(1);
     expect(result.stderr).to.match(/GATEHOUSE_NATIVE=require but the native addon cannot load: native addon not found/);
   });
 
   it('a missing addon in auto mode falls back with a warning', async () => {
-    const server = await serve({ FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '/nonexistent/addon.node' });
+    const server = await serve({
+      FORGE_WEBHOOK_SECRET: SECRET,
+      GATEHOUSE_NATIVE: 'auto',
+      GATEHOUSE_NATIVE_ADDON: '/nonexistent/addon.node',
+    });
     try {
       expect((await deliver(server.url, 'push', '{}')).status).to.equal(200);
       expect(server.output()).to.match(/"core":"fallback","reason":"native addon not found/);
@@ -196,7 +250,10 @@ describe('gatehouse CLI', () => {
 function anonymousConfig(): { config: string; remove: () => void } {
   const store = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cli-store-'));
   return {
-    config: JSON.stringify({ globalValidation: { requireAuthentication: false }, login: { tokenStore: { fileSystem: { directory: store } } } }),
+    config: JSON.stringify({
+      globalValidation: { requireAuthentication: false },
+      login: { tokenStore: { fileSystem: { directory: store } } },
+    }),
     remove: () => rmSync(store, { recursive: true, force: true }),
   };
 }
@@ -205,8 +262,13 @@ describe('gatehouse serve --upstream / dev', function () {
   this.timeout(30_000);
 
   it('a bad configuration exits 1 listing every problem with its JSON path', () => {
-    const config = JSON.stringify({ globalValidation: { unauthenticatedClientAction: 'Nope' }, login: { cookieExpiration: { timeToExpiration: 'soon' } } });
-    const result = run(['serve', '--upstream', 'http://127.0.0.1:9', '--port', '0'], { env: { GATEHOUSE_AUTH_CONFIG_JSON: config } });
+    const config = JSON.stringify({
+      globalValidation: { unauthenticatedClientAction: 'Nope' },
+      login: { cookieExpiration: { timeToExpiration: 'soon' } },
+    });
+    const result = run(['serve', '--upstream', 'http://127.0.0.1:9', '--port', '0'], {
+      env: { GATEHOUSE_AUTH_CONFIG_JSON: config },
+    });
     expect(result.status).to.equal(1);
     expect(result.stderr).to.contain('invalid authentication configuration');
     expect(result.stderr).to.match(/- globalValidation\.unauthenticatedClientAction: /);
@@ -214,7 +276,9 @@ describe('gatehouse serve --upstream / dev', function () {
   });
 
   it('no configuration at all, or a bad --upstream, is a clear error', () => {
-    const none = run(['serve', '--upstream', 'http://127.0.0.1:9', '--port', '0'], { env: { GATEHOUSE_AUTH_CONFIG_JSON: '', WEBSITE_AUTH_V2_CONFIG_JSON: '' } });
+    const none = run(['serve', '--upstream', 'http://127.0.0.1:9', '--port', '0'], {
+      env: { GATEHOUSE_AUTH_CONFIG_JSON: '', WEBSITE_AUTH_V2_CONFIG_JSON: '' },
+    });
     expect(none.status).to.equal(1);
     expect(none.stderr).to.match(/no configuration: pass --config <file>/);
     const bad = run(['serve', '--upstream', 'ftp://x', '--port', '0']);
@@ -223,7 +287,9 @@ describe('gatehouse serve --upstream / dev', function () {
     // Before the fix a path or query was glued in front of every request's path, and credentials were printed at start.
     const withPath = run(['serve', '--upstream', 'http://127.0.0.1:9/app', '--port', '0']);
     expect(withPath.status).to.equal(2);
-    expect(withPath.stderr).to.contain("--upstream must be the app's origin without a path (got http://127.0.0.1:9/app)");
+    expect(withPath.stderr).to.contain(
+      "--upstream must be the app's origin without a path (got http://127.0.0.1:9/app)",
+    );
     const withSecret = run(['serve', '--upstream', 'http://admin:hunter2@127.0.0.1:9?key=s3cret', '--port', '0']);
     expect(withSecret.status).to.equal(2);
     expect(withSecret.stderr).to.contain('--upstream must not carry credentials');
@@ -236,7 +302,8 @@ describe('gatehouse serve --upstream / dev', function () {
     const listening = await listen(app);
     const { config, remove } = anonymousConfig();
     const args = ['serve', '--upstream', listening.url, '--port', '0'];
-    const get = (url: string) => raw(url, 'GET /slow HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nConnection: close\r\n\r\n');
+    const get = (url: string) =>
+      raw(url, 'GET /slow HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nConnection: close\r\n\r\n');
     try {
       const impatient = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config, GATEHOUSE_UPSTREAM_TIMEOUT_MS: '300' }, args);
       try {
@@ -248,13 +315,17 @@ describe('gatehouse serve --upstream / dev', function () {
       }
       const patient = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config, GATEHOUSE_UPSTREAM_TIMEOUT_MS: '' }, args);
       try {
-        expect(await get(patient.url)).to.match(/^HTTP\/1\.1 200 /).and.to.match(/late answer$/);
+        expect(await get(patient.url))
+          .to.match(/^HTTP\/1\.1 200 /)
+          .and.to.match(/late answer$/);
       } finally {
         await patient.stop();
       }
       const bad = run(args, { env: { GATEHOUSE_AUTH_CONFIG_JSON: config, GATEHOUSE_UPSTREAM_TIMEOUT_MS: '60s' } });
       expect(bad.status).to.equal(1);
-      expect(bad.stderr).to.contain('gatehouse: GATEHOUSE_UPSTREAM_TIMEOUT_MS must be a whole number of milliseconds, 1-2147478647 (got "60s")');
+      expect(bad.stderr).to.contain(
+        'gatehouse: GATEHOUSE_UPSTREAM_TIMEOUT_MS must be a whole number of milliseconds, 1-2147478647 (got "60s")',
+      );
     } finally {
       await listening.close();
       remove();
@@ -268,12 +339,20 @@ describe('gatehouse serve --upstream / dev', function () {
     const withApp = ['serve', '--upstream', listening.url, '--port', '0'];
     try {
       for (const args of [withApp, ['serve', '--port', '0']]) {
-        const server = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config, FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_ACCESS_LOG: 'on' }, args);
+        const server = await serve(
+          { GATEHOUSE_AUTH_CONFIG_JSON: config, FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_ACCESS_LOG: 'on' },
+          args,
+        );
         try {
-          const answer = await raw(server.url, 'GET /orders?token=query-secret HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+          const answer = await raw(
+            server.url,
+            'GET /orders?token=query-secret HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+          );
           const status = args === withApp ? 200 : 404;
           expect(answer).to.match(new RegExp(`^HTTP/1\\.1 ${status} `));
-          const line = new RegExp(`"method":"GET","path":"/orders","status":${status},"durationMs":[0-9.]+,"remoteAddress":"127\\.0\\.0\\.1","msg":"request completed"`);
+          const line = new RegExp(
+            `"method":"GET","path":"/orders","status":${status},"durationMs":[0-9.]+,"remoteAddress":"127\\.0\\.0\\.1","msg":"request completed"`,
+          );
           expect(await outputShowing(server, line), args.join(' ')).to.match(line);
           expect(server.output()).not.to.contain('query-secret');
         } finally {
@@ -297,23 +376,39 @@ describe('gatehouse serve --upstream / dev', function () {
     const tls = path.join(root, 'test', 'support', 'tls');
     const cert = path.join(tls, 'upstream-cert.pem');
     const seen: Array<{ url: string; host: string | undefined; forwardedHost: string | undefined }> = [];
-    const app = https.createServer({ cert: readFileSync(cert), key: readFileSync(path.join(tls, 'upstream-key.pem')) }, (req, res) => {
-      seen.push({ url: req.url ?? '', host: req.headers.host, forwardedHost: req.headers['x-forwarded-host'] as string | undefined });
-      res.end('from the https app');
-    });
-    app.on('upgrade', (_req, socket) => socket.end('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n'));
+    const app = https.createServer(
+      { cert: readFileSync(cert), key: readFileSync(path.join(tls, 'upstream-key.pem')) },
+      (req, res) => {
+        seen.push({
+          url: req.url ?? '',
+          host: req.headers.host,
+          forwardedHost: req.headers['x-forwarded-host'] as string | undefined,
+        });
+        res.end('from the https app');
+      },
+    );
+    app.on('upgrade', (_req, socket) =>
+      socket.end('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n'),
+    );
     const listening = await listen(app);
     const upstream = `https://127.0.0.1:${new URL(listening.url).port}`;
     const { config, remove } = anonymousConfig();
     const args = ['serve', '--upstream', upstream, '--port', '0'];
-    const get = (url: string) => raw(url, 'GET /page HTTP/1.1\r\nHost: public.example\r\nAccept: application/json\r\nConnection: close\r\n\r\n');
+    const get = (url: string) =>
+      raw(url, 'GET /page HTTP/1.1\r\nHost: public.example\r\nAccept: application/json\r\nConnection: close\r\n\r\n');
     try {
       const trusting = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config, NODE_EXTRA_CA_CERTS: cert }, args);
       try {
         const answer = await get(trusting.url);
-        expect(answer).to.match(/^HTTP\/1\.1 200 /).and.to.match(/from the https app$/);
+        expect(answer)
+          .to.match(/^HTTP\/1\.1 200 /)
+          .and.to.match(/from the https app$/);
         expect(seen).to.deep.equal([{ url: '/page', host: 'public.example', forwardedHost: 'public.example' }]);
-        const upgrade = await raw(trusting.url, 'GET /socket HTTP/1.1\r\nHost: public.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n', (r) => r.includes('\r\n\r\n'));
+        const upgrade = await raw(
+          trusting.url,
+          'GET /socket HTTP/1.1\r\nHost: public.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+          (r) => r.includes('\r\n\r\n'),
+        );
         expect(upgrade).to.match(/^HTTP\/1\.1 101 /);
       } finally {
         await trusting.stop();
@@ -321,8 +416,11 @@ describe('gatehouse serve --upstream / dev', function () {
       const untrusting = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config, NODE_EXTRA_CA_CERTS: '' }, args);
       try {
         const answer = await get(untrusting.url);
-        expect(answer).to.match(/^HTTP\/1\.1 502 /).and.to.contain('"error":"The application is not reachable right now."');
-        const untrusted = /"reason":"(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)","msg":"upstream request failed"/;
+        expect(answer)
+          .to.match(/^HTTP\/1\.1 502 /)
+          .and.to.contain('"error":"The application is not reachable right now."');
+        const untrusted =
+          /"reason":"(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)","msg":"upstream request failed"/;
         expect(await outputShowing(untrusting, untrusted)).to.match(untrusted);
         expect(seen).to.have.length(1);
       } finally {
@@ -341,16 +439,26 @@ describe('gatehouse serve --upstream / dev', function () {
     });
     const listening = await listen(app);
     const { config, remove } = anonymousConfig();
-    const server = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config }, ['serve', '--upstream', listening.url, '--port', '0']);
+    const server = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config }, [
+      'serve',
+      '--upstream',
+      listening.url,
+      '--port',
+      '0',
+    ]);
     try {
-      const response = raw(server.url, 'GET /slow HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\n\r\n', (r) => r.endsWith('answered after SIGTERM'));
+      const response = raw(server.url, 'GET /slow HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\n\r\n', (r) =>
+        r.endsWith('answered after SIGTERM'),
+      );
       while (answer === undefined) await new Promise((r) => setTimeout(r, 10));
       const exited = server.stop();
       await new Promise((r) => setTimeout(r, 300)); // the signal is handled; the app answers only now
       answer();
       expect(await response).to.match(/^HTTP\/1\.1 200 /);
       expect(await exited).to.equal(0);
-      expect(server.output()).to.contain('"msg":"stopping: no new connections; requests in progress may finish"').and.to.contain('"msg":"stopped"');
+      expect(server.output())
+        .to.contain('"msg":"stopping: no new connections; requests in progress may finish"')
+        .and.to.contain('"msg":"stopped"');
     } finally {
       await listening.close();
       remove();
@@ -359,7 +467,13 @@ describe('gatehouse serve --upstream / dev', function () {
 
   it('SIGTERM once the reader of its logs has gone (EPIPE) still stops it, exit 0', async () => {
     const { config, remove } = anonymousConfig();
-    const server = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config }, ['serve', '--upstream', 'http://127.0.0.1:9', '--port', '0']);
+    const server = await serve({ GATEHOUSE_AUTH_CONFIG_JSON: config }, [
+      'serve',
+      '--upstream',
+      'http://127.0.0.1:9',
+      '--port',
+      '0',
+    ]);
     try {
       server.closeStdout();
       // Before the fix the process hung for good in pino's exit-time flush, retrying the broken pipe.
@@ -373,20 +487,32 @@ describe('gatehouse serve --upstream / dev', function () {
   });
 
   it('gatehouse dev --host 0.0.0.0 prints the URL browsers elsewhere open, and the provider takes the callback of each name of this machine', async () => {
-    const server = await serve({ GATEHOUSE_NATIVE: 'off' }, ['dev', '--host', '0.0.0.0', '--port', '0', '--public-host', '127.0.0.2']);
+    const server = await serve({ GATEHOUSE_NATIVE: 'off' }, [
+      'dev',
+      '--host',
+      '0.0.0.0',
+      '--port',
+      '0',
+      '--public-host',
+      '127.0.0.2',
+    ]);
     try {
       const port = new URL(server.url).port;
       expect(server.url).to.equal(`http://127.0.0.2:${port}`);
       // Printed right after the line serve() waited for: it may still be on its way.
       const note = `listening on http://0.0.0.0:${port}, the development provider on port ${Number(port) + 1}: browsers elsewhere open http://127.0.0.2:${port}/`;
       expect(await outputShowing(server, note)).to.contain(note);
-      expect(await outputShowing(server, 'development OpenID provider:')).to.contain(`development OpenID provider: http://127.0.0.2:${Number(port) + 1}`);
+      expect(await outputShowing(server, 'development OpenID provider:')).to.contain(
+        `development OpenID provider: http://127.0.0.2:${Number(port) + 1}`,
+      );
       const location = (url: string) =>
         new Promise<string>((resolve, reject) => {
-          http.get(url, (res) => {
-            res.resume();
-            resolve(res.headers.location ?? '');
-          }).on('error', reject);
+          http
+            .get(url, (res) => {
+              res.resume();
+              resolve(res.headers.location ?? '');
+            })
+            .on('error', reject);
         });
       for (const host of ['127.0.0.1', 'localhost', '127.0.0.2', '0.0.0.0']) {
         const authorize = await location(`http://${host}:${port}/.auth/login/dev`);
@@ -401,15 +527,21 @@ describe('gatehouse serve --upstream / dev', function () {
     }
   });
 
-  it('npm start --port N reaches dev (npm hands the flag on as npm_config_port); npm\'s setting outside npm start does not', async () => {
+  it("npm start --port N reaches dev (npm hands the flag on as npm_config_port); npm's setting outside npm start does not", async () => {
     const port = await freePort();
-    const started = await serve({ GATEHOUSE_NATIVE: 'off', npm_lifecycle_event: 'start', npm_config_port: String(port) }, ['dev']);
+    const started = await serve(
+      { GATEHOUSE_NATIVE: 'off', npm_lifecycle_event: 'start', npm_config_port: String(port) },
+      ['dev'],
+    );
     try {
       expect(started.url).to.equal(`http://127.0.0.1:${port}`);
     } finally {
       await started.stop();
     }
-    const other = await serve({ GATEHOUSE_NATIVE: 'off', npm_lifecycle_event: 'test', npm_config_port: String(port), PORT: '0' }, ['dev']);
+    const other = await serve(
+      { GATEHOUSE_NATIVE: 'off', npm_lifecycle_event: 'test', npm_config_port: String(port), PORT: '0' },
+      ['dev'],
+    );
     try {
       expect(new URL(other.url).port).to.not.equal(String(port));
     } finally {
@@ -418,16 +550,28 @@ describe('gatehouse serve --upstream / dev', function () {
   });
 
   it('gatehouse dev serves the protected demo app, the public page and the webhook receiver', async () => {
-    const server = await serve({ FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '' }, ['dev', '--port', '0']);
+    const server = await serve({ FORGE_WEBHOOK_SECRET: SECRET, GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '' }, [
+      'dev',
+      '--port',
+      '0',
+    ]);
     try {
       const get = (path: string, accept: string) =>
         new Promise<{ status: number; location?: string }>((resolve, reject) => {
-          http.get(`${server.url}${path}`, { headers: { accept } }, (res) => {
-            res.resume();
-            resolve({ status: res.statusCode ?? 0, ...(res.headers.location ? { location: res.headers.location } : {}) });
-          }).on('error', reject);
+          http
+            .get(`${server.url}${path}`, { headers: { accept } }, (res) => {
+              res.resume();
+              resolve({
+                status: res.statusCode ?? 0,
+                ...(res.headers.location ? { location: res.headers.location } : {}),
+              });
+            })
+            .on('error', reject);
         });
-      expect(await get('/', 'text/html')).to.deep.equal({ status: 302, location: '/.auth/login/dev?post_login_redirect_uri=%2F' });
+      expect(await get('/', 'text/html')).to.deep.equal({
+        status: 302,
+        location: '/.auth/login/dev?post_login_redirect_uri=%2F',
+      });
       expect((await get('/public/', 'text/html')).status).to.equal(200);
       expect((await deliver(server.url, 'push', '{"commits":[]}')).status).to.equal(200);
       expect(server.output()).to.match(/sign in as demo \/ demo/);
@@ -447,10 +591,18 @@ describe('gatehouse serve --upstream / dev', function () {
         res.writeHead(200, { 'content-type': 'text/plain' }).end('your app');
       }),
     );
-    const server = await serve({ GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '' }, ['dev', '--port', '0', '--upstream', app.url]);
+    const server = await serve({ GATEHOUSE_NATIVE: 'auto', GATEHOUSE_NATIVE_ADDON: '' }, [
+      'dev',
+      '--port',
+      '0',
+      '--upstream',
+      app.url,
+    ]);
     try {
       expect(server.output()).to.include(`(your app at ${app.url}, every path protected)`);
-      expect(await outputShowing(server, 'verified deliveries go on to')).to.include(`; verified deliveries go on to ${app.url}/api/forge/webhook`);
+      expect(await outputShowing(server, 'verified deliveries go on to')).to.include(
+        `; verified deliveries go on to ${app.url}/api/forge/webhook`,
+      );
       const browser = new Browser();
       const anonymous = await browser.request(`${server.url}/public/page`);
       expect(anonymous.status).to.equal(302);

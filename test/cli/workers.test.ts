@@ -55,7 +55,10 @@ describe('--workers: the count', () => {
     expect(parseWorkerCount(undefined)).to.equal(1);
     expect(parseWorkerCount('auto', () => 3)).to.equal(3);
     expect(parseWorkerCount('4')).to.equal(4);
-    for (const bad of ['0', '-1', '257', '2.5', ' 2', 'two', '']) expect(parseWorkerCount(bad), bad).to.have.property('problem').that.match(/--workers must be auto or a number from 1 to 256/);
+    for (const bad of ['0', '-1', '257', '2.5', ' 2', 'two', ''])
+      expect(parseWorkerCount(bad), bad)
+        .to.have.property('problem')
+        .that.match(/--workers must be auto or a number from 1 to 256/);
   });
 
   it("auto honours a container's CPU quota (cgroup v2 cpu.max) when it is lower than the CPUs it may run on", () => {
@@ -83,14 +86,21 @@ describe('gatehouse serve --workers: a start that fails', function () {
     try {
       const file = path.join(directory, 'not-a-directory');
       writeFileSync(file, 'x');
-      const document = { ...defaultDocument('https://idp.example'), login: { tokenStore: { enabled: true, fileSystem: { directory: path.join(file, 'tokens') } } } };
-      const result = spawnSync(process.execPath, [...CLI, 'serve', '--port', '0', '--upstream', 'http://127.0.0.1:9', '--workers', '2'], {
-        cwd: root,
-        env: { ...process.env, GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(document), TEST_CLIENT_SECRET: 's' },
-        encoding: 'utf8',
-        timeout: 25_000,
-        killSignal: 'SIGKILL',
-      });
+      const document = {
+        ...defaultDocument('https://idp.example'),
+        login: { tokenStore: { enabled: true, fileSystem: { directory: path.join(file, 'tokens') } } },
+      };
+      const result = spawnSync(
+        process.execPath,
+        [...CLI, 'serve', '--port', '0', '--upstream', 'http://127.0.0.1:9', '--workers', '2'],
+        {
+          cwd: root,
+          env: { ...process.env, GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(document), TEST_CLIENT_SECRET: 's' },
+          encoding: 'utf8',
+          timeout: 25_000,
+          killSignal: 'SIGKILL',
+        },
+      );
       // spawnSync returns once every holder of the output pipes is gone: a worker left running would hold them to the timeout.
       expect(result.status, result.stderr).to.equal(1);
       expect(result.stderr).to.match(/token store directory .* cannot be used/);
@@ -110,15 +120,38 @@ describe('gatehouse serve --workers 2 (child processes)', function () {
   let storeDirectory: string;
 
   before(async () => {
-    app = await listen(http.createServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ user: req.headers['x-platform-client-principal-id'] ?? null }))));
+    app = await listen(
+      http.createServer((req, res) =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ user: req.headers['x-platform-client-principal-id'] ?? null })),
+      ),
+    );
     const port = await freePort();
     const front = `http://127.0.0.1:${port}`;
     const secret = randomBytes(16).toString('hex');
-    idp = await startDevIdentityProvider({ clients: [{ clientId: CLIENT_ID, clientSecret: secret, redirectUris: [`${front}/.auth/login/dev/callback`], postLogoutRedirectUris: [`${front}/.auth/logout/complete`] }] });
+    idp = await startDevIdentityProvider({
+      clients: [
+        {
+          clientId: CLIENT_ID,
+          clientSecret: secret,
+          redirectUris: [`${front}/.auth/login/dev/callback`],
+          postLogoutRedirectUris: [`${front}/.auth/logout/complete`],
+        },
+      ],
+    });
     storeDirectory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-workers-'));
-    const document = { ...defaultDocument(idp.issuer), login: { tokenStore: { enabled: true, fileSystem: { directory: storeDirectory } } } };
+    const document = {
+      ...defaultDocument(idp.issuer),
+      login: { tokenStore: { enabled: true, fileSystem: { directory: storeDirectory } } },
+    };
     server = await serve(
-      { GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(document), TEST_CLIENT_SECRET: secret, GATEHOUSE_ACCESS_LOG: 'on', GATEHOUSE_ENCRYPTION_KEY: '' },
+      {
+        GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(document),
+        TEST_CLIENT_SECRET: secret,
+        GATEHOUSE_ACCESS_LOG: 'on',
+        GATEHOUSE_ENCRYPTION_KEY: '',
+      },
       ['serve', '--port', String(port), '--upstream', app.url, '--workers', '2', '--metrics-port', '0'],
     );
   });
@@ -153,18 +186,30 @@ describe('gatehouse serve --workers 2 (child processes)', function () {
     await delay(100); // the notice's way through the primary
     const replay = new Browser();
     replay.setCookie(server.url, `PlatformAuthSession=${cookie}; Path=/`);
-    for (let i = 0; i < 6; i++) expect((await replay.request(`${server.url}/page`)).status, `request ${i}`).to.equal(302);
+    for (let i = 0; i < 6; i++)
+      expect((await replay.request(`${server.url}/page`)).status, `request ${i}`).to.equal(302);
   });
 
   it("the primary's metrics listener serves the sum over both workers", async () => {
     const metricsUrl = /metrics: GET (\S+)/.exec(await outputShowing(server, 'metrics: GET'))![1]!;
-    const forwarded = async () => sample(await (await fetch(metricsUrl)).text(), 'gatehouse_requests_total', { outcome: 'forwarded', reason: 'anonymous' });
+    const forwarded = async () =>
+      sample(await (await fetch(metricsUrl)).text(), 'gatehouse_requests_total', {
+        outcome: 'forwarded',
+        reason: 'anonymous',
+      });
     const before = await forwarded();
-    for (let i = 0; i < 6; i++) expect((await new Browser().request(`${server.url}/public/counted`)).status).to.equal(200);
+    for (let i = 0; i < 6; i++)
+      expect((await new Browser().request(`${server.url}/public/counted`)).status).to.equal(200);
     expect((await forwarded()) - before).to.equal(6);
     // The requests went to both workers: neither alone counted all six.
-    await outputShowing(server, /"worker":1.*counted[\s\S]*"worker":2.*counted|"worker":2.*counted[\s\S]*"worker":1.*counted/);
-    const counted = server.output().split('\n').filter((line) => line.includes('/public/counted'));
+    await outputShowing(
+      server,
+      /"worker":1.*counted[\s\S]*"worker":2.*counted|"worker":2.*counted[\s\S]*"worker":1.*counted/,
+    );
+    const counted = server
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('/public/counted'));
     expect(new Set(counted.map((line) => (JSON.parse(line) as { worker: number }).worker)).size).to.equal(2);
   });
 
@@ -173,7 +218,8 @@ describe('gatehouse serve --workers 2 (child processes)', function () {
     process.kill(victim!, 'SIGKILL');
     await outputShowing(server, 'replacement worker serving');
     expect(server.output()).to.match(/"signal":"SIGKILL".*"msg":"worker died: starting a replacement"/);
-    for (let i = 0; i < 4; i++) expect((await new Browser().request(`${server.url}/public/after`)).status).to.equal(200);
+    for (let i = 0; i < 4; i++)
+      expect((await new Browser().request(`${server.url}/public/after`)).status).to.equal(200);
   });
 
   it('SIGTERM to the primary stops every worker gracefully, then the primary, exit 0', async () => {

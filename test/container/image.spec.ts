@@ -24,7 +24,12 @@ const BUILT = path.join(root, 'build', 'container');
 
 /** The OCI runtime configuration umoci writes beside the root file system (the parts used here). */
 interface RuntimeConfig {
-  readonly process: { readonly user: { readonly uid: number; readonly gid: number }; readonly args: string[]; readonly env: string[]; readonly cwd: string };
+  readonly process: {
+    readonly user: { readonly uid: number; readonly gid: number };
+    readonly args: string[];
+    readonly env: string[];
+    readonly cwd: string;
+  };
 }
 
 /** The image configuration in the docker archive (docker's format: it keeps HEALTHCHECK). */
@@ -52,14 +57,43 @@ function fromArchive(archive: string, member: string): string {
  * /dev, which it loses when it ends), with only `env` and in `cwd`. Every step execs the next, so
  * the child's pid is the command's.
  */
-function inImage(rootfs: string, uid: number, gid: number, cwd: string, env: readonly string[], command: readonly string[]): ChildProcess {
-  const script = 'mount -t proc proc "$1/proc" && mount --rbind /dev "$1/dev" && r=$1 u=$2 d=$3 && shift 3 && exec chroot --userspec="$u" "$r" /usr/bin/env -i --chdir="$d" "$@"';
-  const args = ['--mount', '--propagation', 'private', '--', 'sh', '-c', script, 'in-image', rootfs, `${uid}:${gid}`, cwd, ...env, ...command];
+function inImage(
+  rootfs: string,
+  uid: number,
+  gid: number,
+  cwd: string,
+  env: readonly string[],
+  command: readonly string[],
+): ChildProcess {
+  const script =
+    'mount -t proc proc "$1/proc" && mount --rbind /dev "$1/dev" && r=$1 u=$2 d=$3 && shift 3 && exec chroot --userspec="$u" "$r" /usr/bin/env -i --chdir="$d" "$@"';
+  const args = [
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    'sh',
+    '-c',
+    script,
+    'in-image',
+    rootfs,
+    `${uid}:${gid}`,
+    cwd,
+    ...env,
+    ...command,
+  ];
   return spawn('unshare', args, { stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** Runs `command` in the image to its end: its exit code and output. */
-function runInImage(rootfs: string, uid: number, gid: number, cwd: string, env: readonly string[], command: readonly string[]): Promise<{ code: number | null; output: string }> {
+function runInImage(
+  rootfs: string,
+  uid: number,
+  gid: number,
+  cwd: string,
+  env: readonly string[],
+  command: readonly string[],
+): Promise<{ code: number | null; output: string }> {
   const child = inImage(rootfs, uid, gid, cwd, env, command);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -69,7 +103,9 @@ function runInImage(rootfs: string, uid: number, gid: number, cwd: string, env: 
 
 /** The uid a process runs as (the real one, from /proc). */
 function processUid(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((entry) => entry.startsWith('Uid:'))!;
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('Uid:'))!;
   return Number(line.split(/\s+/)[1]);
 }
 
@@ -113,7 +149,14 @@ describe('the container image', function () {
   });
 
   it("carries Node 22 and gatehouse's production dependencies only", async () => {
-    const node = await runInImage(rootfs, 10001, 10001, '/', ['PATH=/usr/local/bin:/usr/bin:/bin'], ['node', '--version']);
+    const node = await runInImage(
+      rootfs,
+      10001,
+      10001,
+      '/',
+      ['PATH=/usr/local/bin:/usr/bin:/bin'],
+      ['node', '--version'],
+    );
     expect(node.output.trim()).to.match(/^v22\./);
     const modules = path.join(rootfs, 'opt', 'gatehouse', 'node_modules');
     for (const name of ['typescript', 'cmake-js', 'oidc-provider', 'node-addon-api']) {
@@ -136,12 +179,21 @@ describe('the container image', function () {
       const url = `http://127.0.0.1:${port}`;
       const clientSecret = randomBytes(16).toString('hex');
       idp = await startDevIdentityProvider({
-        clients: [{ clientId: 'contained', clientSecret, redirectUris: [`${url}/.auth/login/dev/callback`], postLogoutRedirectUris: [`${url}/.auth/logout/complete`] }],
+        clients: [
+          {
+            clientId: 'contained',
+            clientSecret,
+            redirectUris: [`${url}/.auth/login/dev/callback`],
+            postLogoutRedirectUris: [`${url}/.auth/logout/complete`],
+          },
+        ],
       });
       upstream = await listen(
         http.createServer((req, res) => {
           received.push(req.headers);
-          res.writeHead(200, { 'content-type': 'text/plain' }).end(`hello ${req.headers['x-platform-client-principal-name'] ?? 'nobody'}`);
+          res
+            .writeHead(200, { 'content-type': 'text/plain' })
+            .end(`hello ${req.headers['x-platform-client-principal-name'] ?? 'nobody'}`);
         }),
       );
       // The configuration where the image reads it (a mounted file, in a real deployment).
@@ -152,7 +204,9 @@ describe('the container image', function () {
               registration: {
                 clientId: 'contained',
                 clientCredential: { clientSecretSettingName: 'OIDC_CLIENT_SECRET' },
-                openIdConnectConfiguration: { wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration` },
+                openIdConnectConfiguration: {
+                  wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration`,
+                },
               },
               login: { nameClaimType: 'name', scopes: ['openid', 'profile'] },
             },
@@ -160,7 +214,11 @@ describe('the container image', function () {
         },
       };
       writeFileSync(path.join(rootfs, 'etc', 'gatehouse', 'auth.json'), JSON.stringify(config));
-      env = [...runtime.process.env.filter((entry) => !entry.startsWith('PORT=')), `PORT=${port}`, `OIDC_CLIENT_SECRET=${clientSecret}`];
+      env = [
+        ...runtime.process.env.filter((entry) => !entry.startsWith('PORT=')),
+        `PORT=${port}`,
+        `OIDC_CLIENT_SECRET=${clientSecret}`,
+      ];
       // The image's command, with the test app in place of the default upstream.
       const args = runtime.process.args.map((arg) => (arg === 'http://127.0.0.1:3000' ? upstream.url : arg));
       const { uid, gid } = runtime.process.user;
@@ -194,7 +252,14 @@ describe('the container image', function () {
     });
 
     it("the health check's own command succeeds against it", async () => {
-      const check = await runInImage(rootfs, 10001, 10001, '/var/lib/gatehouse', env, image.config.Healthcheck.Test.slice(1));
+      const check = await runInImage(
+        rootfs,
+        10001,
+        10001,
+        '/var/lib/gatehouse',
+        env,
+        image.config.Healthcheck.Test.slice(1),
+      );
       expect(check.code, check.output).to.equal(0);
     });
 
@@ -213,7 +278,14 @@ describe('the container image', function () {
       server.kill('SIGTERM');
       expect(await exited).to.equal(0);
       expect(output).to.include('stopping: no new connections');
-      const check = await runInImage(rootfs, 10001, 10001, '/var/lib/gatehouse', env, image.config.Healthcheck.Test.slice(1));
+      const check = await runInImage(
+        rootfs,
+        10001,
+        10001,
+        '/var/lib/gatehouse',
+        env,
+        image.config.Healthcheck.Test.slice(1),
+      );
       expect(check.code).to.equal(1);
     });
   });

@@ -19,7 +19,18 @@ const silent = pino({ level: 'silent' });
 function configWithStore(directory: string) {
   return resolveAuthConfig(
     {
-      identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: 'c', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration' } } } } },
+      identityProviders: {
+        customOpenIdConnectProviders: {
+          corp: {
+            registration: {
+              clientId: 'c',
+              openIdConnectConfiguration: {
+                wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration',
+              },
+            },
+          },
+        },
+      },
       login: { tokenStore: { enabled: true, fileSystem: { directory } } },
     },
     {},
@@ -28,7 +39,12 @@ function configWithStore(directory: string) {
 
 async function startFails(directory: string, env: NodeJS.ProcessEnv): Promise<Error> {
   try {
-    const runtime = await startAuthRuntime({ headers: fallbackCore, config: configWithStore(directory), logger: silent, env });
+    const runtime = await startAuthRuntime({
+      headers: fallbackCore,
+      config: configWithStore(directory),
+      logger: silent,
+      env,
+    });
     runtime.close();
   } catch (error) {
     return error as Error;
@@ -50,14 +66,21 @@ describe('auth runtime start', () => {
     for (const env of [{}, { GATEHOUSE_ENCRYPTION_KEY: randomBytes(32).toString('hex') }]) {
       const error = await startFails(directory, env);
       expect(error).to.be.instanceOf(TokenStoreDirectoryError);
-      expect(error.message).to.contain(`the token store directory ${directory} (login.tokenStore.fileSystem.directory) cannot be used`);
+      expect(error.message).to.contain(
+        `the token store directory ${directory} (login.tokenStore.fileSystem.directory) cannot be used`,
+      );
       expect(error.message).to.contain('ENOTDIR');
     }
   });
 
   it('a usable directory: the app directory and key file are made at start, and the write probe leaves nothing behind', async () => {
     const directory = path.join(base, 'tokens');
-    const runtime = await startAuthRuntime({ headers: fallbackCore, config: configWithStore(directory), logger: silent, env: {} });
+    const runtime = await startAuthRuntime({
+      headers: fallbackCore,
+      config: configWithStore(directory),
+      logger: silent,
+      env: {},
+    });
     runtime.close();
     const entries = await fs.readdir(directory);
     expect(entries).to.include(KEY_FILE_NAME);
@@ -71,7 +94,23 @@ describe('auth runtime start', () => {
     process.chdir(base);
     try {
       const logs = capturingLogger();
-      const config = resolveAuthConfig({ identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: 'c', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration' } } } } } }, {}).config;
+      const config = resolveAuthConfig(
+        {
+          identityProviders: {
+            customOpenIdConnectProviders: {
+              corp: {
+                registration: {
+                  clientId: 'c',
+                  openIdConnectConfiguration: {
+                    wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration',
+                  },
+                },
+              },
+            },
+          },
+        },
+        {},
+      ).config;
       const runtime = await startAuthRuntime({ headers: fallbackCore, config, logger: logs.logger, env: {} });
       await runtime.close();
       const said = logs.lines().find((l) => String(l.msg).startsWith('token store: the default directory'));
@@ -87,30 +126,52 @@ describe('auth runtime start', () => {
     const directory = path.join(base, 'tokens');
     const errors = async () => {
       const logs = capturingLogger('info');
-      const runtime = await startAuthRuntime({ headers: fallbackCore, config: configWithStore(directory), logger: logs.logger, env: {} });
+      const runtime = await startAuthRuntime({
+        headers: fallbackCore,
+        config: configWithStore(directory),
+        logger: logs.logger,
+        env: {},
+      });
       runtime.close();
       return { lines: logs.lines().filter((line) => line.level === 50) };
     };
     expect((await errors()).lines).to.deep.equal([]); // the first start makes the key file
     const appDirectory = (await fs.readdir(directory)).find((name) => name.startsWith('app-'))!;
-    for (const name of ['a', 'b']) await fs.writeFile(path.join(directory, appDirectory, `${name.repeat(64)}.session`), '{}');
+    for (const name of ['a', 'b'])
+      await fs.writeFile(path.join(directory, appDirectory, `${name.repeat(64)}.session`), '{}');
     expect((await errors()).lines).to.deep.equal([]); // the key file is there: nothing lost
     await fs.rm(path.join(directory, KEY_FILE_NAME));
     const { lines } = await errors();
     expect(lines).to.have.length(1);
-    expect(lines[0]).to.include({ file: path.join(directory, KEY_FILE_NAME), records: 2, msg: 'token store key file was missing and has been created anew: the sessions stored with the old key cannot be read and have ended' });
+    expect(lines[0]).to.include({
+      file: path.join(directory, KEY_FILE_NAME),
+      records: 2,
+      msg: 'token store key file was missing and has been created anew: the sessions stored with the old key cannot be read and have ended',
+    });
   });
 
   it('authentication turned off (platform.enabled: false) is a warning at every start; on, it is not', async () => {
     const directory = path.join(base, 'tokens');
     const warnings = async (enabled: boolean) => {
       const logs = capturingLogger('info');
-      const { config } = resolveAuthConfig({ platform: { enabled }, globalValidation: { requireAuthentication: false }, login: { tokenStore: { fileSystem: { directory } } } }, {});
+      const { config } = resolveAuthConfig(
+        {
+          platform: { enabled },
+          globalValidation: { requireAuthentication: false },
+          login: { tokenStore: { fileSystem: { directory } } },
+        },
+        {},
+      );
       const runtime = await startAuthRuntime({ headers: fallbackCore, config, logger: logs.logger, env: {} });
       runtime.close();
-      return logs.lines().filter((line) => line.level === 40).map((line) => line.msg);
+      return logs
+        .lines()
+        .filter((line) => line.level === 40)
+        .map((line) => line.msg);
     };
-    expect(await warnings(false)).to.deep.equal(['authentication is off (platform.enabled: false): every request reaches the app anonymously; inbound identity headers are still stripped']);
+    expect(await warnings(false)).to.deep.equal([
+      'authentication is off (platform.enabled: false): every request reaches the app anonymously; inbound identity headers are still stripped',
+    ]);
     expect(await warnings(true)).to.deep.equal([]);
   });
 });

@@ -1,6 +1,11 @@
 import { expect } from 'chai';
 
-import { canonicalPath, ExcludedPathError, matchExcludedPath, parseExcludedPaths } from '../../src/core/excluded-paths.js';
+import {
+  canonicalPath,
+  ExcludedPathError,
+  matchExcludedPath,
+  parseExcludedPaths,
+} from '../../src/core/excluded-paths.js';
 
 describe('excluded paths', () => {
   const rules = parseExcludedPaths(['/health', '/public/*', '/.well-known/acme-challenge/*', '/café/*']);

@@ -17,31 +17,65 @@ interface HeaderVector {
   options?: NormalizeOptions;
   error?: 'forbidden-character' | 'type';
 }
-const vectors = JSON.parse(readFileSync(new URL('../vectors/headers.json', import.meta.url), 'utf8')) as { identities: Record<string, Identity>; vectors: HeaderVector[] };
+const vectors = JSON.parse(readFileSync(new URL('../vectors/headers.json', import.meta.url), 'utf8')) as {
+  identities: Record<string, Identity>;
+  vectors: HeaderVector[];
+};
 /** A fresh copy per use, so no test sees another's cached headers. */
 const identityOf = (vector: HeaderVector): Identity | null =>
-  vector.identity === null ? null : structuredClone(typeof vector.identity === 'string' ? vectors.identities[vector.identity]! : vector.identity);
+  vector.identity === null
+    ? null
+    : structuredClone(typeof vector.identity === 'string' ? vectors.identities[vector.identity]! : vector.identity);
 
 describe('alias-strip fast path', () => {
   const name = fc
-    .array(fc.constantFrom('x', 'X', '-', '_', '.', 'platform', 'PLATFORM', 'ms', 'client', 'principal', 'token', 'accept', 'a'), { minLength: 1, maxLength: 8 })
+    .array(
+      fc.constantFrom(
+        'x',
+        'X',
+        '-',
+        '_',
+        '.',
+        'platform',
+        'PLATFORM',
+        'ms',
+        'client',
+        'principal',
+        'token',
+        'accept',
+        'a',
+      ),
+      { minLength: 1, maxLength: 8 },
+    )
     .map((parts) => parts.join(''));
   const value = fc.oneof(fc.string({ maxLength: 10 }), fc.constantFrom('a\rb', 'a\nb', 'a\u0000b'));
 
   it('skips the core only when the core would remove nothing', () => {
     const native = loadAddonCore();
     fc.assert(
-      fc.property(fc.array(fc.tuple(name, value), { maxLength: 8 }), fc.constantFrom('X-PLATFORM-', 'x_ms_', 'X-A.'), (pairs, prefix) => {
-        const removed = native.normalizeHeaders(pairs, null, { prefix }).remove;
-        expect(fallbackCore.normalizeHeaders(pairs, null, { prefix }).remove).to.deep.equal(removed);
-        if (!mayCarryIdentityAliases(pairs, prefix)) expect(removed, JSON.stringify(pairs)).to.deep.equal([]);
-      }),
+      fc.property(
+        fc.array(fc.tuple(name, value), { maxLength: 8 }),
+        fc.constantFrom('X-PLATFORM-', 'x_ms_', 'X-A.'),
+        (pairs, prefix) => {
+          const removed = native.normalizeHeaders(pairs, null, { prefix }).remove;
+          expect(fallbackCore.normalizeHeaders(pairs, null, { prefix }).remove).to.deep.equal(removed);
+          if (!mayCarryIdentityAliases(pairs, prefix)) expect(removed, JSON.stringify(pairs)).to.deep.equal([]);
+        },
+      ),
       { numRuns: 1000 },
     );
   });
 
   it('flags aliases and forbidden characters', () => {
-    expect(mayCarryIdentityAliases([['accept', '*/*'], ['cookie', 'a=b']], 'X-PLATFORM-')).to.equal(false);
+    expect(
+      mayCarryIdentityAliases(
+        [
+          ['accept', '*/*'],
+          ['cookie', 'a=b'],
+        ],
+        'X-PLATFORM-',
+      ),
+    ).to.equal(false);
     expect(mayCarryIdentityAliases([['x_platform_client_principal', 'x']], 'X-PLATFORM-')).to.equal(true);
     expect(mayCarryIdentityAliases([['X.Platform.Token.A', 'x']], 'X-PLATFORM-')).to.equal(true);
     expect(mayCarryIdentityAliases([['x-note', 'a\rb']], 'X-PLATFORM-')).to.equal(true);
@@ -63,11 +97,27 @@ describe('identity headers applied per request', () => {
             expect(identityHeaderPairs(core, identity, options), vector.name).to.deep.equal(whole.set);
             // The core's edit list for a forward, and what the in-server host hands its module for it.
             const origin = { scheme: 'http', host: 'h' } as const;
-            const edits = forwardEdits({ normalizer: core, options, behindTrustedProxy: false }, vector.inbound, identity, origin, '127.0.0.1');
-            expect(edits.remove, vector.name).to.deep.equal([...new Set(whole.remove.map((name) => name.toLowerCase()))]);
+            const edits = forwardEdits(
+              { normalizer: core, options, behindTrustedProxy: false },
+              vector.inbound,
+              identity,
+              origin,
+              '127.0.0.1',
+            );
+            expect(edits.remove, vector.name).to.deep.equal([
+              ...new Set(whole.remove.map((name) => name.toLowerCase())),
+            ]);
             expect(edits.set, vector.name).to.equal(identityHeaderPairs(core, identity, options));
-            const forwarded: Array<[string, string]> = [['X-Forwarded-For', '127.0.0.1'], ['X-Forwarded-Proto', 'http'], ['X-Forwarded-Host', 'h']];
-            expect(nativeDecision({ kind: 'forward', identity, origin, edits }), vector.name).to.deep.equal({ kind: 'continue', remove: edits.remove, set: [...whole.set, ...forwarded] });
+            const forwarded: Array<[string, string]> = [
+              ['X-Forwarded-For', '127.0.0.1'],
+              ['X-Forwarded-Proto', 'http'],
+              ['X-Forwarded-Host', 'h'],
+            ];
+            expect(nativeDecision({ kind: 'forward', identity, origin, edits }), vector.name).to.deep.equal({
+              kind: 'continue',
+              remove: edits.remove,
+              set: [...whole.set, ...forwarded],
+            });
             checked++;
           }
         }
@@ -84,12 +134,17 @@ describe('identity headers applied per request', () => {
         const other = identityHeaderPairs(core, identity, { prefix: 'X-MS-', exposeTokens: true });
         expect(other).to.not.equal(first);
         expect(other.map(([n]) => n).every((n) => n.startsWith('X-MS-'))).to.equal(true);
-        expect(identityHeaderPairs(core, structuredClone(identity), { prefix: 'X-PLATFORM-', exposeTokens: true })).to.deep.equal(first);
+        expect(
+          identityHeaderPairs(core, structuredClone(identity), { prefix: 'X-PLATFORM-', exposeTokens: true }),
+        ).to.deep.equal(first);
       });
 
       it('refuses an identity whose value could split a header on every request, not only the first', () => {
         const core = load();
-        const identity = { ...structuredClone(vectors.identities[Object.keys(vectors.identities)[0]!]!), userName: 'a\r\nX-Injected: 1' };
+        const identity = {
+          ...structuredClone(vectors.identities[Object.keys(vectors.identities)[0]!]!),
+          userName: 'a\r\nX-Injected: 1',
+        };
         expect(() => identityHeaderPairs(core, identity, {})).to.throw(HeaderValueError);
         expect(() => identityHeaderPairs(core, identity, {})).to.throw(HeaderValueError);
       });

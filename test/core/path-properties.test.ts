@@ -45,18 +45,91 @@ function pathAsWritten(location: string, base?: string): string {
 
 describe('return URLs: what a browser makes of an accepted one (property tests)', () => {
   // Mostly pieces of ordinary URLs, so that many candidates are accepted and the property is tested on them.
-  const ordinary = fc.constantFrom('/', '//', '/.', 'x', 'é', '.', '..', '?', '#', '&', '=', '%20', '%2e', ':', '@', 'next', 'login', 'logout', 'done', '.auth', 'allowed.example');
-  const hostile = fc.constantFrom(
-    '//', '///', '\\', '%5c', '%5C', '%255c', '%2f', '%2F', '%252f', '%09', '\t', '%0a', '\n', '%0d', '%00', ' ', '%', '%25', '%2E', '%252e',
-    '．', '／', '\uFE68', '\u3002', '\u2028', 'evil.example', 'app.example', 'allowed.example.evil', 'https:', 'http:', 'https://', 'javascript:',
-    'data:', 'redirect_uri', 'post_login_redirect_uri', '%2eauth', 'callback', 'refresh', '%zz',
+  const ordinary = fc.constantFrom(
+    '/',
+    '//',
+    '/.',
+    'x',
+    'é',
+    '.',
+    '..',
+    '?',
+    '#',
+    '&',
+    '=',
+    '%20',
+    '%2e',
+    ':',
+    '@',
+    'next',
+    'login',
+    'logout',
+    'done',
+    '.auth',
+    'allowed.example',
   );
-  const start = fc.constantFrom('/', '/', '/', '', '//', 'https://allowed.example', 'https://allowed.example/', 'http://allowed.example/', 'https://app.example/', 'https://app.example/.auth/');
+  const hostile = fc.constantFrom(
+    '//',
+    '///',
+    '\\',
+    '%5c',
+    '%5C',
+    '%255c',
+    '%2f',
+    '%2F',
+    '%252f',
+    '%09',
+    '\t',
+    '%0a',
+    '\n',
+    '%0d',
+    '%00',
+    ' ',
+    '%',
+    '%25',
+    '%2E',
+    '%252e',
+    '．',
+    '／',
+    '\uFE68',
+    '\u3002',
+    '\u2028',
+    'evil.example',
+    'app.example',
+    'allowed.example.evil',
+    'https:',
+    'http:',
+    'https://',
+    'javascript:',
+    'data:',
+    'redirect_uri',
+    'post_login_redirect_uri',
+    '%2eauth',
+    'callback',
+    'refresh',
+    '%zz',
+  );
+  const start = fc.constantFrom(
+    '/',
+    '/',
+    '/',
+    '',
+    '//',
+    'https://allowed.example',
+    'https://allowed.example/',
+    'http://allowed.example/',
+    'https://app.example/',
+    'https://app.example/.auth/',
+  );
   const candidate = fc
-    .tuple(start, fc.array(fc.oneof({ arbitrary: ordinary, weight: 3 }, { arbitrary: hostile, weight: 1 }), { maxLength: 10 }))
+    .tuple(
+      start,
+      fc.array(fc.oneof({ arbitrary: ordinary, weight: 3 }, { arbitrary: hostile, weight: 1 }), { maxLength: 10 }),
+    )
     .map(([first, parts]) => first + parts.join(''));
 
-  const throughAuthRoute = (path: string) => (path === '/.auth' || path.startsWith('/.auth/')) && !['/.auth/login/done', '/.auth/logout/done'].includes(path);
+  const throughAuthRoute = (path: string) =>
+    (path === '/.auth' || path.startsWith('/.auth/')) && !['/.auth/login/done', '/.auth/logout/done'].includes(path);
   // No allow-list; another site's origin; and the app's own origin listed too, as Easy Auth users list it.
   const allowLists: ReadonlyArray<readonly string[]> = [[], [ALLOWED], [ALLOWED, `${APP}/any/path`]];
   for (const allowed of allowLists) {
@@ -81,7 +154,10 @@ describe('return URLs: what a browser makes of an accepted one (property tests)'
             if (url.origin !== APP) continue;
             // Each decoding layer as written, and the path alone as a server decodes it: the fragment, never
             // sent, cannot stop that (`/.auth%2Flogin%2Fx#%%`).
-            for (const path of [pathAsWritten(layer, APP), ...decodingLayers(url.pathname).map((decoded) => pathAsWritten(`${APP}${decoded}`))]) {
+            for (const path of [
+              pathAsWritten(layer, APP),
+              ...decodingLayers(url.pathname).map((decoded) => pathAsWritten(`${APP}${decoded}`)),
+            ]) {
               expect(throughAuthRoute(path), `${JSON.stringify(raw)} → ${path}`).to.equal(false);
             }
           }
@@ -98,7 +174,9 @@ describe('return URLs: what a browser makes of an accepted one (property tests)'
   it('where a challenge sends the browser back to is always a return URL sign-in accepts', () => {
     fc.assert(
       fc.property(candidate, candidate, (path, query) => {
-        expect(validateReturnUrl(challengeReturnUrl(`/${path}`, query)), `${path} ? ${query}`).to.deep.include({ ok: true });
+        expect(validateReturnUrl(challengeReturnUrl(`/${path}`, query)), `${path} ? ${query}`).to.deep.include({
+          ok: true,
+        });
       }),
       { numRuns: RUNS },
     );
@@ -107,10 +185,14 @@ describe('return URLs: what a browser makes of an accepted one (property tests)'
   it('a plain path on this site is accepted as it is', () => {
     const segment = fc.stringMatching(/^[a-z0-9_~-]{1,12}$/).filter((s) => s !== '.auth');
     fc.assert(
-      fc.property(fc.array(segment, { minLength: 1, maxLength: 6 }), fc.option(fc.stringMatching(/^[a-z0-9=&]{1,20}$/)), (segments, query) => {
-        const raw = `/${segments.join('/')}${query === null ? '' : `?${query}`}`;
-        expect(validateReturnUrl(raw, [])).to.deep.equal({ ok: true, location: raw });
-      }),
+      fc.property(
+        fc.array(segment, { minLength: 1, maxLength: 6 }),
+        fc.option(fc.stringMatching(/^[a-z0-9=&]{1,20}$/)),
+        (segments, query) => {
+          const raw = `/${segments.join('/')}${query === null ? '' : `?${query}`}`;
+          expect(validateReturnUrl(raw, [])).to.deep.equal({ ok: true, location: raw });
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -136,14 +218,69 @@ function within(path: string, rule: { path: string; prefix: boolean }): boolean 
 describe('excluded paths: what an app makes of an exempted one (property tests)', () => {
   const rules = parseExcludedPaths(['/public/*', '/health', '/static/assets/*']);
   // Mostly ordinary pieces after an excluded prefix (or a spelling of one), so that many paths are exempted and the property is tested on them.
-  const start = fc.constantFrom('/public', '/public/', '/health', '/static/assets/', '/static/', '/', '/%70ublic/', '/PUBLIC/', '/h%65alth');
-  const ordinary = fc.constantFrom('/', 'x', 'admin', 'public', 'health', 'é', '%C3%A9', '%20', '~', '%7e', '-', '.', '..', 'a.b', '*');
+  const start = fc.constantFrom(
+    '/public',
+    '/public/',
+    '/health',
+    '/static/assets/',
+    '/static/',
+    '/',
+    '/%70ublic/',
+    '/PUBLIC/',
+    '/h%65alth',
+  );
+  const ordinary = fc.constantFrom(
+    '/',
+    'x',
+    'admin',
+    'public',
+    'health',
+    'é',
+    '%C3%A9',
+    '%20',
+    '~',
+    '%7e',
+    '-',
+    '.',
+    '..',
+    'a.b',
+    '*',
+  );
   const hostile = fc.constantFrom(
-    '//', '%2e', '%2E', '.%2e', '%2e%2e', '%252e', '%2f', '%2F', '%252f', '%5c', '\\', ';', '%3b', ';a=1', '%00', '%0a', '%25', '%',
-    '%70ublic', '%61dmin', '．', '／', '%ef%bc%8f', '%ef%bc%8e', '%e2%80%a4', '\uFE68', '?', '#',
+    '//',
+    '%2e',
+    '%2E',
+    '.%2e',
+    '%2e%2e',
+    '%252e',
+    '%2f',
+    '%2F',
+    '%252f',
+    '%5c',
+    '\\',
+    ';',
+    '%3b',
+    ';a=1',
+    '%00',
+    '%0a',
+    '%25',
+    '%',
+    '%70ublic',
+    '%61dmin',
+    '．',
+    '／',
+    '%ef%bc%8f',
+    '%ef%bc%8e',
+    '%e2%80%a4',
+    '\uFE68',
+    '?',
+    '#',
   );
   const rawPath = fc
-    .tuple(start, fc.array(fc.oneof({ arbitrary: ordinary, weight: 3 }, { arbitrary: hostile, weight: 1 }), { maxLength: 8 }))
+    .tuple(
+      start,
+      fc.array(fc.oneof({ arbitrary: ordinary, weight: 3 }, { arbitrary: hostile, weight: 1 }), { maxLength: 8 }),
+    )
     .map(([first, parts]) => first + parts.join(''));
 
   it('a path exempted from sign-in is under the same rule however the app reads it', () => {
@@ -155,7 +292,10 @@ describe('excluded paths: what an app makes of an exempted one (property tests)'
         exempted++;
         const whatwg = resolve(raw, 'http://app.example')!.pathname;
         for (const reading of [...decodingLayers(whatwg), laxReading(raw), laxReading(whatwg)]) {
-          expect(within(reading, rule), `${JSON.stringify(raw)} exempted by ${rule.source}, read as ${JSON.stringify(reading)}`).to.equal(true);
+          expect(
+            within(reading, rule),
+            `${JSON.stringify(raw)} exempted by ${rule.source}, read as ${JSON.stringify(reading)}`,
+          ).to.equal(true);
         }
       }),
       { numRuns: RUNS },
@@ -166,10 +306,15 @@ describe('excluded paths: what an app makes of an exempted one (property tests)'
   it('a plain path under an excluded prefix is exempted', () => {
     const segment = fc.stringMatching(/^[A-Za-z0-9_~-]{1,12}$/);
     fc.assert(
-      fc.property(fc.constantFrom('/public', '/static/assets'), fc.array(segment, { maxLength: 5 }), fc.boolean(), (prefix, segments, slash) => {
-        const raw = `${prefix}${segments.map((s) => `/${s}`).join('')}${slash ? '/' : ''}`;
-        expect(matchExcludedPath(rules, raw)?.path).to.equal(prefix);
-      }),
+      fc.property(
+        fc.constantFrom('/public', '/static/assets'),
+        fc.array(segment, { maxLength: 5 }),
+        fc.boolean(),
+        (prefix, segments, slash) => {
+          const raw = `${prefix}${segments.map((s) => `/${s}`).join('')}${slash ? '/' : ''}`;
+          expect(matchExcludedPath(rules, raw)?.path).to.equal(prefix);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -112,7 +112,10 @@ describe('return URL validation (no open redirects)', () => {
     expect(verdict.ok && verdict.location.length).to.equal(2044);
     expect(validateReturnUrl(`/${'中'.repeat(228)}`)).to.deep.equal({ ok: false, reason: 'too long once encoded' });
     expect(validateReturnUrl(`/q?${'<'.repeat(1000)}`)).to.deep.equal({ ok: false, reason: 'too long once encoded' });
-    expect(validateReturnUrl(`https://app.example.com/${'é'.repeat(400)}`, ALLOWED)).to.deep.equal({ ok: false, reason: 'too long once encoded' });
+    expect(validateReturnUrl(`https://app.example.com/${'é'.repeat(400)}`, ALLOWED)).to.deep.equal({
+      ok: false,
+      reason: 'too long once encoded',
+    });
   });
 
   it('malformed percent-escapes do not throw', () => {
@@ -133,7 +136,14 @@ describe('the return URL a challenge hands to sign-in', () => {
     const longPath = `/${'p'.repeat(MAX_RETURN_URL_LENGTH)}`;
     expect(challengeReturnUrl('/p', `${longest.slice(3)}q`)).to.equal('/p');
     expect(challengeReturnUrl(longPath, 'q=1')).to.equal('/');
-    for (const [path, query] of [['/p', 'q'.repeat(5000)], [longPath, ''], ['/reports', 'a=1'], ['//evil.example/x', ''], ['/files/a%5Cb', 'x=1'], ['/.auth/login/dev', '']]) {
+    for (const [path, query] of [
+      ['/p', 'q'.repeat(5000)],
+      [longPath, ''],
+      ['/reports', 'a=1'],
+      ['//evil.example/x', ''],
+      ['/files/a%5Cb', 'x=1'],
+      ['/.auth/login/dev', ''],
+    ]) {
       expect(validateReturnUrl(challengeReturnUrl(path!, query!)).ok, path).to.equal(true);
     }
   });
@@ -152,7 +162,11 @@ describe('fragment-preserving sign-in page', () => {
   it('keeps hostile return paths as data inside the script, pinned by a CSP hash', async () => {
     const { createHash } = await import('node:crypto');
     const { fragmentPreservingRedirect } = await import('../../src/core/http/responses.js');
-    const decision = fragmentPreservingRedirect('/.auth/login/dev?post_login_redirect_uri=', '/x</script><script>alert(1)</script>', []);
+    const decision = fragmentPreservingRedirect(
+      '/.auth/login/dev?post_login_redirect_uri=',
+      '/x</script><script>alert(1)</script>',
+      [],
+    );
     if (decision.kind !== 'respond') expect.fail('expected a response');
     const html = decision.body!.toString('utf8');
     expect(html).not.to.contain('</script><script>alert(1)');
@@ -169,7 +183,10 @@ describe('fragment-preserving sign-in page', () => {
     const visit = (returnTo: string, hash: string): string => {
       const html = fragmentPreservingRedirect(prefix, returnTo, []).body!.toString('utf8');
       let went = '';
-      runInNewContext(/<script>([\s\S]*?)<\/script>/.exec(html)![1]!, { location: { hash, replace: (url: string) => (went = url) }, encodeURIComponent });
+      runInNewContext(/<script>([\s\S]*?)<\/script>/.exec(html)![1]!, {
+        location: { hash, replace: (url: string) => (went = url) },
+        encodeURIComponent,
+      });
       return decodeURIComponent(went.slice(prefix.length));
     };
     expect(visit('/docs?x=1', '#section-2')).to.equal('/docs?x=1#section-2');

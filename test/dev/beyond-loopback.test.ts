@@ -17,11 +17,18 @@ describe('gatehouse dev beyond loopback', function () {
   let dev: RunningDev;
 
   before(async () => {
-    dev = await startDev({ host: '0.0.0.0', port: await freePort(), publicHost, core: loadAddonCore(), logger: createLogger('silent'), version: 'test' });
+    dev = await startDev({
+      host: '0.0.0.0',
+      port: await freePort(),
+      publicHost,
+      core: loadAddonCore(),
+      logger: createLogger('silent'),
+      version: 'test',
+    });
   });
   after(() => dev?.close());
 
-  it('names the public host in its URL and in the provider\'s issuer, the provider on the next port', () => {
+  it("names the public host in its URL and in the provider's issuer, the provider on the next port", () => {
     const { port } = new URL(dev.url);
     expect(dev.url).to.equal(`http://${publicHost}:${port}`);
     expect(dev.issuer).to.equal(`http://${publicHost}:${Number(port) + 1}`);

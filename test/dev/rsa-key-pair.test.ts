@@ -39,13 +39,17 @@ describe('RSA key pairs for JWK export', function () {
   });
 
   it('exports as JWK under constant garbage collection without hanging the process', () => {
-    const run = spawnSync(process.execPath, ['--max-semi-space-size=1', '--import', 'tsx', '--input-type=module', '--eval', EXPORTS_UNDER_GC_PRESSURE], {
-      cwd: root,
-      encoding: 'utf8',
-      // spawnSync blocks the event loop, so mocha's timeout could not end a hung child: this does.
-      timeout: 45_000,
-      killSignal: 'SIGKILL',
-    });
+    const run = spawnSync(
+      process.execPath,
+      ['--max-semi-space-size=1', '--import', 'tsx', '--input-type=module', '--eval', EXPORTS_UNDER_GC_PRESSURE],
+      {
+        cwd: root,
+        encoding: 'utf8',
+        // spawnSync blocks the event loop, so mocha's timeout could not end a hung child: this does.
+        timeout: 45_000,
+        killSignal: 'SIGKILL',
+      },
+    );
     expect(run.signal, 'the child hung and was killed').to.equal(null);
     expect(run.stdout.trim()).to.equal('exported');
   });

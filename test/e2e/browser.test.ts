@@ -13,7 +13,17 @@ import { loadAddonCore } from '../../src/native/index.js';
 // Debian's Chromium by default; GATEHOUSE_CHROMIUM names another Chromium or Chrome (CI runners on other systems).
 const CHROMIUM = process.env.GATEHOUSE_CHROMIUM ?? '/usr/bin/chromium';
 // Root in a container needs --no-sandbox; the closed network needs no background traffic.
-const LAUNCH = { executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-gpu'] };
+const LAUNCH = {
+  executablePath: CHROMIUM,
+  args: [
+    '--no-sandbox',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+    '--disable-gpu',
+  ],
+};
 
 describe('end to end in Chromium', function () {
   this.timeout(60_000);
@@ -23,7 +33,13 @@ describe('end to end in Chromium', function () {
 
   before(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (bash .ci/run does)`);
-    dev = await startDev({ host: '127.0.0.1', port: 0, core: loadAddonCore(), logger: createLogger('silent'), version: 'test' });
+    dev = await startDev({
+      host: '127.0.0.1',
+      port: 0,
+      core: loadAddonCore(),
+      logger: createLogger('silent'),
+      version: 'test',
+    });
     browser = await chromium.launch(LAUNCH);
     page = await (await browser.newContext()).newPage();
   });
@@ -39,7 +55,10 @@ describe('end to end in Chromium', function () {
     await page.fill('input[name=password]', 'demo');
     await Promise.all([page.waitForURL(`${dev.url}/`), page.click('button[type=submit]:has-text("Sign in")')]);
     expect(await page.textContent('#user')).to.equal('Dev User');
-    const principal = JSON.parse((await page.textContent('#principal'))!) as { auth_typ: string; claims: Array<{ typ: string; val: string }> };
+    const principal = JSON.parse((await page.textContent('#principal'))!) as {
+      auth_typ: string;
+      claims: Array<{ typ: string; val: string }>;
+    };
     expect(principal.auth_typ).to.equal('dev');
     expect(principal.claims).to.deep.include({ typ: 'email', val: 'demo@example.com' });
     const cookies = await page.context().cookies(dev.url);
@@ -58,7 +77,10 @@ describe('end to end in Chromium', function () {
   it("switches account: the demo app's link asks for the provider's account picker, where another person signs in", async () => {
     await page.goto(`${dev.url}/`);
     // Without the prompt the provider's session would sign the same person in again at once; with it, its form.
-    await Promise.all([page.waitForURL((url) => url.href.startsWith(`${dev.issuer}/interaction/`)), page.click('#switch-account')]);
+    await Promise.all([
+      page.waitForURL((url) => url.href.startsWith(`${dev.issuer}/interaction/`)),
+      page.click('#switch-account'),
+    ]);
     await page.fill('input[name=username]', 'reader');
     await page.fill('input[name=password]', 'reader');
     // The provider ends the first person's session with a page that submits itself, then finishes the sign-in.
@@ -105,7 +127,9 @@ describe('preserveUrlFragmentsForLogins in Chromium', function () {
 
   it('the #fragment survives the round trip through the provider', async () => {
     const { startDeployment, defaultDocument } = await import('../support/sign-in.js');
-    const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), login: { preserveUrlFragmentsForLogins: true } }) });
+    const deployment = await startDeployment({
+      document: (issuer) => ({ ...defaultDocument(issuer), login: { preserveUrlFragmentsForLogins: true } }),
+    });
     const browser = await chromium.launch(LAUNCH);
     try {
       const page = await browser.newPage();
@@ -113,7 +137,10 @@ describe('preserveUrlFragmentsForLogins in Chromium', function () {
       await page.waitForURL((url) => url.href.startsWith(deployment.idp.issuer));
       await page.fill('input[name=username]', 'demo');
       await page.fill('input[name=password]', 'demo');
-      await Promise.all([page.waitForURL(`${deployment.url}/docs/page?x=1#section-2`), page.click('button[type=submit]:has-text("Sign in")')]);
+      await Promise.all([
+        page.waitForURL(`${deployment.url}/docs/page?x=1#section-2`),
+        page.click('button[type=submit]:has-text("Sign in")'),
+      ]);
       expect(page.url()).to.equal(`${deployment.url}/docs/page?x=1#section-2`);
     } finally {
       await browser.close();
@@ -127,7 +154,12 @@ describe('a __Host- session cookie name in Chromium', function () {
 
   it('signs in over http on loopback: the prefixed cookies are set so that Chromium keeps them', async () => {
     const { startDeployment, defaultDocument } = await import('../support/sign-in.js');
-    const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), gatehouse: { sessionCookieName: '__Host-PlatformAuthSession' } }) });
+    const deployment = await startDeployment({
+      document: (issuer) => ({
+        ...defaultDocument(issuer),
+        gatehouse: { sessionCookieName: '__Host-PlatformAuthSession' },
+      }),
+    });
     const browser = await chromium.launch(LAUNCH);
     try {
       const page = await browser.newPage();
@@ -135,10 +167,15 @@ describe('a __Host- session cookie name in Chromium', function () {
       await page.waitForURL((url) => url.href.startsWith(deployment.idp.issuer));
       await page.fill('input[name=username]', 'demo');
       await page.fill('input[name=password]', 'demo');
-      await Promise.all([page.waitForURL(`${deployment.url}/protected`), page.click('button[type=submit]:has-text("Sign in")')]);
+      await Promise.all([
+        page.waitForURL(`${deployment.url}/protected`),
+        page.click('button[type=submit]:has-text("Sign in")'),
+      ]);
       const echoed = JSON.parse((await page.textContent('body'))!) as { headers: Record<string, string> };
       expect(echoed.headers['x-platform-client-principal-id']).to.equal('demo');
-      const session = (await page.context().cookies(deployment.url)).find((c) => c.name === '__Host-PlatformAuthSession')!;
+      const session = (await page.context().cookies(deployment.url)).find(
+        (c) => c.name === '__Host-PlatformAuthSession',
+      )!;
       expect(session).to.include({ secure: true, path: '/', httpOnly: true });
     } finally {
       await browser.close();

@@ -44,11 +44,17 @@ const EXAMPLE_PORTS = { webServer: 8080, gatehouse: 8081, app: 3000 };
  * The example with its ports replaced: each text as many times as the example has it (once unless
  * said), or the example drifted from what the tests know of it.
  */
-export function filledIn(example: string, replacements: ReadonlyArray<readonly [from: string, to: string, times?: number]>): string {
+export function filledIn(
+  example: string,
+  replacements: ReadonlyArray<readonly [from: string, to: string, times?: number]>,
+): string {
   let text = readFileSync(path.join(root, 'examples', example), 'utf8');
   for (const [from, to, times = 1] of replacements) {
     const count = text.split(from).length - 1;
-    if (count !== times) throw new Error(`examples/${example}: expected ${JSON.stringify(from)} ${times} time(s), found it ${count} times`);
+    if (count !== times)
+      throw new Error(
+        `examples/${example}: expected ${JSON.stringify(from)} ${times} time(s), found it ${count} times`,
+      );
     text = text.split(from).join(to);
   }
   return text;
@@ -90,14 +96,23 @@ http {
 }
 `,
   );
-  const child = spawn(NGINX, ['-e', `${dir}/error.log`, '-p', dir, '-c', path.join(dir, 'nginx.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(NGINX, ['-e', `${dir}/error.log`, '-p', dir, '-c', path.join(dir, 'nginx.conf')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  return { child, output: () => `${output}${existsSync(`${dir}/error.log`) ? readFileSync(`${dir}/error.log`, 'utf8').slice(-2000) : ''}` };
+  return {
+    child,
+    output: () =>
+      `${output}${existsSync(`${dir}/error.log`) ? readFileSync(`${dir}/error.log`, 'utf8').slice(-2000) : ''}`,
+  };
 }
 
-function startCaddy(dir: string, ports: typeof EXAMPLE_PORTS & { admin: number }): { child: ChildProcess; output: () => string } {
+function startCaddy(
+  dir: string,
+  ports: typeof EXAMPLE_PORTS & { admin: number },
+): { child: ChildProcess; output: () => string } {
   const site = filledIn('caddy/Caddyfile', [
     ['admin localhost:2019', `admin localhost:${ports.admin}`],
     [`http://:${EXAMPLE_PORTS.webServer} {`, `http://127.0.0.1:${ports.webServer} {`],
@@ -107,7 +122,10 @@ function startCaddy(dir: string, ports: typeof EXAMPLE_PORTS & { admin: number }
   writeFileSync(path.join(dir, 'Caddyfile'), site);
   // Caddy keeps its state (certificates, the autosaved configuration) under $HOME and $XDG_*: the test's directory.
   const env = { ...process.env, HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir };
-  const child = spawn(CADDY, ['run', '--config', path.join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(CADDY, ['run', '--config', path.join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+  });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -117,10 +135,15 @@ function startCaddy(dir: string, ports: typeof EXAMPLE_PORTS & { admin: number }
 /** What `which` lacks to run, or undefined when it is installed. */
 export function webServerMissing(which: WebServer): string | undefined {
   const binary = which === 'nginx' ? NGINX : CADDY;
-  return existsSync(binary) ? undefined : `${binary} is missing: apt-get install ${which === 'nginx' ? 'nginx-light' : 'caddy'} (bash .ci/run does)`;
+  return existsSync(binary)
+    ? undefined
+    : `${binary} is missing: apt-get install ${which === 'nginx' ? 'nginx-light' : 'caddy'} (bash .ci/run does)`;
 }
 
-export async function startBehind(which: WebServer, options: { document?: (issuer: string) => Record<string, unknown> } = {}): Promise<BehindWebServer> {
+export async function startBehind(
+  which: WebServer,
+  options: { document?: (issuer: string) => Record<string, unknown> } = {},
+): Promise<BehindWebServer> {
   const missing = webServerMissing(which);
   if (missing !== undefined) throw new Error(missing);
   const dir = mkdtempSync(path.join(os.tmpdir(), `gatehouse-${which}-`));
@@ -129,10 +152,19 @@ export async function startBehind(which: WebServer, options: { document?: (issue
     http.createServer((req, res) => {
       seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
       req.resume();
-      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, method: req.method, headers: req.headers })));
+      req.on('end', () =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ url: req.url, method: req.method, headers: req.headers })),
+      );
     }),
   );
-  const ports = { webServer: await freePort(), gatehouse: await freePort(), app: Number(new URL(app.url).port), admin: await freePort() };
+  const ports = {
+    webServer: await freePort(),
+    gatehouse: await freePort(),
+    app: Number(new URL(app.url).port),
+    admin: await freePort(),
+  };
   const front = `http://127.0.0.1:${ports.webServer}`;
   const secret = randomBytes(16).toString('hex');
   const closers: Array<() => Promise<unknown>> = [() => app.close()];
@@ -141,12 +173,32 @@ export async function startBehind(which: WebServer, options: { document?: (issue
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const idp = await startDevIdentityProvider({ clients: [{ clientId: CLIENT_ID, clientSecret: secret, redirectUris: [`${front}/.auth/login/dev/callback`], postLogoutRedirectUris: [`${front}/.auth/logout/complete`] }] });
+    const idp = await startDevIdentityProvider({
+      clients: [
+        {
+          clientId: CLIENT_ID,
+          clientSecret: secret,
+          redirectUris: [`${front}/.auth/login/dev/callback`],
+          postLogoutRedirectUris: [`${front}/.auth/logout/complete`],
+        },
+      ],
+    });
     closers.push(() => idp.close());
     const document = options.document?.(idp.issuer) ?? defaultDocument(idp.issuer);
-    const withStore = { ...document, login: { ...(document.login as object | undefined), tokenStore: { fileSystem: { directory: path.join(dir, 'tokens') } } } };
+    const withStore = {
+      ...document,
+      login: {
+        ...(document.login as object | undefined),
+        tokenStore: { fileSystem: { directory: path.join(dir, 'tokens') } },
+      },
+    };
     const gatehouse = await serve(
-      { GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(withStore), TEST_CLIENT_SECRET: secret, GATEHOUSE_ENCRYPTION_KEY: randomBytes(32).toString('hex'), GATEHOUSE_LOG_LEVEL: process.env.GATEHOUSE_TEST_LOG_LEVEL ?? 'warn' },
+      {
+        GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(withStore),
+        TEST_CLIENT_SECRET: secret,
+        GATEHOUSE_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+        GATEHOUSE_LOG_LEVEL: process.env.GATEHOUSE_TEST_LOG_LEVEL ?? 'warn',
+      },
       ['serve', '--forward-auth', '--host', '127.0.0.1', '--port', String(ports.gatehouse)],
     );
     closers.push(() => gatehouse.stop());

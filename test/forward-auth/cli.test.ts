@@ -15,7 +15,19 @@ describe('gatehouse serve --forward-auth', function () {
   // A provider that is never reached: nothing here signs in.
   const env = {
     GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify({
-      identityProviders: { customOpenIdConnectProviders: { dev: { registration: { clientId: 'x', clientCredential: { clientSecretSettingName: 'S' }, openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'http://127.0.0.1:9/.well-known/openid-configuration' } } } } },
+      identityProviders: {
+        customOpenIdConnectProviders: {
+          dev: {
+            registration: {
+              clientId: 'x',
+              clientCredential: { clientSecretSettingName: 'S' },
+              openIdConnectConfiguration: {
+                wellKnownOpenIdConfiguration: 'http://127.0.0.1:9/.well-known/openid-configuration',
+              },
+            },
+          },
+        },
+      },
       globalValidation: { excludedPaths: ['/public/*'] },
       login: { tokenStore: { fileSystem: { directory } } },
     }),
@@ -25,9 +37,16 @@ describe('gatehouse serve --forward-auth', function () {
   };
 
   it('says where the verify endpoint is and whom it answers; serves no app', async () => {
-    const running = await serve({ ...env, GATEHOUSE_TRUSTED_PROXIES: '127.0.0.1, 10.0.0.0/8' }, ['serve', '--forward-auth', '--port', '0']);
+    const running = await serve({ ...env, GATEHOUSE_TRUSTED_PROXIES: '127.0.0.1, 10.0.0.0/8' }, [
+      'serve',
+      '--forward-auth',
+      '--port',
+      '0',
+    ]);
     try {
-      expect(running.output()).to.contain(`gatehouse listening on ${running.url} (forward authentication: GET ${running.url}/.auth/verify for 127.0.0.1, 10.0.0.0/8)`);
+      expect(running.output()).to.contain(
+        `gatehouse listening on ${running.url} (forward authentication: GET ${running.url}/.auth/verify for 127.0.0.1, 10.0.0.0/8)`,
+      );
       const app = await fetch(`${running.url}/public/x`);
       expect(app.status).to.equal(404);
       expect(((await app.json()) as { error: string }).error).to.match(/no app behind it/);
@@ -40,13 +59,21 @@ describe('gatehouse serve --forward-auth', function () {
   });
 
   it('--upstream with --forward-auth is a usage error', () => {
-    const result = spawnSync(process.execPath, [...CLI, 'serve', '--forward-auth', '--upstream', 'http://127.0.0.1:3000'], { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8' });
+    const result = spawnSync(
+      process.execPath,
+      [...CLI, 'serve', '--forward-auth', '--upstream', 'http://127.0.0.1:3000'],
+      { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8' },
+    );
     expect(result.status).to.equal(2);
     expect(result.stderr).to.contain('gatehouse: --forward-auth serves no app: leave out --upstream');
   });
 
   it('a GATEHOUSE_TRUSTED_PROXIES entry that is no address stops it at start, naming the entry', () => {
-    const result = spawnSync(process.execPath, [...CLI, 'serve', '--forward-auth', '--port', '0'], { cwd: root, env: { ...process.env, ...env, GATEHOUSE_TRUSTED_PROXIES: 'nginx.internal' }, encoding: 'utf8' });
+    const result = spawnSync(process.execPath, [...CLI, 'serve', '--forward-auth', '--port', '0'], {
+      cwd: root,
+      env: { ...process.env, ...env, GATEHOUSE_TRUSTED_PROXIES: 'nginx.internal' },
+      encoding: 'utf8',
+    });
     expect(result.status).to.equal(1);
     expect(result.stderr).to.contain('GATEHOUSE_TRUSTED_PROXIES: "nginx.internal" is not an address');
   });

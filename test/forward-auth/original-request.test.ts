@@ -1,11 +1,26 @@
 import { expect } from 'chai';
 
-import { MAX_ORIGINAL_URI_LENGTH, MISSING_ORIGINAL_MESSAGE, readOriginalRequest, type OriginalRequest, type UnreadableOriginal } from '../../src/core/forward-auth/original-request.js';
+import {
+  MAX_ORIGINAL_URI_LENGTH,
+  MISSING_ORIGINAL_MESSAGE,
+  readOriginalRequest,
+  type OriginalRequest,
+  type UnreadableOriginal,
+} from '../../src/core/forward-auth/original-request.js';
 import type { RequestView } from '../../src/core/http/request-view.js';
 
 /** A verify request as a web server on loopback sends it. */
 function verifyRequest(headers: Array<[string, string]>): RequestView {
-  return { method: 'GET', path: '/.auth/verify', query: '', headers, scheme: 'http', host: '127.0.0.1:8081', remoteAddress: '127.0.0.1', readBody: () => Promise.reject(new Error('no body')) };
+  return {
+    method: 'GET',
+    path: '/.auth/verify',
+    query: '',
+    headers,
+    scheme: 'http',
+    host: '127.0.0.1:8081',
+    remoteAddress: '127.0.0.1',
+    readBody: () => Promise.reject(new Error('no body')),
+  };
 }
 
 const NGINX: Array<[string, string]> = [
@@ -42,7 +57,14 @@ describe('forward auth: reading the original request', () => {
   it("nginx's convention: method, path, query, host and scheme from the headers its configuration sets", () => {
     const { convention, view } = read([...NGINX, ['Cookie', 'PlatformAuthSession=abc'], ['Accept', 'text/html']]);
     expect(convention).to.equal('nginx');
-    expect(view).to.include({ method: 'POST', path: '/reports/q1', query: 'format=pdf&x=1', host: 'app.example:8443', scheme: 'https', remoteAddress: '127.0.0.1' });
+    expect(view).to.include({
+      method: 'POST',
+      path: '/reports/q1',
+      query: 'format=pdf&x=1',
+      host: 'app.example:8443',
+      scheme: 'https',
+      remoteAddress: '127.0.0.1',
+    });
     // The rest are the original's headers (its cookies, its credentials); the ones read are not among them.
     expect(view.headers).to.deep.equal([
       ['Cookie', 'PlatformAuthSession=abc'],
@@ -58,7 +80,11 @@ describe('forward auth: reading the original request', () => {
   });
 
   it('a chain of proxies: the first host and scheme of a list', () => {
-    const { view } = read([...FORWARDED.filter(([n]) => !/host|proto/i.test(n)), ['X-Forwarded-Host', 'front.example, inner.example'], ['X-Forwarded-Proto', 'HTTPS, http']]);
+    const { view } = read([
+      ...FORWARDED.filter(([n]) => !/host|proto/i.test(n)),
+      ['X-Forwarded-Host', 'front.example, inner.example'],
+      ['X-Forwarded-Proto', 'HTTPS, http'],
+    ]);
     expect(view).to.include({ host: 'front.example', scheme: 'https' });
   });
 
@@ -68,37 +94,62 @@ describe('forward auth: reading the original request', () => {
 
   it('each header a convention reads is required: the missing ones are named', () => {
     expect(problem(NGINX.filter(([n]) => n !== 'X-Original-Method'))).to.equal('missing X-Original-Method');
-    expect(problem(FORWARDED.filter(([n]) => !n.startsWith('X-Forwarded-Host') && n !== 'X-Forwarded-Proto'))).to.equal('missing X-Forwarded-Host, X-Forwarded-Proto');
-    expect(problem([['X-Forwarded-Uri', '/']])).to.equal('missing X-Forwarded-Method, X-Forwarded-Host, X-Forwarded-Proto');
+    expect(problem(FORWARDED.filter(([n]) => !n.startsWith('X-Forwarded-Host') && n !== 'X-Forwarded-Proto'))).to.equal(
+      'missing X-Forwarded-Host, X-Forwarded-Proto',
+    );
+    expect(problem([['X-Forwarded-Uri', '/']])).to.equal(
+      'missing X-Forwarded-Method, X-Forwarded-Host, X-Forwarded-Proto',
+    );
   });
 
   it('both conventions at once are refused: one of them could be a client header the web server let through', () => {
-    expect(problem([...NGINX, ['X-Forwarded-Uri', '/public/x']])).to.match(/both X-Original-\* \(nginx\) and X-Forwarded-Uri/);
+    expect(problem([...NGINX, ['X-Forwarded-Uri', '/public/x']])).to.match(
+      /both X-Original-\* \(nginx\) and X-Forwarded-Uri/,
+    );
     expect(problem([...FORWARDED, ['X-Original-Method', 'GET']])).to.match(/one convention only/);
   });
 
   it('a header sent twice is refused, whichever value a reader would have taken', () => {
     expect(problem([...NGINX, ['x-original-uri', '/public/']])).to.equal('X-Original-URI was sent more than once');
-    expect(problem([...FORWARDED, ['X-Forwarded-Host', 'evil.example']])).to.equal('X-Forwarded-Host was sent more than once');
+    expect(problem([...FORWARDED, ['X-Forwarded-Host', 'evil.example']])).to.equal(
+      'X-Forwarded-Host was sent more than once',
+    );
   });
 
   describe('hostile values', () => {
     it('an absolute URI is not a request target in origin form', () => {
-      expect(problem(nginxWith('X-Original-URI', 'http://evil.example/reports'))).to.match(/^X-Original-URI is not a path starting with "\/"/);
+      expect(problem(nginxWith('X-Original-URI', 'http://evil.example/reports'))).to.match(
+        /^X-Original-URI is not a path starting with "\/"/,
+      );
       expect(problem(nginxWith('X-Original-URI', 'reports'))).to.match(/not a path/);
       expect(problem(nginxWith('X-Original-URI', ''))).to.match(/not a path/);
     });
 
     it('CR, LF, NUL, other control characters, blanks, fragments and non-ASCII characters are refused', () => {
-      for (const uri of ['/a\r\nX-Platform-Client-Principal-Id: admin', '/a\nb', '/a\u0000', '/a\u0001', '/a\u007f', '/a b', '/a\tb', '/a#frag', '/caf\u00e9', '/\u2215evil']) {
-        expect(problem(nginxWith('X-Original-URI', uri)), JSON.stringify(uri)).to.match(/holds a character no request target has/);
+      for (const uri of [
+        '/a\r\nX-Platform-Client-Principal-Id: admin',
+        '/a\nb',
+        '/a\u0000',
+        '/a\u0001',
+        '/a\u007f',
+        '/a b',
+        '/a\tb',
+        '/a#frag',
+        '/caf\u00e9',
+        '/\u2215evil',
+      ]) {
+        expect(problem(nginxWith('X-Original-URI', uri)), JSON.stringify(uri)).to.match(
+          /holds a character no request target has/,
+        );
       }
     });
 
     it('an overlong target is refused; the longest allowed one is read', () => {
       const longest = `/${'a'.repeat(MAX_ORIGINAL_URI_LENGTH - 1)}`;
       expect(read(nginxWith('X-Original-URI', longest)).view.path).to.equal(longest);
-      expect(problem(nginxWith('X-Original-URI', `${longest}a`))).to.equal(`X-Original-URI is longer than ${MAX_ORIGINAL_URI_LENGTH} characters`);
+      expect(problem(nginxWith('X-Original-URI', `${longest}a`))).to.equal(
+        `X-Original-URI is longer than ${MAX_ORIGINAL_URI_LENGTH} characters`,
+      );
     });
 
     it('a path starting with // is read as the path it is (the app gets it so); the core judges it like any other', () => {
@@ -107,12 +158,15 @@ describe('forward auth: reading the original request', () => {
     });
 
     it('a method must be an HTTP token', () => {
-      for (const method of ['', 'GET /x', 'GE\r\nT', 'G\u00c9T', 'X'.repeat(33)]) expect(problem(nginxWith('X-Original-Method', method)), JSON.stringify(method)).to.match(/not an HTTP method/);
+      for (const method of ['', 'GET /x', 'GE\r\nT', 'G\u00c9T', 'X'.repeat(33)])
+        expect(problem(nginxWith('X-Original-Method', method)), JSON.stringify(method)).to.match(/not an HTTP method/);
       expect(read(nginxWith('X-Original-Method', 'PROPFIND')).view.method).to.equal('PROPFIND');
     });
 
     it('a scheme other than http or https is refused; an empty host too', () => {
-      expect(problem(nginxWith('X-Forwarded-Proto', 'javascript'))).to.equal('X-Forwarded-Proto is neither http nor https');
+      expect(problem(nginxWith('X-Forwarded-Proto', 'javascript'))).to.equal(
+        'X-Forwarded-Proto is neither http nor https',
+      );
       expect(problem(nginxWith('X-Forwarded-Proto', ''))).to.equal('X-Forwarded-Proto is neither http nor https');
       expect(problem(nginxWith('X-Forwarded-Host', ' , evil.example'))).to.equal('X-Forwarded-Host is empty');
     });

@@ -2,7 +2,12 @@
 // and ForwardAuth itself for peers a loopback test cannot be.
 import { expect } from 'chai';
 
-import { ForwardAuth, OWN_ROUTE_MESSAGE, SPOOFED_MESSAGE, UNTRUSTED_PEER_MESSAGE } from '../../src/core/forward-auth/verify.js';
+import {
+  ForwardAuth,
+  OWN_ROUTE_MESSAGE,
+  SPOOFED_MESSAGE,
+  UNTRUSTED_PEER_MESSAGE,
+} from '../../src/core/forward-auth/verify.js';
 import { TrustedProxies } from '../../src/core/forward-auth/trusted-proxies.js';
 import type { RequestView } from '../../src/core/http/request-view.js';
 import { loadAddonCore } from '../../src/native/index.js';
@@ -33,9 +38,19 @@ describe('forward auth: the verify endpoint', function () {
   after(() => deployment.close());
 
   /** Asks /.auth/verify about a request, under nginx's convention or the forwarded one (Traefik, Caddy). */
-  function verify(convention: 'nginx' | 'forwarded', uri: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Response> {
-    const original = convention === 'nginx' ? { 'x-original-uri': uri, 'x-original-method': method } : { 'x-forwarded-uri': uri, 'x-forwarded-method': method };
-    return new Browser().request(`${deployment.url}/.auth/verify`, { headers: { 'x-forwarded-host': host, 'x-forwarded-proto': 'http', ...original, ...headers } });
+  function verify(
+    convention: 'nginx' | 'forwarded',
+    uri: string,
+    headers: Record<string, string> = {},
+    method = 'GET',
+  ): Promise<Response> {
+    const original =
+      convention === 'nginx'
+        ? { 'x-original-uri': uri, 'x-original-method': method }
+        : { 'x-forwarded-uri': uri, 'x-forwarded-method': method };
+    return new Browser().request(`${deployment.url}/.auth/verify`, {
+      headers: { 'x-forwarded-host': host, 'x-forwarded-proto': 'http', ...original, ...headers },
+    });
   }
 
   for (const convention of ['nginx', 'forwarded'] as const) {
@@ -43,7 +58,12 @@ describe('forward auth: the verify endpoint', function () {
       const answer = await verify(convention, '/reports?q=1', { cookie });
       expect(answer.status).to.equal(200);
       expect(answer.body).to.equal('');
-      expect(answer.headers).to.include({ 'x-platform-client-principal-id': 'demo', 'x-platform-client-principal-name': 'Dev User', 'x-platform-client-principal-idp': 'dev', 'cache-control': 'no-store' });
+      expect(answer.headers).to.include({
+        'x-platform-client-principal-id': 'demo',
+        'x-platform-client-principal-name': 'Dev User',
+        'x-platform-client-principal-idp': 'dev',
+        'cache-control': 'no-store',
+      });
       expect(principal(answer.headers).claims).to.deep.include({ typ: 'email', val: 'demo@example.com' });
       // The token store is on: the app may have the provider's tokens too.
       expect(answer.headers['x-platform-token-dev-id-token']).to.equal(idToken);
@@ -56,7 +76,10 @@ describe('forward auth: the verify endpoint', function () {
     });
 
     it(`${convention}: the provider's token as a bearer token is allowed with its identity`, async () => {
-      const answer = await verify(convention, '/api/orders', { authorization: `Bearer ${idToken}`, accept: 'application/json' });
+      const answer = await verify(convention, '/api/orders', {
+        authorization: `Bearer ${idToken}`,
+        accept: 'application/json',
+      });
       expect(answer.status).to.equal(200);
       expect(answer.headers['x-platform-client-principal-id']).to.equal('demo');
     });
@@ -84,7 +107,10 @@ describe('forward auth: the verify endpoint', function () {
     it(`${convention}: a forged header behind more than a thousand others is seen and refused (403): every header is read, none cut off`, async () => {
       // By default node keeps about the first thousand headers and drops the rest silently; a web server
       // in front (Caddy, Traefik) passes every one to the app, so what verify did not see would reach it.
-      const original = convention === 'nginx' ? `X-Original-URI: /public/x\r\nX-Original-Method: GET\r\n` : `X-Forwarded-Uri: /public/x\r\nX-Forwarded-Method: GET\r\n`;
+      const original =
+        convention === 'nginx'
+          ? `X-Original-URI: /public/x\r\nX-Original-Method: GET\r\n`
+          : `X-Forwarded-Uri: /public/x\r\nX-Forwarded-Method: GET\r\n`;
       const padding = 'X-Gpad: \r\n'.repeat(1100);
       const answer = await raw(
         deployment.url,
@@ -108,7 +134,9 @@ describe('forward auth: the verify endpoint', function () {
   it('forwarded: sign-in needed is what the sidecar answers: a browser is sent to sign in and back to the original URL', async () => {
     const answer = await verify('forwarded', '/reports/q1?format=pdf&x=1');
     expect(answer.status).to.equal(302);
-    expect(answer.headers.location).to.equal(`/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent('/reports/q1?format=pdf&x=1')}`);
+    expect(answer.headers.location).to.equal(
+      `/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent('/reports/q1?format=pdf&x=1')}`,
+    );
   });
 
   it('forwarded: an API caller gets 401 with a JSON error, a form POST a 401 page', async () => {
@@ -150,7 +178,9 @@ describe('forward auth: the verify endpoint', function () {
   it('without the original request: 400 naming the headers to send', async () => {
     const answer = await new Browser().request(`${deployment.url}/.auth/verify`, { headers: { cookie } });
     expect(answer.status).to.equal(400);
-    expect(JSON.parse(answer.body).error).to.match(/^Bad verify request: The verify endpoint judges the request a web server forwards: send X-Original-URI and X-Original-Method \(nginx\)/);
+    expect(JSON.parse(answer.body).error).to.match(
+      /^Bad verify request: The verify endpoint judges the request a web server forwards: send X-Original-URI and X-Original-Method \(nginx\)/,
+    );
   });
 
   it('a hostile original is a 400, judged by nothing', async () => {
@@ -160,12 +190,21 @@ describe('forward auth: the verify endpoint', function () {
   });
 
   it('GET and HEAD only', async () => {
-    const answer = await new Browser().request(`${deployment.url}/.auth/verify`, { method: 'POST', headers: { 'x-forwarded-uri': '/', 'x-forwarded-method': 'GET', 'x-forwarded-host': host, 'x-forwarded-proto': 'http', cookie } });
+    const answer = await new Browser().request(`${deployment.url}/.auth/verify`, {
+      method: 'POST',
+      headers: {
+        'x-forwarded-uri': '/',
+        'x-forwarded-method': 'GET',
+        'x-forwarded-host': host,
+        'x-forwarded-proto': 'http',
+        cookie,
+      },
+    });
     expect(answer.status).to.equal(405);
     expect(answer.headers.allow).to.equal('GET, HEAD');
   });
 
-  it("logout ends what verify allows: the copied cookie is refused after it", async () => {
+  it('logout ends what verify allows: the copied cookie is refused after it', async () => {
     const browser = new Browser();
     await signIn(browser, deployment);
     const own = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
@@ -183,11 +222,24 @@ describe('forward auth: the verify endpoint', function () {
 
   describe('who may ask', () => {
     function view(remoteAddress: string, headers: Array<[string, string]>): RequestView {
-      return { method: 'GET', path: '/.auth/verify', query: '', headers, scheme: 'http', host: host, remoteAddress, readBody: () => Promise.reject(new Error('no body')) };
+      return {
+        method: 'GET',
+        path: '/.auth/verify',
+        query: '',
+        headers,
+        scheme: 'http',
+        host: host,
+        remoteAddress,
+        readBody: () => Promise.reject(new Error('no body')),
+      };
     }
 
     it("an untrusted peer gets 403, and its headers are never read: not even a real session's cookie is judged", async () => {
-      const forwardAuth = new ForwardAuth({ layer: deployment.gateway.layer, trustedProxies: TrustedProxies.parse('10.0.0.0/8'), headers: loadAddonCore() });
+      const forwardAuth = new ForwardAuth({
+        layer: deployment.gateway.layer,
+        trustedProxies: TrustedProxies.parse('10.0.0.0/8'),
+        headers: loadAddonCore(),
+      });
       const spoofed: Array<[string, string]> = [
         ['X-Forwarded-Uri', '/public/x'],
         ['X-Forwarded-Method', 'GET'],
@@ -199,7 +251,9 @@ describe('forward auth: the verify endpoint', function () {
         let answer: Awaited<ReturnType<ForwardAuth['answer']>> | undefined;
         const lines = await logs.during(async () => (answer = await forwardAuth.answer(view(address, spoofed))));
         // Refused before anything was judged: the one line says so, and names the peer.
-        expect(lines.map(({ reason, remoteAddress }) => ({ reason, remoteAddress }))).to.deep.equal([{ reason: 'verify from an untrusted peer', remoteAddress: address }]);
+        expect(lines.map(({ reason, remoteAddress }) => ({ reason, remoteAddress }))).to.deep.equal([
+          { reason: 'verify from an untrusted peer', remoteAddress: address },
+        ]);
         answer = answer!;
         expect(answer.status, address).to.equal(403);
         expect(JSON.parse(answer.body!.toString())).to.deep.equal({ error: UNTRUSTED_PEER_MESSAGE });
@@ -211,9 +265,14 @@ describe('forward auth: the verify endpoint', function () {
     });
 
     it('the endpoint is found at the configured prefix only', () => {
-      const forwardAuth = new ForwardAuth({ layer: deployment.gateway.layer, trustedProxies: TrustedProxies.parse(), headers: loadAddonCore() });
+      const forwardAuth = new ForwardAuth({
+        layer: deployment.gateway.layer,
+        trustedProxies: TrustedProxies.parse(),
+        headers: loadAddonCore(),
+      });
       expect(forwardAuth.isVerifyPath('/.auth/verify')).to.equal(true);
-      for (const path of ['/.auth/verify/', '/.auth/verifyx', '/.AUTH/verify', '/x/.auth/verify', '/.auth/Verify']) expect(forwardAuth.isVerifyPath(path), path).to.equal(false);
+      for (const path of ['/.auth/verify/', '/.auth/verifyx', '/.AUTH/verify', '/x/.auth/verify', '/.auth/Verify'])
+        expect(forwardAuth.isVerifyPath(path), path).to.equal(false);
     });
   });
 });

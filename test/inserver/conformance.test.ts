@@ -38,18 +38,58 @@ const VECTORS: Vector[] = [
   { name: 'anonymous API call: 401', path: '/api/orders', signedIn: false, accept: 'application/json' },
   { name: 'anonymous with spoofed aliases: still challenged', path: '/orders', signedIn: false, extra: SPOOFED },
   { name: 'signed in: forwarded with identity', path: '/orders', signedIn: true },
-  { name: 'signed in with spoofed aliases: aliases gone, identity set', path: '/orders', signedIn: true, extra: SPOOFED },
-  { name: 'excluded path, anonymous with aliases: forwarded, aliases gone', path: '/public/app.js', signedIn: false, extra: SPOOFED },
+  {
+    name: 'signed in with spoofed aliases: aliases gone, identity set',
+    path: '/orders',
+    signedIn: true,
+    extra: SPOOFED,
+  },
+  {
+    name: 'excluded path, anonymous with aliases: forwarded, aliases gone',
+    path: '/public/app.js',
+    signedIn: false,
+    extra: SPOOFED,
+  },
   { name: 'excluded path, signed in: identified', path: '/public/app.js', signedIn: true },
   { name: '/.auth/me anonymous: 401', path: '/.auth/me', signedIn: false, accept: 'application/json' },
   { name: 'unknown provider: 404', path: '/.auth/login/nope', signedIn: false },
-  { name: 'provider named in another case: 302 to its own path, query kept', path: '/.auth/login/DEV', query: 'post_login_redirect_uri=%2Forders', signedIn: false },
-  { name: 'token exchange with a forged id_token (the body reaches the core): 401', method: 'POST', path: '/.auth/login/dev', body: '{"id_token":"eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0."}', signedIn: false, accept: 'application/json', extra: [['Content-Type', 'application/json']] },
-  { name: 'token exchange with a malformed body: 400', method: 'POST', path: '/.auth/login/dev', body: '{"id_token":', signedIn: false, accept: 'application/json', extra: [['Content-Type', 'application/json']] },
-  { name: 'back-channel logout with a forged logout token (the form reaches the core): 400', method: 'POST', path: '/.auth/logout/backchannel/dev', body: 'logout_token=eyJhbGciOiJub25lIn0.eyJzaWQiOiJ4In0.', signedIn: false, extra: [['Content-Type', 'application/x-www-form-urlencoded']] },
+  {
+    name: 'provider named in another case: 302 to its own path, query kept',
+    path: '/.auth/login/DEV',
+    query: 'post_login_redirect_uri=%2Forders',
+    signedIn: false,
+  },
+  {
+    name: 'token exchange with a forged id_token (the body reaches the core): 401',
+    method: 'POST',
+    path: '/.auth/login/dev',
+    body: '{"id_token":"eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0."}',
+    signedIn: false,
+    accept: 'application/json',
+    extra: [['Content-Type', 'application/json']],
+  },
+  {
+    name: 'token exchange with a malformed body: 400',
+    method: 'POST',
+    path: '/.auth/login/dev',
+    body: '{"id_token":',
+    signedIn: false,
+    accept: 'application/json',
+    extra: [['Content-Type', 'application/json']],
+  },
+  {
+    name: 'back-channel logout with a forged logout token (the form reaches the core): 400',
+    method: 'POST',
+    path: '/.auth/logout/backchannel/dev',
+    body: 'logout_token=eyJhbGciOiJub25lIn0.eyJzaWQiOiJ4In0.',
+    signedIn: false,
+    extra: [['Content-Type', 'application/x-www-form-urlencoded']],
+  },
 ];
 
-type Outcome = { kind: 'forward'; identity: Array<[string, string]> } | { kind: 'respond'; status: number; location: string | undefined };
+type Outcome =
+  | { kind: 'forward'; identity: Array<[string, string]> }
+  | { kind: 'respond'; status: number; location: string | undefined };
 
 const identityOnly = (pairs: Array<[string, string]>) =>
   pairs
@@ -80,17 +120,42 @@ describe('host conformance: sidecar and native in-server host', function () {
   });
 
   function headersOf(vector: Vector): Array<[string, string]> {
-    return [['Host', new URL(deployment.url).host], ['Accept', vector.accept ?? 'text/html,application/xhtml+xml'], ...(vector.signedIn ? [['Cookie', cookie] as [string, string]] : []), ...(vector.extra ?? [])];
+    return [
+      ['Host', new URL(deployment.url).host],
+      ['Accept', vector.accept ?? 'text/html,application/xhtml+xml'],
+      ...(vector.signedIn ? [['Cookie', cookie] as [string, string]] : []),
+      ...(vector.extra ?? []),
+    ];
   }
 
   function nativeRequest(vector: Vector): NativeRequest {
-    return { method: vector.method ?? 'GET', scheme: 'http', host: new URL(deployment.url).host, path: vector.path, query: vector.query ?? '', remoteAddress: '127.0.0.1', headers: headersOf(vector), ...(vector.body !== undefined ? { body: Buffer.from(vector.body) } : {}) };
+    return {
+      method: vector.method ?? 'GET',
+      scheme: 'http',
+      host: new URL(deployment.url).host,
+      path: vector.path,
+      query: vector.query ?? '',
+      remoteAddress: '127.0.0.1',
+      headers: headersOf(vector),
+      ...(vector.body !== undefined ? { body: Buffer.from(vector.body) } : {}),
+    };
   }
 
   async function throughSidecar(vector: Vector): Promise<Outcome> {
     const before = deployment.upstream.requests.length;
-    const headers = Object.fromEntries(headersOf(vector).filter(([n]) => n !== 'Host').map(([n, v]) => [n, v]));
-    const answer = await new Browser().request(`${deployment.url}${vector.path}${vector.query ? `?${vector.query}` : ''}`, { headers, ...(vector.method ? { method: vector.method } : {}), ...(vector.body !== undefined ? { body: vector.body } : {}) });
+    const headers = Object.fromEntries(
+      headersOf(vector)
+        .filter(([n]) => n !== 'Host')
+        .map(([n, v]) => [n, v]),
+    );
+    const answer = await new Browser().request(
+      `${deployment.url}${vector.path}${vector.query ? `?${vector.query}` : ''}`,
+      {
+        headers,
+        ...(vector.method ? { method: vector.method } : {}),
+        ...(vector.body !== undefined ? { body: vector.body } : {}),
+      },
+    );
     if (deployment.upstream.requests.length > before) {
       const received = deployment.upstream.requests.at(-1)!.headers;
       return { kind: 'forward', identity: identityOnly(Object.entries(received).map(([n, v]) => [n, String(v)])) };
@@ -104,10 +169,15 @@ describe('host conformance: sidecar and native in-server host', function () {
     if (result.kind === 'continue') {
       // Every inbound alias is removed before identity is set.
       const removed = new Set(result.remove!.map((n) => n.toLowerCase()));
-      for (const [name] of vector.extra ?? []) expect(removed.has(name.toLowerCase()), `${vector.name}: ${name} removed`).to.equal(true);
+      for (const [name] of vector.extra ?? [])
+        expect(removed.has(name.toLowerCase()), `${vector.name}: ${name} removed`).to.equal(true);
       return { kind: 'forward', identity: identityOnly(result.set!) };
     }
-    return { kind: 'respond', status: result.status!, location: result.headers!.find(([n]) => n.toLowerCase() === 'location')?.[1] };
+    return {
+      kind: 'respond',
+      status: result.status!,
+      location: result.headers!.find(([n]) => n.toLowerCase() === 'location')?.[1],
+    };
   }
 
   for (const vector of VECTORS) {
@@ -123,7 +193,9 @@ describe('host conformance: sidecar and native in-server host', function () {
     const batch = Array.from({ length: 20 }, () => VECTORS).flat();
     const results = await host.replay(batch.map(nativeRequest), 64);
     expect(results).to.have.length(batch.length);
-    results.forEach((result, i) => expect(nativeOutcome(batch[i]!, result), batch[i]!.name).to.deep.equal(expected[i % VECTORS.length]));
+    results.forEach((result, i) =>
+      expect(nativeOutcome(batch[i]!, result), batch[i]!.name).to.deep.equal(expected[i % VECTORS.length]),
+    );
   });
 
   {
@@ -148,7 +220,13 @@ describe('host conformance: sidecar and native in-server host', function () {
       ['X-Custom', 'kept'],
     ];
     /** What the matrix concerns: its own names, the identity headers and the forwarding headers gatehouse sets. */
-    const concerned = new Set([...HOSTILE.map(([n]) => n.toLowerCase()), 'x-platform-client-principal', 'x-platform-client-principal-id', 'x-platform-client-principal-name', 'x-platform-client-principal-idp']);
+    const concerned = new Set([
+      ...HOSTILE.map(([n]) => n.toLowerCase()),
+      'x-platform-client-principal',
+      'x-platform-client-principal-id',
+      'x-platform-client-principal-name',
+      'x-platform-client-principal-idp',
+    ]);
     const relevant = (pairs: Array<[string, string]>) =>
       pairs
         .map(([n, v]) => [n.toLowerCase(), v] as [string, string])
@@ -172,15 +250,25 @@ describe('host conformance: sidecar and native in-server host', function () {
         await throughSidecar(vector);
         expect(deployment.upstream.requests.length, 'forwarded by the sidecar').to.equal(before + 1);
         const received = deployment.upstream.requests.at(-1)!.headers;
-        const sidecar = relevant(Object.entries(received).flatMap(([n, v]) => (Array.isArray(v) ? v.map((x) => [n, x] as [string, string]) : [[n, String(v)] as [string, string]])));
+        const sidecar = relevant(
+          Object.entries(received).flatMap(([n, v]) =>
+            Array.isArray(v) ? v.map((x) => [n, x] as [string, string]) : [[n, String(v)] as [string, string]],
+          ),
+        );
         const [native] = await host.replay([nativeRequest(vector)], 1);
         expect(native!.kind).to.equal('continue');
         const inServer = relevant(applied(headersOf(vector), native!));
         expect(inServer).to.deep.equal(sidecar);
         // And what both agree on is what the policy says: nothing hostile left but the benign header.
         const names = sidecar.map(([n]) => n);
-        expect(names.filter((n) => !n.startsWith('x-platform-') && !n.startsWith('x-forwarded-'))).to.deep.equal(['x-custom']);
-        expect(Object.fromEntries(sidecar.filter(([n]) => n.startsWith('x-forwarded-')))).to.deep.equal({ 'x-forwarded-for': '127.0.0.1', 'x-forwarded-host': new URL(deployment.url).host, 'x-forwarded-proto': 'http' });
+        expect(names.filter((n) => !n.startsWith('x-platform-') && !n.startsWith('x-forwarded-'))).to.deep.equal([
+          'x-custom',
+        ]);
+        expect(Object.fromEntries(sidecar.filter(([n]) => n.startsWith('x-forwarded-')))).to.deep.equal({
+          'x-forwarded-for': '127.0.0.1',
+          'x-forwarded-host': new URL(deployment.url).host,
+          'x-forwarded-proto': 'http',
+        });
         expect(names.includes('x-platform-client-principal-id')).to.equal(vector.signedIn);
       });
     }

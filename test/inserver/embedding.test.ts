@@ -14,7 +14,21 @@ describe('IIS module: the Node embedding', function () {
 
   it(`compiles against this Node's headers (${process.version}) without a warning`, () => {
     // C++20: the V8 headers of Node 22 and later require it (and MSVC builds the module so).
-    const run = () => execFileSync('g++', ['-std=c++20', '-fsyntax-only', '-Wall', '-Wextra', '-Werror', '-isystem', NODE_INCLUDE, path.join(ROOT, 'binding', 'iis', 'node_runtime.cpp')], { encoding: 'utf8', stdio: 'pipe' });
+    const run = () =>
+      execFileSync(
+        'g++',
+        [
+          '-std=c++20',
+          '-fsyntax-only',
+          '-Wall',
+          '-Wextra',
+          '-Werror',
+          '-isystem',
+          NODE_INCLUDE,
+          path.join(ROOT, 'binding', 'iis', 'node_runtime.cpp'),
+        ],
+        { encoding: 'utf8', stdio: 'pipe' },
+      );
     expect(run).not.to.throw();
   });
 });

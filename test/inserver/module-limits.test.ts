@@ -18,7 +18,7 @@ function moduleConstant(name: string): number {
 }
 
 describe('IIS module: the auth-route body limits it spells out', () => {
-  it("reads no more than the core takes (the reader keeps one byte beyond, so the core can say it is too large)", () => {
+  it('reads no more than the core takes (the reader keeps one byte beyond, so the core can say it is too large)', () => {
     expect(moduleConstant('kMaxAuthBody')).to.equal(MAX_AUTH_BODY_BYTES);
   });
 

@@ -32,7 +32,9 @@ const GATEHOUSE_GRACE_SECONDS = 10;
 const files = readdirSync(EXAMPLE).filter((file) => file.endsWith('.yaml'));
 const documents: Array<{ file: string; doc: Node }> = files
   .filter((file) => file !== 'kustomization.yaml')
-  .flatMap((file) => loadAll(readFileSync(path.join(EXAMPLE, file), 'utf8')).map((doc) => ({ file, doc: doc as Node })));
+  .flatMap((file) =>
+    loadAll(readFileSync(path.join(EXAMPLE, file), 'utf8')).map((doc) => ({ file, doc: doc as Node })),
+  );
 const ofKind = (kind: string): Node[] => documents.filter(({ doc }) => doc.kind === kind).map(({ doc }) => doc);
 const only = (kind: string): Node => {
   const found = ofKind(kind);
@@ -41,9 +43,11 @@ const only = (kind: string): Node => {
 };
 const workloads = (): Node[] => [...ofKind('Deployment'), ...ofKind('StatefulSet')];
 const containersOf = (workload: Node): Node[] => workload.spec.template.spec.containers as Node[];
-const gatehouseContainer = (): Node => containersOf(only('Deployment')).find((container) => container.name === 'gatehouse')!;
+const gatehouseContainer = (): Node =>
+  containersOf(only('Deployment')).find((container) => container.name === 'gatehouse')!;
 const appContainer = (): Node => containersOf(only('Deployment')).find((container) => container.name === 'app')!;
-const labelsMatch = (selector: Record<string, string>, labels: Record<string, string>): boolean => Object.entries(selector).every(([key, value]) => labels[key] === value);
+const labelsMatch = (selector: Record<string, string>, labels: Record<string, string>): boolean =>
+  Object.entries(selector).every(([key, value]) => labels[key] === value);
 
 /** An option's value in an argument list (`--port 8080`). */
 function option(args: readonly string[], name: string): string | undefined {
@@ -60,7 +64,9 @@ describe('examples/kubernetes', () => {
   it('kustomization.yaml lists every manifest, and only those', () => {
     const kustomization = loadAll(readFileSync(path.join(EXAMPLE, 'kustomization.yaml'), 'utf8'))[0] as Node;
     expect(kustomization.kind).to.equal('Kustomization');
-    expect([...(kustomization.resources as string[])].sort()).to.deep.equal(files.filter((file) => file !== 'kustomization.yaml').sort());
+    expect([...(kustomization.resources as string[])].sort()).to.deep.equal(
+      files.filter((file) => file !== 'kustomization.yaml').sort(),
+    );
   });
 
   it('every document has the apiVersion of its kind and a valid name, unique per kind', () => {
@@ -80,7 +86,10 @@ describe('examples/kubernetes', () => {
     for (const workload of workloads()) {
       const what = `${workload.kind}/${workload.metadata.name}`;
       expect(workload.spec.selector?.matchLabels, what).to.be.an('object');
-      expect(labelsMatch(workload.spec.selector.matchLabels, workload.spec.template.metadata.labels), `${what}: selector`).to.equal(true);
+      expect(
+        labelsMatch(workload.spec.selector.matchLabels, workload.spec.template.metadata.labels),
+        `${what}: selector`,
+      ).to.equal(true);
       const containerNames = new Set<string>();
       for (const container of containersOf(workload)) {
         expect(container.name, what).to.match(DNS_LABEL);
@@ -95,7 +104,10 @@ describe('examples/kubernetes', () => {
         }
         for (const env of (container.env ?? []) as Node[]) {
           expect(env.name, `${what}/${container.name}`).to.match(/^[A-Za-z_][A-Za-z0-9_]*$/);
-          expect('value' in env !== 'valueFrom' in env, `${what}/${container.name}: ${env.name} has one of value, valueFrom`).to.equal(true);
+          expect(
+            'value' in env !== 'valueFrom' in env,
+            `${what}/${container.name}: ${env.name} has one of value, valueFrom`,
+          ).to.equal(true);
         }
       }
     }
@@ -108,23 +120,31 @@ describe('examples/kubernetes', () => {
       const pod = workload.spec.template.spec;
       const volumes = new Map(((pod.volumes ?? []) as Node[]).map((volume) => [volume.name as string, volume]));
       for (const volume of volumes.values()) {
-        if (volume.configMap) expect(configMaps.has(volume.configMap.name), `ConfigMap ${volume.configMap.name}`).to.equal(true);
+        if (volume.configMap)
+          expect(configMaps.has(volume.configMap.name), `ConfigMap ${volume.configMap.name}`).to.equal(true);
       }
-      const claims = new Set(((workload.spec.volumeClaimTemplates ?? []) as Node[]).map((claim) => claim.metadata.name as string));
+      const claims = new Set(
+        ((workload.spec.volumeClaimTemplates ?? []) as Node[]).map((claim) => claim.metadata.name as string),
+      );
       for (const container of containersOf(workload)) {
         const portNames = new Set(((container.ports ?? []) as Node[]).map((port) => port.name as string));
         for (const probe of [container.readinessProbe, container.livenessProbe].filter(Boolean) as Node[]) {
           const port = (probe.httpGet ?? probe.tcpSocket).port;
-          if (typeof port === 'string') expect(portNames.has(port), `${container.name}: probe port ${port}`).to.equal(true);
+          if (typeof port === 'string')
+            expect(portNames.has(port), `${container.name}: probe port ${port}`).to.equal(true);
         }
         for (const mount of (container.volumeMounts ?? []) as Node[]) {
-          expect(volumes.has(mount.name) || claims.has(mount.name), `${container.name}: volume ${mount.name}`).to.equal(true);
+          expect(volumes.has(mount.name) || claims.has(mount.name), `${container.name}: volume ${mount.name}`).to.equal(
+            true,
+          );
         }
         for (const env of (container.env ?? []) as Node[]) {
           const ref = env.valueFrom?.secretKeyRef;
           if (ref === undefined) continue;
           expect(secrets.has(ref.name), `${container.name}: Secret ${ref.name}`).to.equal(true);
-          expect(secrets.get(ref.name)!.stringData, `${container.name}: ${ref.name}/${ref.key}`).to.have.property(ref.key);
+          expect(secrets.get(ref.name)!.stringData, `${container.name}: ${ref.name}/${ref.key}`).to.have.property(
+            ref.key,
+          );
         }
       }
     }
@@ -188,16 +208,20 @@ describe('examples/kubernetes', () => {
       for (const container of containersOf(workload)) {
         const defined = new Set<string>();
         for (const env of (container.env ?? []) as Node[]) {
-          if (/SECRET|PASSWORD|KEY|TOKEN/.test(env.name)) expect(env.valueFrom?.secretKeyRef, `${container.name}: ${env.name}`).to.be.an('object');
+          if (/SECRET|PASSWORD|KEY|TOKEN/.test(env.name))
+            expect(env.valueFrom?.secretKeyRef, `${container.name}: ${env.name}`).to.be.an('object');
           if (typeof env.value === 'string') {
-            for (const secret of secretValues) expect(env.value.includes(secret), `${container.name}: ${env.name} repeats a secret`).to.equal(false);
+            for (const secret of secretValues)
+              expect(env.value.includes(secret), `${container.name}: ${env.name} repeats a secret`).to.equal(false);
             // A value may carry a secret only by naming a variable taken from the Secret before it.
-            for (const [, name] of env.value.matchAll(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g)) expect(defined.has(name!), `${env.name} uses $(${name})`).to.equal(true);
+            for (const [, name] of env.value.matchAll(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g))
+              expect(defined.has(name!), `${env.name} uses $(${name})`).to.equal(true);
           }
           if (env.valueFrom?.secretKeyRef) defined.add(env.name);
         }
         for (const arg of (container.args ?? []) as string[]) {
-          for (const secret of secretValues) expect(arg.includes(secret), `${container.name}: an argument repeats a secret`).to.equal(false);
+          for (const secret of secretValues)
+            expect(arg.includes(secret), `${container.name}: an argument repeats a secret`).to.equal(false);
         }
       }
     }
@@ -212,22 +236,30 @@ describe('examples/kubernetes', () => {
     expect(secretData()).to.have.property('GATEHOUSE_ENCRYPTION_KEY');
     expect(env.get('GATEHOUSE_ENCRYPTION_KEY')?.valueFrom?.secretKeyRef?.key).to.equal('GATEHOUSE_ENCRYPTION_KEY');
     expect(only('Deployment').spec.replicas).to.be.greaterThan(1);
-    const redisUrl = new URL((env.get('GATEHOUSE_REDIS_URL')!.value as string).replace('$(REDIS_PASSWORD)', 'password'));
+    const redisUrl = new URL(
+      (env.get('GATEHOUSE_REDIS_URL')!.value as string).replace('$(REDIS_PASSWORD)', 'password'),
+    );
     const redisService = ofKind('Service').find((service) => service.metadata.name === redisUrl.hostname);
     expect(redisService, `a Service named ${redisUrl.hostname}`).to.not.equal(undefined);
     expect(redisService!.spec.ports.map((port: Node) => String(port.port))).to.include(redisUrl.port);
   });
 
   it("the Secret's placeholders are refused at start: applied unchanged, gatehouse does not run", () => {
-    expect(() => parseEncryptionKey(secretData().GATEHOUSE_ENCRYPTION_KEY!, 'GATEHOUSE_ENCRYPTION_KEY')).to.throw(/must be 32 bytes/);
+    expect(() => parseEncryptionKey(secretData().GATEHOUSE_ENCRYPTION_KEY!, 'GATEHOUSE_ENCRYPTION_KEY')).to.throw(
+      /must be 32 bytes/,
+    );
   });
 
   it('the configuration is mounted where --config reads it, and gatehouse accepts it with the Secret as environment', () => {
     const gatehouse = gatehouseContainer();
     const configPath = option(gatehouse.args as string[], '--config')!;
-    const mount = ((gatehouse.volumeMounts ?? []) as Node[]).find((candidate) => configPath.startsWith(`${candidate.mountPath}/`))!;
+    const mount = ((gatehouse.volumeMounts ?? []) as Node[]).find((candidate) =>
+      configPath.startsWith(`${candidate.mountPath}/`),
+    )!;
     expect(mount, `a mount holding ${configPath}`).to.not.equal(undefined);
-    const volume = (only('Deployment').spec.template.spec.volumes as Node[]).find((candidate) => candidate.name === mount.name)!;
+    const volume = (only('Deployment').spec.template.spec.volumes as Node[]).find(
+      (candidate) => candidate.name === mount.name,
+    )!;
     const configMap = ofKind('ConfigMap').find((doc) => doc.metadata.name === volume.configMap.name)!;
     const document = JSON.parse(configMap.data[path.basename(configPath)] as string) as unknown;
     const { config, warnings } = resolveAuthConfig(document, secretData());

@@ -9,7 +9,10 @@ import { LOG_FORMAT_VARIABLE, parseLogFormat } from '../../src/log-format.js';
 const logging = fileURLToPath(new URL('../../src/logging.ts', import.meta.url));
 
 /** What a process that logs one line through createLogger() prints on stdout (a pipe, never a terminal). */
-function printed(env: Record<string, string>, format?: string): { stdout: string; stderr: string; status: number | null } {
+function printed(
+  env: Record<string, string>,
+  format?: string,
+): { stdout: string; stderr: string; status: number | null } {
   const script = `
     const { createLogger, flushLogs } = await import(${JSON.stringify(logging)});
     const logger = createLogger('info', undefined, ${format === undefined ? 'undefined' : JSON.stringify(format)});
@@ -29,7 +32,10 @@ describe('log format', () => {
     expect(parseLogFormat('', false)).to.equal('json');
     expect(parseLogFormat(' JSON ', true)).to.equal('json');
     expect(parseLogFormat('pretty', false)).to.equal('pretty');
-    expect(() => parseLogFormat('text', false)).to.throw(TypeError, 'GATEHOUSE_LOG_FORMAT must be one of json, pretty (got "text")');
+    expect(() => parseLogFormat('text', false)).to.throw(
+      TypeError,
+      'GATEHOUSE_LOG_FORMAT must be one of json, pretty (got "text")',
+    );
   });
 
   it('writes JSON lines to a pipe by default', () => {
@@ -41,11 +47,16 @@ describe('log format', () => {
   });
 
   it('writes one readable line per event when asked, by the variable or by the caller', () => {
-    for (const run of [printed({ [LOG_FORMAT_VARIABLE]: 'pretty', NO_COLOR: '1' }), printed({ NO_COLOR: '1' }, 'pretty')]) {
+    for (const run of [
+      printed({ [LOG_FORMAT_VARIABLE]: 'pretty', NO_COLOR: '1' }),
+      printed({ NO_COLOR: '1' }, 'pretty'),
+    ]) {
       expect(run.status, run.stderr).to.equal(0);
       const lines = run.stdout.trim().split('\n');
       expect(lines).to.have.length(1);
-      expect(lines[0]).to.match(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: request challenged \{"path":"\/protected","reason":"no session"\}$/);
+      expect(lines[0]).to.match(
+        /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: request challenged \{"path":"\/protected","reason":"no session"\}$/,
+      );
     }
   });
 

@@ -19,7 +19,15 @@ import { createInterceptor, type InterceptorPolicy, type NativeInterceptor } fro
 import { loadModuleHost, MODULE_HOST_PATH } from '../../src/native/module-host.js';
 
 function requests(n: number): NativeRequest[] {
-  return Array.from({ length: n }, (_, i) => ({ method: 'GET', scheme: 'https', host: 'app.example', path: `/item/${i}`, query: `i=${i}`, remoteAddress: '10.0.0.1', headers: [['X-Request', String(i)]] }));
+  return Array.from({ length: n }, (_, i) => ({
+    method: 'GET',
+    scheme: 'https',
+    host: 'app.example',
+    path: `/item/${i}`,
+    query: `i=${i}`,
+    remoteAddress: '10.0.0.1',
+    headers: [['X-Request', String(i)]],
+  }));
 }
 
 /** Holds the JavaScript thread (as a slow decision would) until `ready()` or `ms` pass. */
@@ -53,7 +61,12 @@ describe('the batched crossing (native threads → one wake of the JavaScript th
     const answer = (i: number): NativeDecision | Promise<NativeDecision> => {
       const decision: NativeDecision =
         i % 5 === 0
-          ? { kind: 'respond', status: 400 + (i % 100), headers: [['X-For', String(i)]], body: Buffer.from(`body ${i}`) }
+          ? {
+              kind: 'respond',
+              status: 400 + (i % 100),
+              headers: [['X-For', String(i)]],
+              body: Buffer.from(`body ${i}`),
+            }
           : { kind: 'continue', remove: [`x-remove-${i}`], set: [['X-PLATFORM-CLIENT-PRINCIPAL-ID', String(i)]] };
       if (i % 3 === 0) return decision;
       if (i % 3 === 1) return Promise.resolve(decision);
@@ -63,7 +76,7 @@ describe('the batched crossing (native threads → one wake of the JavaScript th
       const i = indexOf(request);
       // The first request holds the JavaScript thread until every other thread has submitted
       // (the engine counts them) and had time to queue: they all cross in the next wake.
-      if (++calls === 1) holdUntil(() => interceptor.pendingCount() >= threads, 5000), holdUntil(() => false, 30);
+      if (++calls === 1) (holdUntil(() => interceptor.pendingCount() >= threads, 5000), holdUntil(() => false, 30));
       if (i % 7 === 6) throw new Error(`refused ${i}`);
       return answer(i);
     });
@@ -97,8 +110,13 @@ describe('the batched crossing (native threads → one wake of the JavaScript th
     for (const round of [0, 1]) {
       seen.length = 0;
       const results = await host.replay(requests(512), 8);
-      expect(seen.slice().sort((a, b) => a - b), `round ${round}`).to.deep.equal(Array.from({ length: 512 }, (_, i) => i));
-      results.forEach((r, i) => expect(r.set, `round ${round}, request ${i}`).to.deep.equal([['X-Path', `/item/${i}`]]));
+      expect(
+        seen.slice().sort((a, b) => a - b),
+        `round ${round}`,
+      ).to.deep.equal(Array.from({ length: 512 }, (_, i) => i));
+      results.forEach((r, i) =>
+        expect(r.set, `round ${round}, request ${i}`).to.deep.equal([['X-Path', `/item/${i}`]]),
+      );
     }
   });
 
@@ -108,7 +126,7 @@ describe('the batched crossing (native threads → one wake of the JavaScript th
     let calls = 0;
     const interceptor = attached((request) => {
       calls++;
-      if (calls === 1) holdUntil(() => interceptor.pendingCount() >= threads, 5000), holdUntil(() => false, 30);
+      if (calls === 1) (holdUntil(() => interceptor.pendingCount() >= threads, 5000), holdUntil(() => false, 30));
       if (calls === closeAt) interceptor.close();
       return { kind: 'continue', remove: [], set: [['X-Path', request.path]] };
     });
@@ -125,13 +143,21 @@ describe('the batched crossing (native threads → one wake of the JavaScript th
     for (const r of results) expect(r).to.include({ completions: 1, resumes: r.inline ? 0 : 1 });
     results.forEach((r, i) => {
       if (r.kind === 'continue') expect(r.set, `request ${i}`).to.deep.equal([['X-Path', `/item/${i}`]]);
-      else expect(JSON.parse(r.body!.toString()).error, `request ${i}`).to.equal('The authentication layer is shutting down.');
+      else
+        expect(JSON.parse(r.body!.toString()).error, `request ${i}`).to.equal(
+          'The authentication layer is shutting down.',
+        );
     });
   });
 
   it('close() while a whole batch waits on promises: each answered 503 once, the late settlements change nothing', async () => {
     const settle: Array<() => void> = [];
-    const interceptor = attached((request) => new Promise((resolve) => settle.push(() => resolve({ kind: 'continue', remove: [], set: [['X-Path', request.path]] }))));
+    const interceptor = attached(
+      (request) =>
+        new Promise((resolve) =>
+          settle.push(() => resolve({ kind: 'continue', remove: [], set: [['X-Path', request.path]] })),
+        ),
+    );
     const replay = host.replay(requests(32), 32);
     holdUntil(() => interceptor.pendingCount() >= 32, 5000); // all queued behind this (busy) thread
     while (settle.length < 32) await new Promise((resolve) => setTimeout(resolve, 2));
@@ -173,12 +199,16 @@ describe('the batched crossing (native threads → one wake of the JavaScript th
     this.timeout(60_000);
     const source = path.resolve('binding/host/pending_queue_stress.cpp');
     const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'gatehouse-queue-')), 'pending_queue_stress');
-    const compile = (flags: string[]) => spawnSync('g++', ['-std=c++17', '-O1', '-g', ...flags, source, '-o', out, '-lpthread'], { encoding: 'utf8' });
+    const compile = (flags: string[]) =>
+      spawnSync('g++', ['-std=c++17', '-O1', '-g', ...flags, source, '-o', out, '-lpthread'], { encoding: 'utf8' });
     let built = compile(['-fsanitize=thread']);
     if (built.error) this.skip(); // no C++ compiler here
     if (built.status !== 0) built = compile([]); // a compiler without TSan: the checks still run
     expect(built.status, built.stderr).to.equal(0);
-    const report = JSON.parse(execFileSync(out, ['64', '2000'], { encoding: 'utf8', timeout: 50_000 })) as Record<string, number | boolean>;
+    const report = JSON.parse(execFileSync(out, ['64', '2000'], { encoding: 'utf8', timeout: 50_000 })) as Record<
+      string,
+      number | boolean
+    >;
     expect(report).to.include({ items: 128_000, taken: 128_000, outOfOrder: 0, producersShort: 0, leftBehind: false });
     expect(report.wakes as number).to.be.at.most(128_000);
   });

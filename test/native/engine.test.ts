@@ -26,7 +26,12 @@ interface StressReport {
 }
 
 function stress(hostThreads: number, perThread: number, workers: number): StressReport {
-  return JSON.parse(execFileSync(HOST, [String(hostThreads), String(perThread), String(workers)], { encoding: 'utf8', timeout: 60_000 })) as StressReport;
+  return JSON.parse(
+    execFileSync(HOST, [String(hostThreads), String(perThread), String(workers)], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    }),
+  ) as StressReport;
 }
 
 describe('interception engine (C ABI) under the native test host', () => {

@@ -12,7 +12,15 @@ import { createInterceptor, type InterceptorPolicy, type NativeInterceptor } fro
 import { loadModuleHost } from '../../src/native/module-host.js';
 
 function requests(n: number): NativeRequest[] {
-  return Array.from({ length: n }, (_, i) => ({ method: 'GET', scheme: 'https', host: 'app.example', path: `/item/${i}`, query: `i=${i}`, remoteAddress: '10.0.0.1', headers: [['X-Request', String(i)]] }));
+  return Array.from({ length: n }, (_, i) => ({
+    method: 'GET',
+    scheme: 'https',
+    host: 'app.example',
+    path: `/item/${i}`,
+    query: `i=${i}`,
+    remoteAddress: '10.0.0.1',
+    headers: [['X-Request', String(i)]],
+  }));
 }
 
 describe('interception hook (native host threads → JavaScript policy)', () => {
@@ -29,7 +37,11 @@ describe('interception hook (native host threads → JavaScript policy)', () => 
   });
 
   it('64 native threads, a synchronous policy: every request decided once, with its own data, pending or inline', async () => {
-    attached((request) => ({ kind: 'continue', remove: ['x-platform-client-principal'], set: [['X-PLATFORM-CLIENT-PRINCIPAL-ID', request.path.slice(6)]] }));
+    attached((request) => ({
+      kind: 'continue',
+      remove: ['x-platform-client-principal'],
+      set: [['X-PLATFORM-CLIENT-PRINCIPAL-ID', request.path.slice(6)]],
+    }));
     const results = await host.replay(requests(640), 64);
     expect(results).to.have.length(640);
     // The policy runs on the JavaScript thread, normally after submit has returned pending; an idle
@@ -52,7 +64,11 @@ describe('interception hook (native host threads → JavaScript policy)', () => 
   it('an asynchronous policy: the decision comes back after the call returned', async () => {
     attached(async (request) => {
       await new Promise((resolve) => setTimeout(resolve, 1));
-      return { kind: 'respond', status: 302, headers: [['Location', `/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent(request.path)}`]] };
+      return {
+        kind: 'respond',
+        status: 302,
+        headers: [['Location', `/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent(request.path)}`]],
+      };
     });
     const results = await host.replay(requests(128), 16);
     // Nearly all go pending and are resumed; a native thread descheduled for longer than the policy's
@@ -65,7 +81,19 @@ describe('interception hook (native host threads → JavaScript policy)', () => 
   });
 
   it('hands the policy every request byte as it came, whatever the bytes (quotes, backslashes, control and high bytes)', async () => {
-    const hostile = ['"', '\\', '","x":"', ']]}', '\t', '\u0001\u001f', '\u007f', '\u0080\u00ff', 'caf\u00c3\u00a9', '\\u0041', ''];
+    const hostile = [
+      '"',
+      '\\',
+      '","x":"',
+      ']]}',
+      '\t',
+      '\u0001\u001f',
+      '\u007f',
+      '\u0080\u00ff',
+      'caf\u00c3\u00a9',
+      '\\u0041',
+      '',
+    ];
     const sent: NativeRequest[] = hostile.map((text, i) => ({
       method: i % 2 === 0 ? 'GET' : `P"${text}`,
       scheme: 'http',
@@ -94,10 +122,18 @@ describe('interception hook (native host threads → JavaScript policy)', () => 
 
   it('reads every decision string exactly, at any length, and non-strings as String(value)', async () => {
     const values = ['', 'a', 'é\u00ff', 'x'.repeat(254), 'y'.repeat(255), 'z'.repeat(256), 't'.repeat(5000)];
-    attached(() => ({ kind: 'continue', remove: ['x-a', 7], set: [...values.map((v, i) => [`X-V${i}`, v]), ['X-Number', 42], ['X-Null', null]] }));
+    attached(() => ({
+      kind: 'continue',
+      remove: ['x-a', 7],
+      set: [...values.map((v, i) => [`X-V${i}`, v]), ['X-Number', 42], ['X-Null', null]],
+    }));
     const [result] = await host.replay(requests(1), 1);
     expect(result!.remove).to.deep.equal(['x-a', '7']);
-    expect(result!.set).to.deep.equal([...values.map((v, i) => [`X-V${i}`, v]), ['X-Number', '42'], ['X-Null', 'null']]);
+    expect(result!.set).to.deep.equal([
+      ...values.map((v, i) => [`X-V${i}`, v]),
+      ['X-Number', '42'],
+      ['X-Null', 'null'],
+    ]);
   });
 
   it('promises settling in any order: each request gets the decision of its own promise', async () => {
@@ -120,7 +156,9 @@ describe('interception hook (native host threads → JavaScript policy)', () => 
 
   it('a promise settling after close() changes nothing: its request was answered 503, and the next interceptor works', async () => {
     const settle: Array<() => void> = [];
-    const interceptor = attached(() => new Promise((resolve) => settle.push(() => resolve({ kind: 'continue', remove: [], set: [] }))));
+    const interceptor = attached(
+      () => new Promise((resolve) => settle.push(() => resolve({ kind: 'continue', remove: [], set: [] }))),
+    );
     const replay = host.replay(requests(8), 8);
     while (interceptor.pendingCount() < 8) await new Promise((resolve) => setTimeout(resolve, 5));
     interceptor.close();
@@ -170,9 +208,14 @@ describe('interception hook (native host threads → JavaScript policy)', () => 
         ['Content-Type', 'application/json; charset=utf-8'],
         ['Retry-After', '5'],
       ]);
-      expect(JSON.parse(r.body!.toString()).error).to.be.oneOf(['The authentication layer is shutting down.', 'The authentication layer is not running.']);
+      expect(JSON.parse(r.body!.toString()).error).to.be.oneOf([
+        'The authentication layer is shutting down.',
+        'The authentication layer is not running.',
+      ]);
     }
-    expect(results.filter((r) => JSON.parse(r.body!.toString()).error === 'The authentication layer is shutting down.')).to.have.length(8);
+    expect(
+      results.filter((r) => JSON.parse(r.body!.toString()).error === 'The authentication layer is shutting down.'),
+    ).to.have.length(8);
     expect(host.attached()).to.equal(false);
     // Detached: the host answers by itself, inline, without reaching any engine.
     const late = await host.replay(requests(4), 2);
@@ -205,7 +248,16 @@ describe('interception hook (native host threads → JavaScript policy)', () => 
       return { kind: 'continue' };
     });
     const body = Buffer.from('{"access_token":"t"}');
-    const post = (path: string): NativeRequest => ({ method: 'POST', scheme: 'https', host: 'app.example', path, query: '', remoteAddress: '10.0.0.1', headers: [], body });
+    const post = (path: string): NativeRequest => ({
+      method: 'POST',
+      scheme: 'https',
+      host: 'app.example',
+      path,
+      query: '',
+      remoteAddress: '10.0.0.1',
+      headers: [],
+      body,
+    });
     const results = await host.replay([post('/.auth/login/github'), post('/orders'), post('/.authx')], 1);
     expect(results.map((r) => r.bodyPassed)).to.deep.equal([true, false, false]);
     expect(seen).to.deep.equal(['{"access_token":"t"}', null, null]);

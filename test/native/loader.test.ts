@@ -14,8 +14,19 @@ describe('native loader', () => {
   });
 
   it('works in worker threads as well, each with its own state, beside the main thread', async () => {
-    const identity = { provider: 'p', userId: 'u', userName: 'n\u00e9', authType: 'a', nameType: 'n', roleType: 'r', claims: [{ typ: 't', val: '"v\\\u0001' }] };
-    const inbound = [['X_PLATFORM_CLIENT_PRINCIPAL', 'x'], ['accept', '*/*']];
+    const identity = {
+      provider: 'p',
+      userId: 'u',
+      userName: 'n\u00e9',
+      authType: 'a',
+      nameType: 'n',
+      roleType: 'r',
+      claims: [{ typ: 't', val: '"v\\\u0001' }],
+    };
+    const inbound = [
+      ['X_PLATFORM_CLIENT_PRINCIPAL', 'x'],
+      ['accept', '*/*'],
+    ];
     const expected = loadAddonCore().normalizeHeaders(inbound as Array<[string, string]>, identity, {});
     const source = `const { parentPort, workerData } = require('node:worker_threads');
       const addon = require(workerData.path);
@@ -39,7 +50,9 @@ describe('native loader', () => {
   });
 
   it('a missing addon names the path it looked at', () => {
-    expect(() => loadAddonCore('/nonexistent/gatehouse_native.node')).to.throw(/native addon not found at \/nonexistent/);
+    expect(() => loadAddonCore('/nonexistent/gatehouse_native.node')).to.throw(
+      /native addon not found at \/nonexistent/,
+    );
   });
 
   it('reads GATEHOUSE_NATIVE, refusing unknown values', () => {

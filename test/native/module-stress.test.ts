@@ -24,9 +24,14 @@ describe('IIS module request path (engine slot + deferred decision) under 64 nat
   it('every request applied exactly once, inline or resumed once, across attach/detach', () => {
     let report: ModuleStressReport;
     try {
-      report = JSON.parse(execFileSync(STRESS, ['64', '200', '4'], { encoding: 'utf8', timeout: 60_000 })) as ModuleStressReport;
+      report = JSON.parse(
+        execFileSync(STRESS, ['64', '200', '4'], { encoding: 'utf8', timeout: 60_000 }),
+      ) as ModuleStressReport;
     } catch (error) {
-      throw new Error(`module_stress reported a breach: ${(error as { stdout?: string }).stdout ?? (error as Error).message}`, { cause: error });
+      throw new Error(
+        `module_stress reported a breach: ${(error as { stdout?: string }).stdout ?? (error as Error).message}`,
+        { cause: error },
+      );
     }
     // At least what was asked; more only while some path had not been taken yet.
     expect(report.handled).to.be.at.least(64 * 200);
@@ -35,6 +40,7 @@ describe('IIS module request path (engine slot + deferred decision) under 64 nat
     expect(report.ownDecision + report.unavailable).to.equal(report.handled);
     expect(report.inline + report.resumed).to.equal(report.handled);
     // Both ways through the state machine, and both engine states, really happened.
-    for (const key of ['ownDecision', 'unavailable', 'inline', 'resumed'] as const) expect(report[key], key).to.be.greaterThan(0);
+    for (const key of ['ownDecision', 'unavailable', 'inline', 'resumed'] as const)
+      expect(report[key], key).to.be.greaterThan(0);
   });
 });

@@ -21,7 +21,13 @@ for (const { name, load } of coresUnderTest()) {
       const server = await listen(
         http.createServer((req, res) => {
           const result = core.normalizeHeaders(pairs(req.rawHeaders), {
-            provider: 'aad', userId: 'real-id', userName: 'Real User', authType: 'aad', nameType: 'name', roleType: 'roles', claims: [],
+            provider: 'aad',
+            userId: 'real-id',
+            userName: 'Real User',
+            authType: 'aad',
+            nameType: 'name',
+            roleType: 'roles',
+            claims: [],
           });
           // Apply the decision the way a host does, then report what the app would see.
           const seen = new Map<string, string[]>();
@@ -53,7 +59,9 @@ for (const { name, load } of coresUnderTest()) {
         expect(seen).not.to.have.property('x.platform.client.principal.name');
         expect(seen).not.to.have.property('x-platform-token-aad-access-token');
         expect(seen['x-other']).to.deep.equal(['kept']);
-        expect(Buffer.from(seen['x-platform-client-principal']![0]!, 'base64').toString()).to.contain('"auth_typ":"aad"');
+        expect(Buffer.from(seen['x-platform-client-principal']![0]!, 'base64').toString()).to.contain(
+          '"auth_typ":"aad"',
+        );
       } finally {
         await server.close();
       }

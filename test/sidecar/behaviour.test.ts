@@ -15,7 +15,9 @@ describe('token refresh', function () {
   let deployment: Deployment;
   before(async () => {
     // Every access token is inside the refresh window from the start.
-    deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), gatehouse: { refreshWindowSeconds: 7200 } }) });
+    deployment = await startDeployment({
+      document: (issuer) => ({ ...defaultDocument(issuer), gatehouse: { refreshWindowSeconds: 7200 } }),
+    });
   });
   after(() => deployment.close());
 
@@ -33,7 +35,9 @@ describe('token refresh', function () {
     const browser = new Browser();
     await signIn(browser, deployment);
     const before = deployment.idp.grants.get('refresh_token') ?? 0;
-    const replies = await Promise.all(Array.from({ length: 10 }, () => browser.request(`${deployment.url}/.auth/refresh`)));
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, () => browser.request(`${deployment.url}/.auth/refresh`)),
+    );
     expect(replies.map((r) => r.status)).to.deep.equal(Array(10).fill(200));
     expect(deployment.idp.grants.get('refresh_token')).to.equal(before + 1);
   });
@@ -41,11 +45,16 @@ describe('token refresh', function () {
   it('a refresh the provider refuses ends the session (ReauthRequired)', async () => {
     const browser = new Browser();
     await signIn(browser, deployment);
-    const [entry] = JSON.parse((await browser.request(`${deployment.url}/.auth/me`)).body) as Array<{ refresh_token: string }>;
+    const [entry] = JSON.parse((await browser.request(`${deployment.url}/.auth/me`)).body) as Array<{
+      refresh_token: string;
+    }>;
     // Revoke the refresh token at the provider (RFC 7009), as an administrator or risk policy would.
     const revoked = await fetch(`${deployment.idp.issuer}/token/revocation`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${deployment.clientSecret}`).toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${deployment.clientSecret}`).toString('base64')}`,
+      },
       body: new URLSearchParams({ token: entry!.refresh_token, token_type_hint: 'refresh_token' }),
     });
     expect(revoked.status).to.equal(200);
@@ -67,7 +76,10 @@ describe('configurable behaviour', function () {
 
   it("another platform's header prefix and cookie name", async () => {
     const deployment = await startDeployment({
-      document: (issuer) => ({ ...defaultDocument(issuer), gatehouse: { headerPrefix: 'X-MS-', sessionCookieName: 'AppServiceAuthSession' } }),
+      document: (issuer) => ({
+        ...defaultDocument(issuer),
+        gatehouse: { headerPrefix: 'X-MS-', sessionCookieName: 'AppServiceAuthSession' },
+      }),
     });
     try {
       const browser = new Browser();
@@ -86,11 +98,15 @@ describe('configurable behaviour', function () {
   // Path=/ (the test browser enforces this as they do; Chromium's own check is in test/e2e).
   for (const name of ['__Host-PlatformAuthSession', '__Secure-PlatformAuthSession']) {
     it(`a prefixed session cookie name (${name.slice(0, name.indexOf('-') + 1)}) signs in and out, over plain http on loopback too`, async () => {
-      const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), gatehouse: { sessionCookieName: name } }) });
+      const deployment = await startDeployment({
+        document: (issuer) => ({ ...defaultDocument(issuer), gatehouse: { sessionCookieName: name } }),
+      });
       try {
         const browser = new Browser();
         const { hops } = await signIn(browser, deployment);
-        const transaction = hops.flatMap((h) => h.setCookies).find((c) => c.includes('Login_') && !c.includes('Max-Age=0'))!;
+        const transaction = hops
+          .flatMap((h) => h.setCookies)
+          .find((c) => c.includes('Login_') && !c.includes('Max-Age=0'))!;
         expect(transaction).to.match(/^__Secure-PlatformAuthSessionLogin_[\w-]+=/);
         expect(transaction).to.contain('; Secure').and.to.contain('Path=/.auth/login/dev');
         const session = hops.flatMap((h) => h.setCookies).find((c) => c.startsWith(`${name}=`))!;
@@ -107,22 +123,39 @@ describe('configurable behaviour', function () {
   it('a prefixed session cookie name over plain http from a host that is not this machine: the sign-in is refused at its start, saying why', async () => {
     const logs = capturingLogger();
     const deployment = await startDeployment({
-      document: (issuer) => ({ ...defaultDocument(issuer), gatehouse: { sessionCookieName: '__Host-PlatformAuthSession' }, httpSettings: { forwardProxy: { convention: 'Standard' } } }),
+      document: (issuer) => ({
+        ...defaultDocument(issuer),
+        gatehouse: { sessionCookieName: '__Host-PlatformAuthSession' },
+        httpSettings: { forwardProxy: { convention: 'Standard' } },
+      }),
       logger: logs.logger,
     });
     try {
       // The browser would drop both cookies: the sign-in could only fail at the callback, for no reason it could tell.
-      const page = await new Browser().request(`${deployment.url}/.auth/login/dev`, { headers: { host: 'app.example', accept: 'text/html' } });
+      const page = await new Browser().request(`${deployment.url}/.auth/login/dev`, {
+        headers: { host: 'app.example', accept: 'text/html' },
+      });
       expect(page.status).to.equal(500);
       expect(page.body).to.contain('Sign-in needs https');
       expect(page.setCookies).to.deep.equal([]);
-      const api = await new Browser().request(`${deployment.url}/.auth/login/dev`, { headers: { host: 'app.example:8080', accept: 'application/json' } });
+      const api = await new Browser().request(`${deployment.url}/.auth/login/dev`, {
+        headers: { host: 'app.example:8080', accept: 'application/json' },
+      });
       expect(api.status).to.equal(500);
-      expect(JSON.parse(api.body)).to.deep.equal({ error: 'This site can sign you in over https only. Please open it with https://.' });
+      expect(JSON.parse(api.body)).to.deep.equal({
+        error: 'This site can sign you in over https only. Please open it with https://.',
+      });
       const refusal = logs.lines().find((line) => line.msg === 'login refused');
-      expect(refusal?.reason).to.match(/^the session cookie name __Host-PlatformAuthSession needs https, and this request came over http/);
+      expect(refusal?.reason).to.match(
+        /^the session cookie name __Host-PlatformAuthSession needs https, and this request came over http/,
+      );
       // Over https (a TLS terminator in front, trusted), and from this machine over http, it starts.
-      for (const headers of [{ host: 'app.example', 'x-forwarded-proto': 'https' }, { host: 'localhost:8080' }, { host: 'app.localhost' }, { host: '[::1]:8080' }]) {
+      for (const headers of [
+        { host: 'app.example', 'x-forwarded-proto': 'https' },
+        { host: 'localhost:8080' },
+        { host: 'app.localhost' },
+        { host: '[::1]:8080' },
+      ]) {
         const started = await new Browser().request(`${deployment.url}/.auth/login/dev`, { headers });
         expect(started.status, JSON.stringify(headers)).to.equal(302);
       }
@@ -131,15 +164,27 @@ describe('configurable behaviour', function () {
     }
   });
 
-  for (const [action, status] of [['Return401', 401], ['RejectWith401', 401], ['Return403', 403], ['RejectWith404', 404]] as const) {
+  for (const [action, status] of [
+    ['Return401', 401],
+    ['RejectWith401', 401],
+    ['Return403', 403],
+    ['RejectWith404', 404],
+  ] as const) {
     it(`unauthenticatedClientAction ${action} → ${status}`, async () => {
-      const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), globalValidation: { unauthenticatedClientAction: action } }) });
+      const deployment = await startDeployment({
+        document: (issuer) => ({
+          ...defaultDocument(issuer),
+          globalValidation: { unauthenticatedClientAction: action },
+        }),
+      });
       try {
         const page = await new Browser().request(`${deployment.url}/x?y=1`, { headers: { accept: 'text/html' } });
         expect(page.status).to.equal(status);
         // A 401 page offers a way to sign in and come back (a link, never a redirect); 403 and 404 say nothing more.
         const links = [...page.body.matchAll(/href="([^"]*)"/g)].map((m) => m[1]);
-        expect(links).to.deep.equal(status === 401 ? [`/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent('/x?y=1')}`] : []);
+        expect(links).to.deep.equal(
+          status === 401 ? [`/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent('/x?y=1')}`] : [],
+        );
         expect(page.headers.location).to.equal(undefined);
       } finally {
         await deployment.close();
@@ -148,7 +193,12 @@ describe('configurable behaviour', function () {
   }
 
   it('AllowAnonymous forwards anonymous callers without identity, and identifies signed-in ones', async () => {
-    const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), globalValidation: { unauthenticatedClientAction: 'AllowAnonymous' } }) });
+    const deployment = await startDeployment({
+      document: (issuer) => ({
+        ...defaultDocument(issuer),
+        globalValidation: { unauthenticatedClientAction: 'AllowAnonymous' },
+      }),
+    });
     try {
       const anonymous = await seen(new Browser(), `${deployment.url}/x`);
       expect(anonymous).not.to.have.property('x-platform-client-principal-id');
@@ -161,7 +211,9 @@ describe('configurable behaviour', function () {
   });
 
   it('requireHttps redirects GETs to https and refuses other methods', async () => {
-    const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), httpSettings: { requireHttps: true } }) });
+    const deployment = await startDeployment({
+      document: (issuer) => ({ ...defaultDocument(issuer), httpSettings: { requireHttps: true } }),
+    });
     try {
       const get = await new Browser().request(`${deployment.url}/x?y=1`);
       expect(get.status).to.equal(302);
@@ -173,20 +225,45 @@ describe('configurable behaviour', function () {
   });
 
   it('forwardProxy Standard trusts X-Forwarded-Host/Proto for callback URLs and cookies', async () => {
-    const deployment = await startDeployment({ document: (issuer) => ({ ...defaultDocument(issuer), httpSettings: { forwardProxy: { convention: 'Standard' } } }) });
+    const deployment = await startDeployment({
+      document: (issuer) => ({
+        ...defaultDocument(issuer),
+        httpSettings: { forwardProxy: { convention: 'Standard' } },
+      }),
+    });
     try {
-      const reply = await new Browser().request(`${deployment.url}/.auth/login/dev`, { headers: { 'x-forwarded-host': 'app.example.com', 'x-forwarded-proto': 'https' } });
-      expect(new URL(reply.headers.location!).searchParams.get('redirect_uri')).to.equal('https://app.example.com/.auth/login/dev/callback');
+      const reply = await new Browser().request(`${deployment.url}/.auth/login/dev`, {
+        headers: { 'x-forwarded-host': 'app.example.com', 'x-forwarded-proto': 'https' },
+      });
+      expect(new URL(reply.headers.location!).searchParams.get('redirect_uri')).to.equal(
+        'https://app.example.com/.auth/login/dev/callback',
+      );
       expect(reply.setCookies[0]).to.match(/; Secure/);
       // A proxy that writes the port it listens on (nginx's $host:$server_port): the callback is still the registered URL.
-      const withPort = await new Browser().request(`${deployment.url}/.auth/login/dev`, { headers: { 'x-forwarded-host': 'app.example.com:443', 'x-forwarded-proto': 'https' } });
-      expect(new URL(withPort.headers.location!).searchParams.get('redirect_uri')).to.equal('https://app.example.com/.auth/login/dev/callback');
+      const withPort = await new Browser().request(`${deployment.url}/.auth/login/dev`, {
+        headers: { 'x-forwarded-host': 'app.example.com:443', 'x-forwarded-proto': 'https' },
+      });
+      expect(new URL(withPort.headers.location!).searchParams.get('redirect_uri')).to.equal(
+        'https://app.example.com/.auth/login/dev/callback',
+      );
       // The proxy in front sets the other forwarding headers: they pass. Path overrides and other spellings of the headers gatehouse sets still never do.
       const forwarded = await new Browser().request(`${deployment.url}/public/x`, {
-        headers: { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-port': '443', forwarded: 'for=203.0.113.7;proto=https', 'x-real-ip': '203.0.113.7', 'x-original-url': '/admin', x_forwarded_host: 'evil.example' },
+        headers: {
+          'x-forwarded-for': '203.0.113.7',
+          'x-forwarded-port': '443',
+          forwarded: 'for=203.0.113.7;proto=https',
+          'x-real-ip': '203.0.113.7',
+          'x-original-url': '/admin',
+          x_forwarded_host: 'evil.example',
+        },
       });
       const seen = JSON.parse(forwarded.body) as { headers: Record<string, string> };
-      expect(seen.headers).to.include({ 'x-forwarded-for': '203.0.113.7, 127.0.0.1', 'x-forwarded-port': '443', forwarded: 'for=203.0.113.7;proto=https', 'x-real-ip': '203.0.113.7' });
+      expect(seen.headers).to.include({
+        'x-forwarded-for': '203.0.113.7, 127.0.0.1',
+        'x-forwarded-port': '443',
+        forwarded: 'for=203.0.113.7;proto=https',
+        'x-real-ip': '203.0.113.7',
+      });
       expect(seen.headers).not.to.have.any.keys('x-original-url', 'x_forwarded_host');
     } finally {
       await deployment.close();
@@ -209,7 +286,10 @@ describe('configurable behaviour', function () {
         ['/.auth/version', 'GET, HEAD', ['POST']],
       ] as const) {
         for (const method of refused) {
-          const answer = await browser.request(`${deployment.url}${route}`, { method, headers: { accept: 'application/json' } });
+          const answer = await browser.request(`${deployment.url}${route}`, {
+            method,
+            headers: { accept: 'application/json' },
+          });
           expect(answer.status, `${method} ${route}`).to.equal(405);
           expect(answer.headers.allow, `${method} ${route}`).to.equal(allow);
         }
@@ -225,7 +305,9 @@ describe('configurable behaviour', function () {
   it('/.auth/version and unknown /.auth routes', async () => {
     const deployment = await startDeployment();
     try {
-      expect(JSON.parse((await new Browser().request(`${deployment.url}/.auth/version`)).body)).to.have.property('version');
+      expect(JSON.parse((await new Browser().request(`${deployment.url}/.auth/version`)).body)).to.have.property(
+        'version',
+      );
       expect((await new Browser().request(`${deployment.url}/.auth/nope`)).status).to.equal(404);
       expect((await new Browser().request(`${deployment.url}/.auth/login/unknown`)).status).to.equal(404);
       const loginDelete = await new Browser().request(`${deployment.url}/.auth/login/dev`, { method: 'DELETE' });
@@ -252,8 +334,13 @@ describe('response_mode=form_post', function () {
   it('the provider POSTs the code to the callback, and sign-in completes; a redirect_uri among the login parameters cannot move the callback', async () => {
     const deployment = await startDeployment({
       document: (issuer) => {
-        const document = defaultDocument(issuer) as { identityProviders: { customOpenIdConnectProviders: { dev: { login: Record<string, unknown> } } } };
-        document.identityProviders.customOpenIdConnectProviders.dev.login.loginParameters = { response_mode: 'form_post', redirect_uri: 'https://elsewhere.example/cb' };
+        const document = defaultDocument(issuer) as {
+          identityProviders: { customOpenIdConnectProviders: { dev: { login: Record<string, unknown> } } };
+        };
+        document.identityProviders.customOpenIdConnectProviders.dev.login.loginParameters = {
+          response_mode: 'form_post',
+          redirect_uri: 'https://elsewhere.example/cb',
+        };
         return document as unknown as Record<string, unknown>;
       },
     });
@@ -264,11 +351,15 @@ describe('response_mode=form_post', function () {
       expect(started.url.startsWith(`${deployment.url}/.auth/login/dev?`)).to.equal(true);
       const authorize = new URL(started.headers.location!);
       expect(authorize.searchParams.getAll('response_mode')).to.deep.equal(['form_post']);
-      expect(authorize.searchParams.getAll('redirect_uri')).to.deep.equal([`${deployment.url}/.auth/login/dev/callback`]);
+      expect(authorize.searchParams.getAll('redirect_uri')).to.deep.equal([
+        `${deployment.url}/.auth/login/dev/callback`,
+      ]);
       // The provider answers with a page that POSTs the code to the callback, from its own site: a SameSite=Lax login
       // cookie would not come back with it. Over plain http SameSite is left to the browser (None needs Secure), as for Apple.
       expect(started.setCookies).to.have.length(1);
-      expect(started.setCookies[0]).to.match(/^PlatformAuthSessionLogin_/).and.not.match(/SameSite/i);
+      expect(started.setCookies[0])
+        .to.match(/^PlatformAuthSessionLogin_/)
+        .and.not.match(/SameSite/i);
       const afterLogin = await browser.submitForm(hops.at(-1)!, /\/login$/, { username: 'demo', password: 'demo' });
       // The provider answers with a self-submitting form aimed at our callback.
       const formPage = afterLogin.at(-1)!;
@@ -277,7 +368,11 @@ describe('response_mode=form_post', function () {
       const posted = await browser.submitForm(formPage, /\/\.auth\/login\/dev\/callback$/, {});
       expect(posted[0]!.status).to.equal(302);
       expect(posted[0]!.headers.location).to.equal('/protected');
-      expect((JSON.parse(posted.at(-1)!.body) as { headers: Record<string, string> }).headers['x-platform-client-principal-id']).to.equal('demo');
+      expect(
+        (JSON.parse(posted.at(-1)!.body) as { headers: Record<string, string> }).headers[
+          'x-platform-client-principal-id'
+        ],
+      ).to.equal('demo');
     } finally {
       await deployment.close();
     }

@@ -50,7 +50,12 @@ describe('an answer the app breaks off', function () {
     const { socket, received } = rawConnection(deployment.url);
     socket.write(`GET ${path} HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\n\r\n`);
     let timer: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([received.then((text) => ({ received: text, closed: true })), new Promise<{ received: string; closed: boolean }>((resolve) => (timer = setTimeout(() => resolve({ received: '', closed: false }), HANGING_MS)))]);
+    const outcome = await Promise.race([
+      received.then((text) => ({ received: text, closed: true })),
+      new Promise<{ received: string; closed: boolean }>(
+        (resolve) => (timer = setTimeout(() => resolve({ received: '', closed: false }), HANGING_MS)),
+      ),
+    ]);
     clearTimeout(timer);
     socket.destroy();
     return outcome;
@@ -80,12 +85,14 @@ describe('an answer the app breaks off', function () {
     try {
       const get = () =>
         new Promise<{ body: string; port: number }>((resolve, reject) => {
-          http.get(`${deployment.url}/public/whole`, { agent }, (res) => {
-            const port = res.socket.localPort ?? 0;
-            let body = '';
-            res.on('data', (d: Buffer) => (body += d.toString()));
-            res.on('end', () => resolve({ body, port }));
-          }).on('error', reject);
+          http
+            .get(`${deployment.url}/public/whole`, { agent }, (res) => {
+              const port = res.socket.localPort ?? 0;
+              let body = '';
+              res.on('data', (d: Buffer) => (body += d.toString()));
+              res.on('end', () => resolve({ body, port }));
+            })
+            .on('error', reject);
         });
       const first = await get();
       const second = await get();

@@ -37,10 +37,37 @@ describe('requests node cannot parse', function () {
   after(() => deployment.close());
 
   const cases = [
-    { name: 'a NUL byte in a header value', request: (h: string) => `GET /protected HTTP/1.1\r\nHost: ${h}\r\nCookie: PlatformAuthSession=secret-cookie-value\r\nX-Note: a\u0000b\r\n\r\n`, status: 400, error: /not valid HTTP\/1\.1/, reason: 'malformed request' },
-    { name: 'a space in a header name', request: (h: string) => `GET /protected?secret-query=1 HTTP/1.1\r\nHost: ${h}\r\nX Note: secret-header-value\r\n\r\n`, status: 400, error: /not valid HTTP\/1\.1/, reason: 'malformed request' },
-    { name: 'a request line that is not HTTP', request: () => 'HELLO THERE secret-garbage-value\r\n\r\n', status: 400, error: /not valid HTTP\/1\.1/, reason: 'malformed request' },
-    { name: 'headers over 16 KiB (a cookie too large)', request: (h: string) => `GET /protected HTTP/1.1\r\nHost: ${h}\r\nCookie: big=secret-cookie-${'c'.repeat(20_000)}\r\n\r\n`, status: 431, error: /headers are too large \(over 16384 bytes/, reason: 'request headers too large' },
+    {
+      name: 'a NUL byte in a header value',
+      request: (h: string) =>
+        `GET /protected HTTP/1.1\r\nHost: ${h}\r\nCookie: PlatformAuthSession=secret-cookie-value\r\nX-Note: a\u0000b\r\n\r\n`,
+      status: 400,
+      error: /not valid HTTP\/1\.1/,
+      reason: 'malformed request',
+    },
+    {
+      name: 'a space in a header name',
+      request: (h: string) =>
+        `GET /protected?secret-query=1 HTTP/1.1\r\nHost: ${h}\r\nX Note: secret-header-value\r\n\r\n`,
+      status: 400,
+      error: /not valid HTTP\/1\.1/,
+      reason: 'malformed request',
+    },
+    {
+      name: 'a request line that is not HTTP',
+      request: () => 'HELLO THERE secret-garbage-value\r\n\r\n',
+      status: 400,
+      error: /not valid HTTP\/1\.1/,
+      reason: 'malformed request',
+    },
+    {
+      name: 'headers over 16 KiB (a cookie too large)',
+      request: (h: string) =>
+        `GET /protected HTTP/1.1\r\nHost: ${h}\r\nCookie: big=secret-cookie-${'c'.repeat(20_000)}\r\n\r\n`,
+      status: 431,
+      error: /headers are too large \(over 16384 bytes/,
+      reason: 'request headers too large',
+    },
   ];
 
   for (const c of cases) {
@@ -59,7 +86,10 @@ describe('requests node cannot parse', function () {
   }
 
   it('a HEAD request refused: the answer says how long the error would be, without a body', async () => {
-    const received = await raw(deployment.url, `HEAD /protected?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    const received = await raw(
+      deployment.url,
+      `HEAD /protected?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
+    );
     expect(statuses(received)).to.deep.equal([431]);
     const length = Number(/\r\ncontent-length: (\d+)\r\n/i.exec(received)![1]);
     expect(length).to.be.greaterThan(0);
@@ -69,7 +99,9 @@ describe('requests node cannot parse', function () {
   it('behind pipelined requests: their answers first, in order, then the refusal', async () => {
     const received = await raw(
       deployment.url,
-      `GET /public/one HTTP/1.1\r\nHost: ${host}\r\n\r\n` + `GET /protected HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\n\r\n` + `GET /public/two HTTP/1.1\r\nHo st: ${host}\r\n\r\n`,
+      `GET /public/one HTTP/1.1\r\nHost: ${host}\r\n\r\n` +
+        `GET /protected HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\n\r\n` +
+        `GET /public/two HTTP/1.1\r\nHo st: ${host}\r\n\r\n`,
     );
     // node's own default writes its 400 at once, ahead of answers not yet begun: [400] alone, or [400, 200, ...].
     expect(statuses(received)).to.deep.equal([200, 401, 400]);
@@ -120,14 +152,20 @@ describe('requests node cannot parse, outside the sidecar', function () {
   it('headers that do not arrive within headersTimeout: 408 with a JSON error, logged', async () => {
     const logs = capturingLogger('info');
     // node checks the headers' deadline every connectionsCheckingInterval: both short, so the test is quick.
-    const server = http.createServer({ headersTimeout: 300, requestTimeout: 0, connectionsCheckingInterval: 50 }, (_req, res) => res.end('never'));
+    const server = http.createServer(
+      { headersTimeout: 300, requestTimeout: 0, connectionsCheckingInterval: 50 },
+      (_req, res) => res.end('never'),
+    );
     server.on('clientError', answerClientError(logs.logger));
     const running = await listen(server);
     try {
       const received = await raw(running.url, 'GET / HTTP/1.1\r\nHost: example\r\nX-Slow: ');
       expect(statuses(received)).to.deep.equal([408]);
       expect(JSON.parse(rawBody(received))).to.deep.equal({ error: "The request's headers did not arrive in time." });
-      expect(logs.lines().find((l) => l.msg === 'request rejected')).to.include({ reason: 'request headers not received in time', code: 'ERR_HTTP_REQUEST_TIMEOUT' });
+      expect(logs.lines().find((l) => l.msg === 'request rejected')).to.include({
+        reason: 'request headers not received in time',
+        code: 'ERR_HTTP_REQUEST_TIMEOUT',
+      });
     } finally {
       await running.close();
     }
@@ -136,7 +174,10 @@ describe('requests node cannot parse, outside the sidecar', function () {
   it('the webhook-only server answers a malformed request with a JSON 400 too', async () => {
     const running = await startServer({ port: 0, logger: createLogger('silent'), webhook: { env: {} } });
     try {
-      const received = await raw(running.url, 'POST /webhooks HTTP/1.1\r\nHost: example\r\nX-Forge-Event: pu\u0000sh\r\n\r\n');
+      const received = await raw(
+        running.url,
+        'POST /webhooks HTTP/1.1\r\nHost: example\r\nX-Forge-Event: pu\u0000sh\r\n\r\n',
+      );
       expect(statuses(received)).to.deep.equal([400]);
       expect(JSON.parse(rawBody(received))).to.deep.equal({ error: 'The request is not valid HTTP/1.1.' });
     } finally {

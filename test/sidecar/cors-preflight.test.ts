@@ -9,21 +9,37 @@ import { AuthConfigError, resolveAuthConfig } from '../../src/core/config/auth-c
 import { Browser } from '../support/browser.js';
 import { defaultDocument, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
-const PREFLIGHT = { origin: 'https://spa.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, authorization' };
+const PREFLIGHT = {
+  origin: 'https://spa.example',
+  'access-control-request-method': 'POST',
+  'access-control-request-headers': 'content-type, authorization',
+};
 
 /** The app answers preflights itself, as an app with a CORS policy does. */
 function corsApp(seen: Array<{ method: string; url: string; headers: Record<string, unknown> }>) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     seen.push({ method: req.method ?? '', url: req.url ?? '', headers: { ...req.headers } });
     if (req.method === 'OPTIONS') {
-      res.writeHead(204, { 'access-control-allow-origin': 'https://spa.example', 'access-control-allow-methods': 'POST', 'access-control-allow-credentials': 'true' }).end();
+      res
+        .writeHead(204, {
+          'access-control-allow-origin': 'https://spa.example',
+          'access-control-allow-methods': 'POST',
+          'access-control-allow-credentials': 'true',
+        })
+        .end();
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: req.headers['x-platform-client-principal-id'] ?? null }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ id: req.headers['x-platform-client-principal-id'] ?? null }));
   };
 }
 
-async function send(url: string, method: string, headers: Record<string, string>): Promise<{ status: number; headers: Headers }> {
+async function send(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Headers }> {
   const answer = await fetch(url, { method, headers, redirect: 'manual' });
   await answer.arrayBuffer();
   return { status: answer.status, headers: answer.headers };
@@ -54,16 +70,31 @@ describe('CORS preflights with gatehouse.forwardCorsPreflights', function () {
     await signIn(browser, deployment);
     const cookie = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
     seen.length = 0;
-    await send(`${deployment.url}/api/orders`, 'OPTIONS', { ...PREFLIGHT, cookie, 'x-platform-client-principal-id': 'admin', 'X_PLATFORM_CLIENT_PRINCIPAL_NAME': 'admin' });
+    await send(`${deployment.url}/api/orders`, 'OPTIONS', {
+      ...PREFLIGHT,
+      cookie,
+      'x-platform-client-principal-id': 'admin',
+      X_PLATFORM_CLIENT_PRINCIPAL_NAME: 'admin',
+    });
     expect(seen).to.have.length(1);
     expect(Object.keys(seen[0]!.headers).filter((name) => /platform/i.test(name))).to.deep.equal([]);
   });
 
   it('the request after it is authenticated as always: anonymous is challenged, signed in is forwarded', async () => {
-    expect((await send(`${deployment.url}/api/orders`, 'POST', { origin: 'https://spa.example', accept: 'application/json' })).status).to.equal(401);
+    expect(
+      (
+        await send(`${deployment.url}/api/orders`, 'POST', {
+          origin: 'https://spa.example',
+          accept: 'application/json',
+        })
+      ).status,
+    ).to.equal(401);
     const browser = new Browser();
     await signIn(browser, deployment);
-    const signedIn = await browser.request(`${deployment.url}/api/orders`, { method: 'POST', headers: { origin: 'https://spa.example' } });
+    const signedIn = await browser.request(`${deployment.url}/api/orders`, {
+      method: 'POST',
+      headers: { origin: 'https://spa.example' },
+    });
     expect(signedIn.status).to.equal(200);
     expect(JSON.parse(signedIn.body)).to.deep.equal({ id: 'demo' });
   });
@@ -77,7 +108,10 @@ describe('CORS preflights with gatehouse.forwardCorsPreflights', function () {
       ['GET', { ...json, ...PREFLIGHT }],
       ['DELETE', { ...json, ...PREFLIGHT }],
     ] as const) {
-      expect((await send(`${deployment.url}/api/orders`, method, headers)).status, `${method} ${JSON.stringify(headers)}`).to.equal(401);
+      expect(
+        (await send(`${deployment.url}/api/orders`, method, headers)).status,
+        `${method} ${JSON.stringify(headers)}`,
+      ).to.equal(401);
     }
     expect(seen).to.deep.equal([]);
   });
@@ -89,7 +123,10 @@ describe('CORS preflights with gatehouse.forwardCorsPreflights', function () {
 
   it('a non-boolean setting is a configuration error naming its path', () => {
     const document = { ...defaultDocument('https://idp.example'), gatehouse: { forwardCorsPreflights: 'yes' } };
-    expect(() => resolveAuthConfig(document, { TEST_CLIENT_SECRET: 's' })).to.throw(AuthConfigError, /gatehouse\.forwardCorsPreflights: /);
+    expect(() => resolveAuthConfig(document, { TEST_CLIENT_SECRET: 's' })).to.throw(
+      AuthConfigError,
+      /gatehouse\.forwardCorsPreflights: /,
+    );
   });
 });
 

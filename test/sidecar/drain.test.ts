@@ -79,7 +79,9 @@ describe('graceful stop (drain)', () => {
     const answers = await received;
     expect(answers.match(/HTTP\/1\.1 200 /g)).to.have.length(2);
     const second = answers.slice(answers.lastIndexOf('HTTP/1.1 200 '));
-    expect(second).to.match(/\r\nConnection: close\r\n/i).and.to.match(/quick$/);
+    expect(second)
+      .to.match(/\r\nConnection: close\r\n/i)
+      .and.to.match(/quick$/);
     expect(await drained).to.equal(true);
     return answers;
   }
@@ -91,7 +93,9 @@ describe('graceful stop (drain)', () => {
   for (const deferred of [true, false]) {
     it(`a request that expects a 100 Continue, arriving during the drain, is answered with Connection: close (${deferred ? "gatehouse's deferred 100" : "node's own 100"})`, async () => {
       if (deferred) listening.server.on('checkContinue', deferContinue(handler));
-      const answers = await pipelinedDuringDrain('POST /quick HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\nhi');
+      const answers = await pipelinedDuringDrain(
+        'POST /quick HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\nhi',
+      );
       expect(answers).to.contain('HTTP/1.1 100 Continue\r\n\r\n');
     });
   }

@@ -52,7 +52,11 @@ class Connection {
 
   /** Whether the server has closed the connection within `ms`. */
   async closesWithin(ms: number): Promise<boolean> {
-    if (!this.closed) await Promise.race([new Promise((resolve) => this.socket.once('close', resolve)), new Promise((resolve) => setTimeout(resolve, ms))]);
+    if (!this.closed)
+      await Promise.race([
+        new Promise((resolve) => this.socket.once('close', resolve)),
+        new Promise((resolve) => setTimeout(resolve, ms)),
+      ]);
     return this.closed;
   }
 }
@@ -80,7 +84,9 @@ describe('Expect: 100-continue', function () {
         req.on('end', () => {
           uploads.push({ length, sha256: hash.digest('hex') });
           const answer = JSON.stringify({ user: req.headers['x-platform-client-principal-id'] ?? null });
-          res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(answer)) }).end(answer);
+          res
+            .writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(answer)) })
+            .end(answer);
         });
       },
     });
@@ -95,7 +101,13 @@ describe('Expect: 100-continue', function () {
   it('a request gatehouse refuses is answered at once, without a 100 and before any body is sent; the connection closes', async () => {
     const before = uploads.length;
     const connection = new Connection(deployment.url);
-    connection.socket.write(head('POST', '/upload', host(), { Accept: 'application/json', 'Content-Length': String(50 * 1024 * 1024), Expect: '100-continue' }));
+    connection.socket.write(
+      head('POST', '/upload', host(), {
+        Accept: 'application/json',
+        'Content-Length': String(50 * 1024 * 1024),
+        Expect: '100-continue',
+      }),
+    );
     const answer = await connection.next();
     expect(answer!.head).to.match(/^HTTP\/1\.1 401 /);
     expect(answer!.head).to.match(/\r\nConnection: close/i);
@@ -108,14 +120,24 @@ describe('Expect: 100-continue', function () {
   it('a signed-in upload gets the 100, then streams to the app intact, and the connection stays open', async () => {
     const body = Buffer.alloc(3 * 1024 * 1024, 'gatehouse');
     const connection = new Connection(deployment.url);
-    connection.socket.write(head('POST', '/upload', host(), { Cookie: cookie, 'Content-Type': 'application/octet-stream', 'Content-Length': String(body.length), Expect: '100-continue' }));
+    connection.socket.write(
+      head('POST', '/upload', host(), {
+        Cookie: cookie,
+        'Content-Type': 'application/octet-stream',
+        'Content-Length': String(body.length),
+        Expect: '100-continue',
+      }),
+    );
     const interim = await connection.next();
     expect(interim!.head).to.equal('HTTP/1.1 100 Continue');
     connection.socket.write(body);
     const answer = await connection.next();
     expect(answer!.head).to.match(/^HTTP\/1\.1 200 /);
     expect(JSON.parse(answer!.body)).to.deep.equal({ user: 'demo' });
-    expect(uploads.at(-1)).to.deep.equal({ length: body.length, sha256: createHash('sha256').update(body).digest('hex') });
+    expect(uploads.at(-1)).to.deep.equal({
+      length: body.length,
+      sha256: createHash('sha256').update(body).digest('hex'),
+    });
     // Kept alive: the next request on the same connection is answered.
     connection.socket.write(head('GET', '/next', host(), { Cookie: cookie }));
     expect((await connection.next())!.head).to.match(/^HTTP\/1\.1 200 /);
@@ -125,7 +147,13 @@ describe('Expect: 100-continue', function () {
   it('a token exchange (an /.auth POST gatehouse reads itself) gets the 100, then its answer', async () => {
     const body = JSON.stringify({ access_token: 'not-a-token-the-provider-knows' });
     const connection = new Connection(deployment.url);
-    connection.socket.write(head('POST', '/.auth/login/dev', host(), { 'Content-Type': 'application/json', 'Content-Length': String(body.length), Expect: '100-continue' }));
+    connection.socket.write(
+      head('POST', '/.auth/login/dev', host(), {
+        'Content-Type': 'application/json',
+        'Content-Length': String(body.length),
+        Expect: '100-continue',
+      }),
+    );
     expect((await connection.next())!.head).to.equal('HTTP/1.1 100 Continue');
     connection.socket.write(body);
     const answer = await connection.next();
@@ -135,12 +163,22 @@ describe('Expect: 100-continue', function () {
   });
 
   it('a webhook delivery gets the 100, then is received (the webhook-only server)', async () => {
-    const running = await startServer({ port: 0, logger: createLogger('silent'), webhook: { secret: SECRET, env: {} } });
+    const running = await startServer({
+      port: 0,
+      logger: createLogger('silent'),
+      webhook: { secret: SECRET, env: {} },
+    });
     try {
       const body = JSON.stringify({ zen: 'Keep it logically awesome.' });
       const connection = new Connection(running.url);
       connection.socket.write(
-        head('POST', '/api/forge/webhook', new URL(running.url).host, { 'Content-Type': 'application/json', 'Content-Length': String(body.length), 'X-Forge-Event': 'ping', 'X-Forge-Signature-256': sign(body), Expect: '100-continue' }),
+        head('POST', '/api/forge/webhook', new URL(running.url).host, {
+          'Content-Type': 'application/json',
+          'Content-Length': String(body.length),
+          'X-Forge-Event': 'ping',
+          'X-Forge-Signature-256': sign(body),
+          Expect: '100-continue',
+        }),
       );
       expect((await connection.next())!.head).to.equal('HTTP/1.1 100 Continue');
       connection.socket.write(body);
@@ -153,7 +191,15 @@ describe('Expect: 100-continue', function () {
 
   it('a delivery the receiver refuses before reading it (no secret configured) gets no 100', async () => {
     const connection = new Connection(deployment.url);
-    connection.socket.write(head('POST', '/api/forge/webhook', host(), { 'Content-Type': 'application/json', 'Content-Length': '1000000', 'X-Forge-Event': 'ping', 'X-Forge-Signature-256': sign('x'), Expect: '100-continue' }));
+    connection.socket.write(
+      head('POST', '/api/forge/webhook', host(), {
+        'Content-Type': 'application/json',
+        'Content-Length': '1000000',
+        'X-Forge-Event': 'ping',
+        'X-Forge-Signature-256': sign('x'),
+        Expect: '100-continue',
+      }),
+    );
     const answer = await connection.next();
     expect(answer!.head).to.match(/^HTTP\/1\.1 500 /);
     expect(JSON.parse(answer!.body)).to.deep.equal({ error: 'Server is not configured with FORGE_WEBHOOK_SECRET.' });
@@ -163,10 +209,18 @@ describe('Expect: 100-continue', function () {
   it('node http clients that wait for the 100 (expect: 100-continue) complete signed-in uploads', async () => {
     const body = Buffer.alloc(256 * 1024, 'x');
     const status = await new Promise<number>((resolve, reject) => {
-      const req = http.request(`${deployment.url}/upload`, { method: 'POST', agent: false, headers: { cookie, expect: '100-continue', 'content-length': String(body.length) } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = http.request(
+        `${deployment.url}/upload`,
+        {
+          method: 'POST',
+          agent: false,
+          headers: { cookie, expect: '100-continue', 'content-length': String(body.length) },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('continue', () => req.end(body));
       req.on('error', reject);
     });

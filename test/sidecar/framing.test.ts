@@ -11,7 +11,8 @@ import { recordingApp, type RecordedRequest } from '../support/recording-app.js'
 import { defaultDocument, signIn, startDeployment, type Deployment } from '../support/sign-in.js';
 
 /** What a smuggler puts in a body: a whole request of its own, with a forged identity. */
-const SMUGGLED = 'POST /admin/users/42/delete HTTP/1.1\r\nHost: app\r\nX-PLATFORM-CLIENT-PRINCIPAL-ID: admin\r\nContent-Length: 16\r\n\r\n{"confirm":true}';
+const SMUGGLED =
+  'POST /admin/users/42/delete HTTP/1.1\r\nHost: app\r\nX-PLATFORM-CLIENT-PRINCIPAL-ID: admin\r\nContent-Length: 16\r\n\r\n{"confirm":true}';
 
 function chunked(body: string, { trailer = false, split = false } = {}): string {
   const parts = split && body.length > 1 ? [body.slice(0, body.length >> 1), body.slice(body.length >> 1)] : [body];
@@ -47,7 +48,10 @@ describe('request framing toward the app (smuggling)', function () {
 
   for (const method of ['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE', 'POST']) {
     it(`a chunked ${method} to an excluded path whose body is a request: the app gets one ${method}, its body framed`, async () => {
-      const response = await raw(deployment.url, `${method} /public/health HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${chunked(SMUGGLED)}`);
+      const response = await raw(
+        deployment.url,
+        `${method} /public/health HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${chunked(SMUGGLED)}`,
+      );
       expect(statuses(response)).to.deep.equal([200]);
       expect(app.requests.map((r) => `${r.method} ${r.url}`)).to.deep.equal([`${method} /public/health`]);
       expect(app.requests[0]!.body).to.equal(SMUGGLED);
@@ -56,36 +60,58 @@ describe('request framing toward the app (smuggling)', function () {
   }
 
   for (const [what, head] of [
-    ['Content-Length with Connection naming it', `Content-Length: ${SMUGGLED.length}\r\nConnection: close, content-length`],
-    ['Transfer-Encoding with Connection naming it', 'Transfer-Encoding: chunked\r\nConnection: close, Transfer-Encoding'],
+    [
+      'Content-Length with Connection naming it',
+      `Content-Length: ${SMUGGLED.length}\r\nConnection: close, content-length`,
+    ],
+    [
+      'Transfer-Encoding with Connection naming it',
+      'Transfer-Encoding: chunked\r\nConnection: close, Transfer-Encoding',
+    ],
     ['Transfer-Encoding: CHUNKED', 'Transfer-Encoding: CHUNKED\r\nConnection: close'],
     ['a tab before chunked', 'Transfer-Encoding:\tchunked\r\nConnection: close'],
     ['Expect: 100-continue', 'Transfer-Encoding: chunked\r\nExpect: 100-continue\r\nConnection: close'],
   ] as const) {
     it(`a GET with ${what}: one request at the app, its body framed`, async () => {
       const body = head.startsWith('Content-Length') ? SMUGGLED : chunked(SMUGGLED, { split: true });
-      const response = await raw(deployment.url, `GET /public/health HTTP/1.1\r\nHost: ${host}\r\n${head}\r\n\r\n${body}`);
+      const response = await raw(
+        deployment.url,
+        `GET /public/health HTTP/1.1\r\nHost: ${host}\r\n${head}\r\n\r\n${body}`,
+      );
       expect(statuses(response).at(-1)).to.equal(200);
-      expect(app.requests.map((r) => `${r.method} ${r.url} ${r.body.length}`)).to.deep.equal([`GET /public/health ${SMUGGLED.length}`]);
+      expect(app.requests.map((r) => `${r.method} ${r.url} ${r.body.length}`)).to.deep.equal([
+        `GET /public/health ${SMUGGLED.length}`,
+      ]);
       noForgedIdentity(app.requests);
     });
   }
 
   it('HTTP/1.0 with a chunked body: one request, framed', async () => {
-    const response = await raw(deployment.url, `DELETE /public/health HTTP/1.0\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\n\r\n${chunked(SMUGGLED)}`);
+    const response = await raw(
+      deployment.url,
+      `DELETE /public/health HTTP/1.0\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\n\r\n${chunked(SMUGGLED)}`,
+    );
     expect(response).to.match(/^HTTP\/1\.1 200 /);
-    expect(app.requests.map((r) => `${r.method} ${r.url} ${r.body}`)).to.deep.equal([`DELETE /public/health ${SMUGGLED}`]);
+    expect(app.requests.map((r) => `${r.method} ${r.url} ${r.body}`)).to.deep.equal([
+      `DELETE /public/health ${SMUGGLED}`,
+    ]);
   });
 
   it('both Content-Length and Transfer-Encoding: refused with 400 and closed, nothing reaches the app', async () => {
-    const response = await raw(deployment.url, `POST /public/health HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n${chunked(SMUGGLED)}`);
+    const response = await raw(
+      deployment.url,
+      `POST /public/health HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n${chunked(SMUGGLED)}`,
+    );
     expect(statuses(response)).to.deep.equal([400]);
     expect(app.requests).to.deep.equal([]);
   });
 
   for (const coding of ['gzip, chunked', 'chunked, chunked', 'deflate,chunked']) {
     it(`Transfer-Encoding: ${coding}: refused with 501, nothing reaches the app (it would get coded bytes it was never told about)`, async () => {
-      const response = await raw(deployment.url, `POST /public/health HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: ${coding}\r\n\r\n${chunked('abc')}`);
+      const response = await raw(
+        deployment.url,
+        `POST /public/health HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: ${coding}\r\n\r\n${chunked('abc')}`,
+      );
       // node's parser may refuse some of these itself (400); neither way may reach the app.
       expect(statuses(response)).to.have.length(1);
       expect(statuses(response)[0]).to.be.oneOf([501, 400]);
@@ -108,7 +134,9 @@ describe('request framing toward the app (smuggling)', function () {
     );
     expect(statuses(response)).to.deep.equal([200]);
     expect(app.requests).to.have.length(1);
-    expect(Object.keys(app.requests[0]!.headers).filter((n) => /method/i.test(n))).to.deep.equal(['access-control-request-method']);
+    expect(Object.keys(app.requests[0]!.headers).filter((n) => /method/i.test(n))).to.deep.equal([
+      'access-control-request-method',
+    ]);
   });
 
   it('a chunked CORS preflight on a protected path (forwarded anonymously): one OPTIONS, framed', async () => {
@@ -117,7 +145,9 @@ describe('request framing toward the app (smuggling)', function () {
       `OPTIONS /api/orders HTTP/1.1\r\nHost: ${host}\r\nOrigin: https://spa.example\r\nAccess-Control-Request-Method: DELETE\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${chunked(SMUGGLED)}`,
     );
     expect(statuses(response)).to.deep.equal([200]);
-    expect(app.requests.map((r) => `${r.method} ${r.url} ${r.body}`)).to.deep.equal([`OPTIONS /api/orders ${SMUGGLED}`]);
+    expect(app.requests.map((r) => `${r.method} ${r.url} ${r.body}`)).to.deep.equal([
+      `OPTIONS /api/orders ${SMUGGLED}`,
+    ]);
     noForgedIdentity(app.requests);
   });
 
@@ -126,7 +156,10 @@ describe('request framing toward the app (smuggling)', function () {
     await signIn(browser, deployment);
     app.requests.length = 0;
     const cookie = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
-    const response = await raw(deployment.url, `GET /orders HTTP/1.1\r\nHost: ${host}\r\nCookie: ${cookie}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${chunked(SMUGGLED)}`);
+    const response = await raw(
+      deployment.url,
+      `GET /orders HTTP/1.1\r\nHost: ${host}\r\nCookie: ${cookie}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${chunked(SMUGGLED)}`,
+    );
     expect(statuses(response)).to.deep.equal([200]);
     expect(app.requests.map((r) => `${r.method} ${r.url}`)).to.deep.equal(['GET /orders']);
     expect(app.requests[0]!.headers['x-platform-client-principal-id']).to.equal('demo');
@@ -138,21 +171,38 @@ describe('request framing toward the app (smuggling)', function () {
     const last = `GET /public/c HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
     const response = await raw(deployment.url, first + second + last);
     expect(statuses(response)).to.deep.equal([200, 200, 200]);
-    expect(response.match(/app saw \w+ \/public\/\w/g)).to.deep.equal(['app saw GET /public/a', 'app saw GET /public/c']); // HEAD's answer has no body
-    expect(app.requests.map((r) => `${r.method} ${r.url} ${r.body.length}`).sort()).to.deep.equal([`GET /public/a ${SMUGGLED.length}`, 'GET /public/c 0', 'HEAD /public/b 5']);
+    expect(response.match(/app saw \w+ \/public\/\w/g)).to.deep.equal([
+      'app saw GET /public/a',
+      'app saw GET /public/c',
+    ]); // HEAD's answer has no body
+    expect(app.requests.map((r) => `${r.method} ${r.url} ${r.body.length}`).sort()).to.deep.equal([
+      `GET /public/a ${SMUGGLED.length}`,
+      'GET /public/c 0',
+      'HEAD /public/b 5',
+    ]);
   });
 
   describe('property: any method, framing, version, Connection and Expect', () => {
     const methods = ['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE', 'POST', 'PUT', 'PATCH'];
     const framings = ['none', 'length', 'chunked', 'CHUNKED', 'chunked-trailer', 'chunked-split', 'both'] as const;
-    const connections = [undefined, 'keep-alive', 'content-length', 'transfer-encoding', 'keep-alive, Content-Length, Transfer-Encoding', 'x-platform-client-principal-id, host'];
+    const connections = [
+      undefined,
+      'keep-alive',
+      'content-length',
+      'transfer-encoding',
+      'keep-alive, Content-Length, Transfer-Encoding',
+      'x-platform-client-principal-id, host',
+    ];
     const request = fc.record({
       method: fc.constantFrom(...methods),
       framing: fc.constantFrom(...framings),
       version: fc.constantFrom('1.1', '1.0'),
       connection: fc.constantFrom(...connections),
       expect100: fc.boolean(),
-      body: fc.oneof(fc.constant(SMUGGLED), fc.string({ minLength: 1, maxLength: 40 }).map((s) => `${s}\r\n\r\n${SMUGGLED}`)),
+      body: fc.oneof(
+        fc.constant(SMUGGLED),
+        fc.string({ minLength: 1, maxLength: 40 }).map((s) => `${s}\r\n\r\n${SMUGGLED}`),
+      ),
       forged: fc.boolean(),
     });
 
@@ -165,10 +215,13 @@ describe('request framing toward the app (smuggling)', function () {
           if (r.expect100) lines.push('Expect: 100-continue');
           if (r.forged) lines.push('X-PLATFORM-CLIENT-PRINCIPAL-ID: admin');
           let body = '';
-          if (r.framing === 'length' || r.framing === 'both') lines.push(`Content-Length: ${Buffer.byteLength(r.body, 'latin1')}`);
-          if (r.framing !== 'none' && r.framing !== 'length') lines.push(`Transfer-Encoding: ${r.framing === 'CHUNKED' ? 'CHUNKED' : 'chunked'}`);
+          if (r.framing === 'length' || r.framing === 'both')
+            lines.push(`Content-Length: ${Buffer.byteLength(r.body, 'latin1')}`);
+          if (r.framing !== 'none' && r.framing !== 'length')
+            lines.push(`Transfer-Encoding: ${r.framing === 'CHUNKED' ? 'CHUNKED' : 'chunked'}`);
           if (r.framing === 'length') body = r.body;
-          else if (r.framing !== 'none') body = chunked(r.body, { trailer: r.framing === 'chunked-trailer', split: r.framing === 'chunked-split' });
+          else if (r.framing !== 'none')
+            body = chunked(r.body, { trailer: r.framing === 'chunked-trailer', split: r.framing === 'chunked-split' });
           // A last request that closes the connection, so every answer is in once it closes.
           const last = `GET /public/last HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
           const response = await raw(deployment.url, `${lines.join('\r\n')}\r\n\r\n${body}${last}`);

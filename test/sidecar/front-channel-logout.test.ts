@@ -23,7 +23,8 @@ describe('front-channel logout (real provider)', function () {
   });
   after(() => deployment.close());
 
-  const status = async (browser: Browser, pathname: string) => (await browser.request(`${deployment.url}${pathname}`)).status;
+  const status = async (browser: Browser, pathname: string) =>
+    (await browser.request(`${deployment.url}${pathname}`)).status;
   /** The provider session id of `browser`'s sign-in, from its ID token. */
   const sidOf = async (browser: Browser) => {
     const [me] = JSON.parse((await browser.request(`${deployment.url}/.auth/me`)).body) as Array<{ id_token: string }>;
@@ -32,8 +33,15 @@ describe('front-channel logout (real provider)', function () {
     return sid as string;
   };
   /** How many provider sign-outs the token store holds (files under provider-sign-outs/). */
-  const signOutFiles = async () => (await readdir(path.join(deployment.storeDirectory, 'provider-sign-outs'), { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).length;
-  const frontChannel = (query: string, method = 'GET') => new Browser().request(`${deployment.url}/.auth/logout/frontchannel/dev?${query}`, { method });
+  const signOutFiles = async () =>
+    (
+      await readdir(path.join(deployment.storeDirectory, 'provider-sign-outs'), {
+        recursive: true,
+        withFileTypes: true,
+      })
+    ).filter((entry) => entry.isFile()).length;
+  const frontChannel = (query: string, method = 'GET') =>
+    new Browser().request(`${deployment.url}/.auth/logout/frontchannel/dev?${query}`, { method });
 
   it('ends the sign-ins of the named provider session, and only those; only the provider may frame the answer', async () => {
     const here = new Browser();
@@ -47,7 +55,9 @@ describe('front-channel logout (real provider)', function () {
     expect(await signOutFiles()).to.be.at.least(1);
     expect(answer.headers['content-type']).to.match(/^text\/html/);
     expect(answer.headers['cache-control']).to.equal('no-store');
-    expect(answer.headers['content-security-policy']).to.contain(`frame-ancestors ${new URL(deployment.idp.issuer).origin}`);
+    expect(answer.headers['content-security-policy']).to.contain(
+      `frame-ancestors ${new URL(deployment.idp.issuer).origin}`,
+    );
     expect(answer.headers['x-frame-options']).to.equal(undefined);
     expect(await status(here, '/.auth/me')).to.equal(401);
     expect(await status(elsewhere, '/.auth/me')).to.equal(200);
@@ -61,7 +71,9 @@ describe('front-channel logout (real provider)', function () {
     await signIn(browser, deployment);
     const before = await signOutFiles();
     for (let i = 0; i < 50; i++) {
-      const answer = await frontChannel(new URLSearchParams({ iss: deployment.idp.issuer, sid: `made-up-${i}` }).toString());
+      const answer = await frontChannel(
+        new URLSearchParams({ iss: deployment.idp.issuer, sid: `made-up-${i}` }).toString(),
+      );
       expect(answer.status).to.equal(200);
     }
     expect(await signOutFiles()).to.equal(before);
@@ -83,8 +95,15 @@ describe('front-channel logout (real provider)', function () {
       [new URLSearchParams({ iss, sid: 'x'.repeat(513) }).toString(), 400],
     ];
     for (const [query, expected] of refusals) expect((await frontChannel(query)).status, query).to.equal(expected);
-    expect((await new Browser().request(`${deployment.url}/.auth/logout/frontchannel/nobody?${new URLSearchParams({ iss, sid })}`)).status).to.equal(404);
-    for (const method of ['POST', 'HEAD']) expect((await frontChannel(new URLSearchParams({ iss, sid }).toString(), method)).status, method).to.equal(405);
+    expect(
+      (
+        await new Browser().request(
+          `${deployment.url}/.auth/logout/frontchannel/nobody?${new URLSearchParams({ iss, sid })}`,
+        )
+      ).status,
+    ).to.equal(404);
+    for (const method of ['POST', 'HEAD'])
+      expect((await frontChannel(new URLSearchParams({ iss, sid }).toString(), method)).status, method).to.equal(405);
     expect(await status(browser, '/.auth/me')).to.equal(200);
   });
 });

@@ -28,7 +28,9 @@ describe('half-closed clients', function () {
   const host = () => new URL(deployment.url).host;
 
   it('a challenge and a refusal reach a half-closed client too', async () => {
-    expect((await send(`GET /private HTTP/1.1\r\nHost: ${host()}\r\nAccept: application/json\r\n\r\n`)).response).to.match(/^HTTP\/1\.1 401 /);
+    expect(
+      (await send(`GET /private HTTP/1.1\r\nHost: ${host()}\r\nAccept: application/json\r\n\r\n`)).response,
+    ).to.match(/^HTTP\/1\.1 401 /);
     expect((await send(`GET /x HTTP/1.1\r\nHost: bad host\r\n\r\n`)).response).to.match(/^HTTP\/1\.1 400 /);
   });
 

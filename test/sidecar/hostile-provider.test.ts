@@ -14,11 +14,35 @@ import { signIn, startDeployment, type Deployment } from '../support/sign-in.js'
 import { bodyOf, isTokenCall, passToProvider } from '../support/token-endpoint.js';
 
 type TokenAnswer =
-  | { readonly kind: 'made-up'; readonly status: number; readonly contentType: string | undefined; readonly body: string }
+  | {
+      readonly kind: 'made-up';
+      readonly status: number;
+      readonly contentType: string | undefined;
+      readonly body: string;
+    }
   | { readonly kind: 'genuine'; readonly changes: Record<string, unknown>; readonly removed: readonly string[] };
 
 const strange = fc.oneof(
-  fc.constantFrom(null, true, 0, -1, 1e308, -1e308, 2 ** 53 + 1, '', ' ', '3600', '1e9', 'NaN', [], {}, { a: 1 }, 'x'.repeat(5000), 'line\r\nbreak', '\u0000'),
+  fc.constantFrom(
+    null,
+    true,
+    0,
+    -1,
+    1e308,
+    -1e308,
+    2 ** 53 + 1,
+    '',
+    ' ',
+    '3600',
+    '1e9',
+    'NaN',
+    [],
+    {},
+    { a: 1 },
+    'x'.repeat(5000),
+    'line\r\nbreak',
+    '\u0000',
+  ),
   fc.jsonValue({ maxDepth: 2 }),
 );
 const answer: fc.Arbitrary<TokenAnswer> = fc.oneof(
@@ -30,11 +54,28 @@ function madeUp(): fc.Arbitrary<TokenAnswer> {
   return fc.record({
     kind: fc.constant('made-up' as const),
     status: fc.constantFrom(200, 200, 400, 401, 403, 429, 500, 503),
-    contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/html', 'text/plain', undefined),
+    contentType: fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-8',
+      'text/html',
+      'text/plain',
+      undefined,
+    ),
     body: fc.oneof(
       fc.string({ maxLength: 50 }),
       fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
-      fc.record({ access_token: strange, token_type: strange, id_token: fc.oneof(strange, fc.constantFrom('a.b.c', 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.')), expires_in: strange, error: strange }, { requiredKeys: [] }).map((v) => JSON.stringify(v)),
+      fc
+        .record(
+          {
+            access_token: strange,
+            token_type: strange,
+            id_token: fc.oneof(strange, fc.constantFrom('a.b.c', 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.')),
+            expires_in: strange,
+            error: strange,
+          },
+          { requiredKeys: [] },
+        )
+        .map((v) => JSON.stringify(v)),
     ),
   });
 }
@@ -52,7 +93,20 @@ function genuine(): fc.Arbitrary<TokenAnswer> {
     changes: fc
       .array(
         fc.oneof(
-          field('access_token', fc.constantFrom('x'.repeat(6000), 'a b', 'ä', 'line\r\nbreak', '\u0000', '\u0001', '\u007f', '\t', '"quoted"')),
+          field(
+            'access_token',
+            fc.constantFrom(
+              'x'.repeat(6000),
+              'a b',
+              'ä',
+              'line\r\nbreak',
+              '\u0000',
+              '\u0001',
+              '\u007f',
+              '\t',
+              '"quoted"',
+            ),
+          ),
           field('token_type', fc.constantFrom('bearer', 'BEARER')),
           field('expires_in', fc.constantFrom(0, 1, 59, 2 ** 31, 1e12, 1e308, 0.5)),
           field('refresh_token', fc.constantFrom('x'.repeat(6000), 'line\r\nbreak', '\u0001')),
@@ -63,7 +117,10 @@ function genuine(): fc.Arbitrary<TokenAnswer> {
       )
       .map((pairs) => Object.fromEntries(pairs)),
     // Mostly what a provider may leave out; now and then what it must not.
-    removed: fc.oneof({ arbitrary: fc.subarray(['expires_in', 'refresh_token', 'scope']), weight: 4 }, { arbitrary: fc.subarray(['access_token', 'token_type']), weight: 1 }),
+    removed: fc.oneof(
+      { arbitrary: fc.subarray(['expires_in', 'refresh_token', 'scope']), weight: 4 },
+      { arbitrary: fc.subarray(['access_token', 'token_type']), weight: 1 },
+    ),
   });
 }
 
@@ -79,13 +136,17 @@ describe('a provider that answers strangely (property test over HTTP)', function
     void (async () => {
       const body = await bodyOf(req);
       if (planned.kind === 'made-up') {
-        res.writeHead(planned.status, planned.contentType ? { 'content-type': planned.contentType } : {}).end(planned.body);
+        res
+          .writeHead(planned.status, planned.contentType ? { 'content-type': planned.contentType } : {})
+          .end(planned.body);
         return;
       }
       const real = await passToProvider(issuer, req, body);
       const json = (await real.json()) as Record<string, unknown>;
       for (const name of planned.removed) delete json[name];
-      res.writeHead(real.status, { 'content-type': 'application/json' }).end(JSON.stringify({ ...json, ...planned.changes }));
+      res
+        .writeHead(real.status, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ ...json, ...planned.changes }));
     })().catch((error: unknown) => res.writeHead(599).end(String(error)));
     return true;
   }
@@ -118,12 +179,20 @@ describe('a provider that answers strangely (property test over HTTP)', function
         // Served, or (an access token already expired whose refresh the provider refuses) asked to sign in again: never an error.
         for (const path of ['/protected', '/.auth/me', '/protected']) {
           const page = await browser.request(`${deployment.url}${path}`);
-          expect([200, path === '/protected' ? 302 : 401], `${what} then ${path} → ${page.status} ${page.body.slice(0, 300)}`).to.include(page.status);
+          expect(
+            [200, path === '/protected' ? 302 : 401],
+            `${what} then ${path} → ${page.status} ${page.body.slice(0, 300)}`,
+          ).to.include(page.status);
           if (page.status === 200) served++;
         }
         const refreshed = await browser.request(`${deployment.url}/.auth/refresh`);
-        expect([200, 401], `${what} then refresh → ${refreshed.status} ${refreshed.body.slice(0, 300)}`).to.include(refreshed.status);
-        expect((await browser.request(`${deployment.url}/.auth/me`)).status, `${what} then /.auth/me after refresh`).to.be.oneOf([200, 401]);
+        expect([200, 401], `${what} then refresh → ${refreshed.status} ${refreshed.body.slice(0, 300)}`).to.include(
+          refreshed.status,
+        );
+        expect(
+          (await browser.request(`${deployment.url}/.auth/me`)).status,
+          `${what} then /.auth/me after refresh`,
+        ).to.be.oneOf([200, 401]);
       }),
       { numRuns: 60 },
     );
@@ -139,7 +208,9 @@ describe('a provider that answers strangely (property test over HTTP)', function
       await signIn(browser, deployment);
       expect((await browser.request(`${deployment.url}/protected`)).status).to.equal(200);
       next = { kind: 'genuine', changes, removed: [] };
-      const refreshed = await browser.request(`${deployment.url}/.auth/refresh`, { headers: { accept: 'application/json' } });
+      const refreshed = await browser.request(`${deployment.url}/.auth/refresh`, {
+        headers: { accept: 'application/json' },
+      });
       next = undefined;
       expect(refreshed.status, JSON.stringify(changes)).to.equal(401);
       // Asked to sign in again, as after any refused refresh; never a 500 or 502.

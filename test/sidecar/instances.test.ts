@@ -18,7 +18,11 @@ interface SharedStore {
 }
 
 const STORES: SharedStore[] = [
-  { name: 'a token store directory', tellsChanges: false, setUp: async () => ({ env: {}, close: async () => undefined }) },
+  {
+    name: 'a token store directory',
+    tellsChanges: false,
+    setUp: async () => ({ env: {}, close: async () => undefined }),
+  },
   {
     name: 'Redis',
     tellsChanges: true,
@@ -72,7 +76,9 @@ for (const shared of STORES) {
       instances.delayTokenAnswers(300);
       try {
         instances.balancer.route('a', 'b', 'a', 'b');
-        const replies = await Promise.all(['/p1', '/p2', '/p3', '/p4'].map((pathname) => browser.request(`${instances.balancer.url}${pathname}`)));
+        const replies = await Promise.all(
+          ['/p1', '/p2', '/p3', '/p4'].map((pathname) => browser.request(`${instances.balancer.url}${pathname}`)),
+        );
         const tokens = replies.map(accessToken);
         expect(new Set(tokens).size).to.equal(1);
       } finally {

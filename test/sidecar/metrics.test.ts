@@ -21,7 +21,12 @@ describe('metrics (Prometheus, prom-client)', function () {
   before(async () => {
     metrics = new GatehouseMetrics();
     deployment = await startDeployment({ metrics, webhookSecret: SECRET });
-    listener = await startMetricsListener('127.0.0.1', 0, { contentType: metrics.registry.contentType, metrics: () => metrics.registry.metrics() }, createLogger('silent'));
+    listener = await startMetricsListener(
+      '127.0.0.1',
+      0,
+      { contentType: metrics.registry.contentType, metrics: () => metrics.registry.metrics() },
+      createLogger('silent'),
+    );
   });
   after(async () => {
     await listener?.close();
@@ -38,7 +43,8 @@ describe('metrics (Prometheus, prom-client)', function () {
     await browser.request(`${deployment.url}/.auth/me`);
     await request(deployment.url, { method: 'GET', path: '/x', headers: { host: 'bad host' } });
     const after = await text();
-    const delta = (labels: Record<string, string>) => sample(after, 'gatehouse_requests_total', labels) - sample(before, 'gatehouse_requests_total', labels);
+    const delta = (labels: Record<string, string>) =>
+      sample(after, 'gatehouse_requests_total', labels) - sample(before, 'gatehouse_requests_total', labels);
     expect(delta({ outcome: 'forwarded', reason: 'signed_in' })).to.equal(2); // after the sign-in's return, and /private/one
     expect(delta({ outcome: 'forwarded', reason: 'anonymous' })).to.equal(1);
     expect(delta({ outcome: 'challenged', reason: 'sign_in' })).to.equal(1); // the first visit, redirected to sign in
@@ -53,18 +59,29 @@ describe('metrics (Prometheus, prom-client)', function () {
     const before = await text();
     const browser = new Browser();
     await signIn(browser, deployment);
-    const user = (JSON.parse((await browser.request(`${deployment.url}/who`)).body) as { headers: Record<string, string> }).headers['x-platform-client-principal-id']!;
+    const user = (
+      JSON.parse((await browser.request(`${deployment.url}/who`)).body) as { headers: Record<string, string> }
+    ).headers['x-platform-client-principal-id']!;
     expect((await browser.request(`${deployment.url}/.auth/refresh`)).status).to.equal(200);
     expect((await browser.request(`${deployment.url}/.auth/logout`)).status).to.equal(302);
     const after = await text();
-    const delta = (name: string, labels: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
+    const delta = (name: string, labels: Record<string, string>) =>
+      sample(after, name, labels) - sample(before, name, labels);
     expect(delta('gatehouse_sign_ins_total', { provider: 'dev', result: 'success' })).to.equal(1);
     expect(delta('gatehouse_refreshes_total', { provider: 'dev', result: 'success' })).to.equal(1);
     expect(delta('gatehouse_logouts_total', { provider: 'dev', kind: 'local' })).to.equal(1);
-    expect(delta('gatehouse_provider_request_duration_seconds_count', { provider: 'dev', operation: 'sign_in' })).to.equal(1);
-    expect(delta('gatehouse_provider_request_duration_seconds_count', { provider: 'dev', operation: 'refresh' })).to.equal(1);
-    expect(delta('gatehouse_token_store_operation_duration_seconds_count', { store: 'filesystem', operation: 'put' })).to.be.at.least(2); // the sign-in, the refresh
-    expect(delta('gatehouse_token_store_operation_duration_seconds_count', { store: 'filesystem', operation: 'delete' })).to.equal(1);
+    expect(
+      delta('gatehouse_provider_request_duration_seconds_count', { provider: 'dev', operation: 'sign_in' }),
+    ).to.equal(1);
+    expect(
+      delta('gatehouse_provider_request_duration_seconds_count', { provider: 'dev', operation: 'refresh' }),
+    ).to.equal(1);
+    expect(
+      delta('gatehouse_token_store_operation_duration_seconds_count', { store: 'filesystem', operation: 'put' }),
+    ).to.be.at.least(2); // the sign-in, the refresh
+    expect(
+      delta('gatehouse_token_store_operation_duration_seconds_count', { store: 'filesystem', operation: 'delete' }),
+    ).to.equal(1);
     expect(sample(after, 'gatehouse_token_store_up', { store: 'filesystem' })).to.equal(1);
     expect(user).to.be.a('string').that.is.not.empty;
     expect(after).not.to.include(user);
@@ -75,9 +92,13 @@ describe('metrics (Prometheus, prom-client)', function () {
     const before = await text();
     expect((await deliver(deployment.url, 'push', '{"commits":[]}')).status).to.equal(200);
     expect((await deliver(deployment.url, 'made-up-event-marker', '{}')).status).to.equal(200);
-    expect((await deliver(deployment.url, 'push', '{}', { 'x-forge-signature-256': 'sha256=' + '0'.repeat(64) })).status).to.equal(401);
+    expect(
+      (await deliver(deployment.url, 'push', '{}', { 'x-forge-signature-256': 'sha256=' + '0'.repeat(64) })).status,
+    ).to.equal(401);
     const after = await text();
-    const delta = (labels: Record<string, string>) => sample(after, 'gatehouse_webhook_deliveries_total', labels) - sample(before, 'gatehouse_webhook_deliveries_total', labels);
+    const delta = (labels: Record<string, string>) =>
+      sample(after, 'gatehouse_webhook_deliveries_total', labels) -
+      sample(before, 'gatehouse_webhook_deliveries_total', labels);
     expect(delta({ event: 'push', status: '200' })).to.equal(1);
     expect(delta({ event: 'other', status: '200' })).to.equal(1);
     expect(delta({ event: 'push', status: '401' })).to.equal(1);
@@ -101,7 +122,8 @@ describe('metrics (Prometheus, prom-client)', function () {
   it('counts requests the app did not answer: the app down is an error (502)', async () => {
     const before = sample(await text(), 'gatehouse_upstream_failures_total', { kind: 'error' });
     await deployment.closeUpstream(); // the last test: the app stays down
-    for (let i = 0; i < 3; i++) expect((await new Browser().request(`${deployment.url}/public/x`)).status).to.equal(502);
+    for (let i = 0; i < 3; i++)
+      expect((await new Browser().request(`${deployment.url}/public/x`)).status).to.equal(502);
     expect(sample(await text(), 'gatehouse_upstream_failures_total', { kind: 'error' }) - before).to.equal(3);
   });
 });

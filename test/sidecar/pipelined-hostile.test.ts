@@ -63,9 +63,18 @@ describe('hostile requests pipelined behind an answer in progress', function () 
     expect(await after.text()).to.equal('ok /public/after');
   }
 
-  for (const upgrade of ['Connection: Upgrade\r\nUpgrade: h2c', 'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==']) {
+  for (const upgrade of [
+    'Connection: Upgrade\r\nUpgrade: h2c',
+    'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+  ]) {
     it(`an upgrade (${upgrade.split('Upgrade: ')[1]!.split('\r')[0]}) behind a GET: the GET's answer whole, then a 400, and gatehouse keeps serving`, async () => {
-      const { response, closed } = await rawExchange(deployment.url, [`GET /public/a HTTP/1.1\r\nHost: ${host}\r\n\r\nGET /public/b HTTP/1.1\r\nHost: ${host}\r\n${upgrade}\r\n\r\n`], 5_000);
+      const { response, closed } = await rawExchange(
+        deployment.url,
+        [
+          `GET /public/a HTTP/1.1\r\nHost: ${host}\r\n\r\nGET /public/b HTTP/1.1\r\nHost: ${host}\r\n${upgrade}\r\n\r\n`,
+        ],
+        5_000,
+      );
       expect(closed).to.equal(true);
       expect(response).to.match(/^HTTP\/1\.1 200 [\s\S]*ok \/public\/a[\s\S]*HTTP\/1\.1 400 /);
       expect(response).to.contain('A protocol upgrade must be the only request in progress on its connection.');
@@ -74,20 +83,40 @@ describe('hostile requests pipelined behind an answer in progress', function () 
   }
 
   it('a stalled upload behind a long answer: its 408 waits its turn, and gatehouse keeps serving', async () => {
-    const { response, closed } = await rawExchange(deployment.url, [`GET /public/stream HTTP/1.1\r\nHost: ${host}\r\n\r\nPOST /public/upload HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 10\r\n\r\nx`], 8_000);
+    const { response, closed } = await rawExchange(
+      deployment.url,
+      [
+        `GET /public/stream HTTP/1.1\r\nHost: ${host}\r\n\r\nPOST /public/upload HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 10\r\n\r\nx`,
+      ],
+      8_000,
+    );
     expect(closed).to.equal(true);
     expect(response).to.match(/^HTTP\/1\.1 200 [\s\S]*done\n[\s\S]*HTTP\/1\.1 408 /);
     await stillServing();
   });
 
   for (const [what, first] of [
-    ['a 400 for a target naming another host', (h: string) => `GET http://evil.example/x HTTP/1.1\r\nHost: ${h}\r\n\r\n`],
-    ['a 501 for a gzip transfer coding', (h: string) => `POST /public/x HTTP/1.1\r\nHost: ${h}\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n`],
-    ['an answer to a client that announced a body it never sent', (h: string) => `GET /public/a HTTP/1.1\r\nHost: ${h}\r\nExpect: 100-continue\r\n\r\n`],
+    [
+      'a 400 for a target naming another host',
+      (h: string) => `GET http://evil.example/x HTTP/1.1\r\nHost: ${h}\r\n\r\n`,
+    ],
+    [
+      'a 501 for a gzip transfer coding',
+      (h: string) =>
+        `POST /public/x HTTP/1.1\r\nHost: ${h}\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n`,
+    ],
+    [
+      'an answer to a client that announced a body it never sent',
+      (h: string) => `GET /public/a HTTP/1.1\r\nHost: ${h}\r\nExpect: 100-continue\r\n\r\n`,
+    ],
   ] as const) {
     it(`a request pipelined behind ${what} (which closes the connection) never reaches the app`, async () => {
       seen.length = 0;
-      const { response, closed } = await rawExchange(deployment.url, [`${first(host)}POST /public/side-effect HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 4\r\n\r\nBUY!`], 3_000);
+      const { response, closed } = await rawExchange(
+        deployment.url,
+        [`${first(host)}POST /public/side-effect HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 4\r\n\r\nBUY!`],
+        3_000,
+      );
       expect(closed).to.equal(true);
       expect(response.match(/HTTP\/1\.1 [2-5]\d\d /g), 'one answer').to.have.length(1);
       await pause(100);
@@ -96,7 +125,10 @@ describe('hostile requests pipelined behind an answer in progress', function () 
   }
 
   it('a 304 that names a Content-Length reaches the client whole, and the connection goes on', async () => {
-    const response = await raw(deployment.url, `GET /public/not-modified HTTP/1.1\r\nHost: ${host}\r\n\r\nGET /public/next HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    const response = await raw(
+      deployment.url,
+      `GET /public/not-modified HTTP/1.1\r\nHost: ${host}\r\n\r\nGET /public/next HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+    );
     expect(response).to.match(/^HTTP\/1\.1 304 [\s\S]*etag: "v1"[\s\S]*HTTP\/1\.1 200 [\s\S]*ok \/public\/next$/i);
   });
 
@@ -119,9 +151,15 @@ describe('hostile requests pipelined behind an answer in progress', function () 
   });
 
   it('CONNECT behind a GET: the GET is answered whole first, then the 400', async () => {
-    const { response, closed } = await rawExchange(deployment.url, [`GET /public/a HTTP/1.1\r\nHost: ${host}\r\n\r\nCONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n`], 3_000);
+    const { response, closed } = await rawExchange(
+      deployment.url,
+      [`GET /public/a HTTP/1.1\r\nHost: ${host}\r\n\r\nCONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n`],
+      3_000,
+    );
     expect(closed).to.equal(true);
-    expect(response).to.match(/^HTTP\/1\.1 200 [\s\S]*ok \/public\/a[\s\S]*HTTP\/1\.1 400 [\s\S]*CONNECT is not supported/);
+    expect(response).to.match(
+      /^HTTP\/1\.1 200 [\s\S]*ok \/public\/a[\s\S]*HTTP\/1\.1 400 [\s\S]*CONNECT is not supported/,
+    );
     await stillServing();
   });
 
@@ -141,7 +179,11 @@ describe('hostile requests pipelined behind an answer in progress', function () 
 
   for (const [what, first, status] of [
     ['a refusal', (h: string) => `GET http://evil.example/protected HTTP/1.1\r\nHost: ${h}\r\n\r\nGARBAGE `, 400],
-    ['an answer to Connection: close', (h: string) => `GET /public/a HTTP/1.1\r\nHost: ${h}\r\nConnection: close\r\n\r\n`, 200],
+    [
+      'an answer to Connection: close',
+      (h: string) => `GET /public/a HTTP/1.1\r\nHost: ${h}\r\nConnection: close\r\n\r\n`,
+      200,
+    ],
   ] as const) {
     it(`${what} followed by bytes that cannot be parsed, while the client keeps sending and reads late: the client reads the answer, no reset`, async () => {
       const { socket, received } = rawConnection(deployment.url);
@@ -165,7 +207,9 @@ describe('hostile requests pipelined behind an answer in progress', function () 
   it('an upload that bursts, then trickles: refused 408 once the last upstream timeout saw too little, not after the burst has paid for minutes', async () => {
     const { socket, received } = rawConnection(deployment.url);
     socket.on('error', () => {});
-    socket.write(`POST /public/upload HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 1000000\r\n\r\n${'a'.repeat(5_000)}`);
+    socket.write(
+      `POST /public/upload HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 1000000\r\n\r\n${'a'.repeat(5_000)}`,
+    );
     const started = Date.now();
     // A byte every 300 ms: never silent for the 1.5 s timeout; the whole upload's average stays
     // above 240 bytes a second for about 20 s thanks to the burst.
@@ -184,7 +228,9 @@ describe('hostile requests pipelined behind an answer in progress', function () 
 
   it('a body that fails to parse behind a GET: 400 after the GET is answered, the app request abandoned at once', async () => {
     const { socket, received } = rawConnection(deployment.url);
-    socket.write(`GET /public/stream HTTP/1.1\r\nHost: ${host}\r\n\r\nPOST /public/b HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n`);
+    socket.write(
+      `GET /public/stream HTTP/1.1\r\nHost: ${host}\r\n\r\nPOST /public/b HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n`,
+    );
     // The POST has reached the app (its first chunk), then its next chunk size is not hex.
     for (let i = 0; i < 100 && open < 2; i++) await pause(10);
     socket.write('zz\r\n');

@@ -33,7 +33,12 @@ describe('two instances sharing Redis', function () {
 
   before(async () => {
     redis = await startRedis();
-    instances = await startInstances({ env: { GATEHOUSE_REDIS_URL: redis.url }, webhookSecret: SECRET, backchannelLogout: true, logger: (instance) => logs[instance].logger });
+    instances = await startInstances({
+      env: { GATEHOUSE_REDIS_URL: redis.url },
+      webhookSecret: SECRET,
+      backchannelLogout: true,
+      logger: (instance) => logs[instance].logger,
+    });
   });
   after(async () => {
     await instances?.close();
@@ -56,7 +61,11 @@ describe('two instances sharing Redis', function () {
     const replay = new Browser();
     replay.setCookie(instances.balancer.url, `PlatformAuthSession=${cookie}; Path=/`);
     // Within 1 s (the issue's bound); without Redis' notice, a would serve its cache for up to 30 s.
-    const onA = await within(1_000, () => instances.through('a', replay, '/after-logout'), (reply) => reply.status === 302);
+    const onA = await within(
+      1_000,
+      () => instances.through('a', replay, '/after-logout'),
+      (reply) => reply.status === 302,
+    );
     expect(onA.status).to.equal(302);
     expect(onA.headers.location).to.match(/\/\.auth\/login\/dev/);
   });
@@ -70,7 +79,11 @@ describe('two instances sharing Redis', function () {
     const done = (await browser.submitForm(page, /\/session\/end\/confirm$/, { logout: 'yes' })).at(-1)!;
     expect(done.body).to.contain('You are signed out.');
     expect(instances.idp.backchannelLogouts.length).to.equal(delivered + 1);
-    const onB = await within(1_000, () => instances.through('b', browser, '/.auth/me'), (reply) => reply.status === 401);
+    const onB = await within(
+      1_000,
+      () => instances.through('b', browser, '/.auth/me'),
+      (reply) => reply.status === 401,
+    );
     expect(onB.status).to.equal(401);
   });
 
@@ -85,7 +98,11 @@ describe('two instances sharing Redis', function () {
     expect(instances.idp.backchannelLogouts.length).to.equal(delivered + 1);
     const received = logs.b.lines().filter((line) => line.msg === 'signed out at the provider (back-channel logout)');
     expect(received.at(-1)).to.include({ cachedSessionsEnded: 0 });
-    const onA = await within(1_000, () => instances.through('a', browser, '/.auth/me'), (reply) => reply.status === 401);
+    const onA = await within(
+      1_000,
+      () => instances.through('a', browser, '/.auth/me'),
+      (reply) => reply.status === 401,
+    );
     expect(onA.status).to.equal(401);
   });
 
@@ -96,7 +113,9 @@ describe('two instances sharing Redis', function () {
     instances.delayTokenAnswers(300);
     try {
       instances.balancer.route('a', 'b', 'a', 'b', 'a', 'b', 'a', 'b');
-      const replies = await Promise.all(Array.from({ length: 8 }, () => browser.request(`${instances.balancer.url}/.auth/refresh`)));
+      const replies = await Promise.all(
+        Array.from({ length: 8 }, () => browser.request(`${instances.balancer.url}/.auth/refresh`)),
+      );
       for (const reply of replies) expect(reply.status, reply.body).to.equal(200);
     } finally {
       instances.delayTokenAnswers(0);
@@ -110,7 +129,10 @@ describe('two instances sharing Redis', function () {
 
   it('a delivery handled by one instance is a duplicate on the other; the same id with other bytes is a conflict there', async () => {
     let runs = 0;
-    const off = [instances.gateways.a.receiver.on('*', () => void runs++), instances.gateways.b.receiver.on('*', () => void runs++)];
+    const off = [
+      instances.gateways.a.receiver.on('*', () => void runs++),
+      instances.gateways.b.receiver.on('*', () => void runs++),
+    ];
     try {
       const id = { 'x-forge-delivery': `shared-${Date.now()}` };
       const first = await deliver(instances.urls.a, 'push', PUSH, id);
@@ -128,7 +150,16 @@ describe('two instances sharing Redis', function () {
   });
 
   it('receivers without an app (serve without --upstream) share delivery ids through Redis as well', async () => {
-    const receivers = await Promise.all([0, 1].map(() => startServer({ port: 0, logger: createLogger('silent'), env: { GATEHOUSE_REDIS_URL: redis.url }, webhook: { secret: SECRET, env: {} } })));
+    const receivers = await Promise.all(
+      [0, 1].map(() =>
+        startServer({
+          port: 0,
+          logger: createLogger('silent'),
+          env: { GATEHOUSE_REDIS_URL: redis.url },
+          webhook: { secret: SECRET, env: {} },
+        }),
+      ),
+    );
     try {
       const id = { 'x-forge-delivery': `receivers-${Date.now()}` };
       const first = await deliver(receivers[0]!.url, 'push', PUSH, id);
@@ -151,7 +182,11 @@ describe('two instances sharing Redis', function () {
     } finally {
       redis.resume();
     }
-    const back = await within(5_000, () => instances.through('b', browser, '/after-thaw'), (r) => r.status === 200);
+    const back = await within(
+      5_000,
+      () => instances.through('b', browser, '/after-thaw'),
+      (r) => r.status === 200,
+    );
     expect(back.status).to.equal(200);
   });
 
@@ -161,7 +196,11 @@ describe('two instances sharing Redis', function () {
     forwardedAccessToken(await instances.through('b', browser, '/before'));
     await redis.kill();
     for (const instance of ['a', 'b', 'a', 'b'] as const) {
-      const reply = await within(1_000, () => instances.through(instance, browser, '/while-down'), (r) => r.status === 503);
+      const reply = await within(
+        1_000,
+        () => instances.through(instance, browser, '/while-down'),
+        (r) => r.status === 503,
+      );
       expect(reply.status, reply.body.slice(0, 200)).to.equal(503);
       expect(reply.headers['retry-after']).to.equal('5');
     }
@@ -170,17 +209,31 @@ describe('two instances sharing Redis', function () {
     // Not ready (a load balancer sends traffic elsewhere), still alive: /.auth/version stays 200.
     expect(version.status).to.equal(200);
     const notReady = await instances.through('a', browser, '/.auth/ready');
-    expect([notReady.status, notReady.headers['retry-after'], JSON.parse(notReady.body)]).to.deep.equal([503, '5', { ready: false, tokenStore: { kind: 'redis', available: false } }]);
+    expect([notReady.status, notReady.headers['retry-after'], JSON.parse(notReady.body)]).to.deep.equal([
+      503,
+      '5',
+      { ready: false, tokenStore: { kind: 'redis', available: false } },
+    ]);
     expect((await instances.through('b', new Browser(), '/public/health')).status).to.equal(200);
     // Once per change of state, however many requests were turned away.
     expect(logs.a.lines().filter((line) => /redis store unreachable/.test(String(line.msg)))).to.have.length(1);
 
     await redis.start();
-    const back = await within(10_000, () => instances.through('a', browser, '/after-restart'), (r) => r.status === 200);
+    const back = await within(
+      10_000,
+      () => instances.through('a', browser, '/after-restart'),
+      (r) => r.status === 200,
+    );
     expect(forwardedAccessToken(back)).to.equal(token);
-    const onB = await within(10_000, () => instances.through('b', browser, '/after-restart'), (r) => r.status === 200);
+    const onB = await within(
+      10_000,
+      () => instances.through('b', browser, '/after-restart'),
+      (r) => r.status === 200,
+    );
     expect(forwardedAccessToken(onB)).to.equal(token);
-    expect(JSON.parse((await instances.through('a', browser, '/.auth/version')).body)).to.deep.include({ tokenStore: { kind: 'redis', available: true } });
+    expect(JSON.parse((await instances.through('a', browser, '/.auth/version')).body)).to.deep.include({
+      tokenStore: { kind: 'redis', available: true },
+    });
     const ready = await instances.through('a', browser, '/.auth/ready');
     expect([ready.status, JSON.parse(ready.body)]).to.deep.equal([200, { ready: true }]);
     expect(logs.a.lines().filter((line) => /redis store reachable again/.test(String(line.msg)))).to.have.length(1);

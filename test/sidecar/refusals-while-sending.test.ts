@@ -33,13 +33,17 @@ async function sendWhileRefused(url: string, head: string, sendMs = 1_500): Prom
   let answered = false;
   socket.once('data', () => (answered = true));
   const chunk = Buffer.alloc(64 * 1024, 'x');
-  for (const end = Date.now() + sendMs; !answered && Date.now() < end; ) {
+  for (const end = Date.now() + sendMs; !answered && Date.now() < end;) {
     if (socket.destroyed || !socket.writable) break;
-    if (!socket.write(chunk)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), received, pause(50)]);
+    if (!socket.write(chunk))
+      await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), received, pause(50)]);
   }
   socket.end();
   const response = await received;
-  if (reset !== undefined) throw new Error(`the connection was reset (${reset}) instead of closed; received: ${JSON.stringify(response.slice(0, 80))}`);
+  if (reset !== undefined)
+    throw new Error(
+      `the connection was reset (${reset}) instead of closed; received: ${JSON.stringify(response.slice(0, 80))}`,
+    );
   return response;
 }
 
@@ -63,7 +67,11 @@ describe('refusals that reach the client', function () {
     ] as const) {
       it(what, async () => {
         // The upstream timeout is 60 s: an answer only at its end would miss the 3 s wait.
-        const { response, closed } = await rawExchange(deployment.url, [`POST /public/upload HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\n\r\n`, body], 3_000);
+        const { response, closed } = await rawExchange(
+          deployment.url,
+          [`POST /public/upload HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\n\r\n`, body],
+          3_000,
+        );
         expect(closed, 'closed at once').to.equal(true);
         expect(response).to.match(/^HTTP\/1\.1 400 /);
         expect(response).to.match(/\r\nconnection: close\r\n/i);
@@ -76,14 +84,20 @@ describe('refusals that reach the client', function () {
 
   it('a declared body far too large for an /.auth POST: the client, still sending, reads the 413', async () => {
     for (let round = 0; round < 5; round++) {
-      const response = await sendWhileRefused(deployment.url, `POST /.auth/login/dev HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: 50000000\r\n\r\n`);
+      const response = await sendWhileRefused(
+        deployment.url,
+        `POST /.auth/login/dev HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: 50000000\r\n\r\n`,
+      );
       expect(response, `round ${round}`).to.match(/^HTTP\/1\.1 413 /);
     }
   });
 
   it('a POST with a large body to a protected path: the client, still sending, reads the 401 challenge', async () => {
     for (let round = 0; round < 5; round++) {
-      const response = await sendWhileRefused(deployment.url, `POST /api/orders HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\nContent-Length: 50000000\r\n\r\n`);
+      const response = await sendWhileRefused(
+        deployment.url,
+        `POST /api/orders HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\nContent-Length: 50000000\r\n\r\n`,
+      );
       expect(response, `round ${round}`).to.match(/^HTTP\/1\.1 401 /);
       expect(response).to.match(/\r\nconnection: close\r\n/i);
     }
@@ -104,8 +118,11 @@ describe('refusals that reach the client', function () {
   });
 
   it("App Service's own identity headers never reach the app, in any spelling, with gatehouse's default prefix", async () => {
-    const headers = 'X-MS-CLIENT-PRINCIPAL: e30=\r\nx-ms-client-principal-id: admin\r\nX_MS_CLIENT_PRINCIPAL_NAME: root\r\nx.ms.client.principal.idp: aad\r\nX-MS-TOKEN-AAD-ACCESS-TOKEN: stolen\r\n';
-    const { response } = await rawExchange(deployment.url, [`GET /public/ms HTTP/1.1\r\nHost: ${host}\r\n${headers}Connection: close\r\n\r\n`]);
+    const headers =
+      'X-MS-CLIENT-PRINCIPAL: e30=\r\nx-ms-client-principal-id: admin\r\nX_MS_CLIENT_PRINCIPAL_NAME: root\r\nx.ms.client.principal.idp: aad\r\nX-MS-TOKEN-AAD-ACCESS-TOKEN: stolen\r\n';
+    const { response } = await rawExchange(deployment.url, [
+      `GET /public/ms HTTP/1.1\r\nHost: ${host}\r\n${headers}Connection: close\r\n\r\n`,
+    ]);
     expect(response).to.match(/^HTTP\/1\.1 200 /);
     expect(app.requests).to.have.length(1);
     const seen = Object.keys(app.requests[0]!.headers).filter((name) => /ms[-_.]/i.test(name));
@@ -115,7 +132,8 @@ describe('refusals that reach the client', function () {
 
 /** Whether the deployment's forwarder lets go of every request within a second. */
 async function waitForNoneInFlight(deployment: Deployment): Promise<boolean> {
-  for (const end = Date.now() + 1_000; Date.now() < end; await pause(20)) if (deployment.gateway.forwarder.inFlight === 0) return true;
+  for (const end = Date.now() + 1_000; Date.now() < end; await pause(20))
+    if (deployment.gateway.forwarder.inFlight === 0) return true;
   return deployment.gateway.forwarder.inFlight === 0;
 }
 
@@ -123,14 +141,21 @@ describe('refusals that reach the client: the webhook receiver', function () {
   this.timeout(30_000);
   let server: RunningServer;
   before(async () => {
-    server = await startServer({ port: 0, logger: createLogger('silent'), webhook: { secret: 'webhook secret', bodyLimitBytes: 1024 * 1024 } });
+    server = await startServer({
+      port: 0,
+      logger: createLogger('silent'),
+      webhook: { secret: 'webhook secret', bodyLimitBytes: 1024 * 1024 },
+    });
   });
   after(() => server.close());
 
   it('chunk extensions over the parser limit are answered 413 at once, not 408 after the body timeout', async () => {
     const { response, closed } = await rawExchange(
       server.url,
-      [`POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Signature-256: sha256=00\r\nTransfer-Encoding: chunked\r\n\r\n`, `1;${'e'.repeat(20 * 1024)}\r\nx\r\n0\r\n\r\n`],
+      [
+        `POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Signature-256: sha256=00\r\nTransfer-Encoding: chunked\r\n\r\n`,
+        `1;${'e'.repeat(20 * 1024)}\r\nx\r\n0\r\n\r\n`,
+      ],
       3_000,
     );
     expect(closed).to.equal(true);
@@ -140,7 +165,10 @@ describe('refusals that reach the client: the webhook receiver', function () {
 
   it('a delivery declared larger than the limit: the client, still sending, reads the 413', async () => {
     for (let round = 0; round < 5; round++) {
-      const response = await sendWhileRefused(server.url, `POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Signature-256: sha256=${"0".repeat(64)}\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n`);
+      const response = await sendWhileRefused(
+        server.url,
+        `POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Signature-256: sha256=${'0'.repeat(64)}\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n`,
+      );
       expect(response, `round ${round}`).to.match(/^HTTP\/1\.1 413 /);
     }
   });
@@ -154,7 +182,11 @@ describe('start-up', () => {
       expect(early.status).to.equal(503);
       expect(early.headers.get('retry-after')).to.equal('1');
       expect(await early.json()).to.deep.equal({ error: 'gatehouse is starting: try again in a moment.' });
-      serveRequests(listening.server, (_req: http.IncomingMessage, res: http.ServerResponse) => res.end('served'), createLogger('silent'));
+      serveRequests(
+        listening.server,
+        (_req: http.IncomingMessage, res: http.ServerResponse) => res.end('served'),
+        createLogger('silent'),
+      );
       const later = await fetch(`${listening.url}/anything`);
       expect(later.status).to.equal(200);
       expect(await later.text()).to.equal('served');
@@ -168,7 +200,11 @@ describe('start-up', () => {
     try {
       const socket = net.connect(Number(new URL(listening.url).port), '127.0.0.1');
       await new Promise((resolve) => socket.once('connect', resolve));
-      serveRequests(listening.server, (_req: http.IncomingMessage, res: http.ServerResponse) => res.end('served'), createLogger('silent'));
+      serveRequests(
+        listening.server,
+        (_req: http.IncomingMessage, res: http.ServerResponse) => res.end('served'),
+        createLogger('silent'),
+      );
       const answer = new Promise<string>((resolve) => {
         let data = '';
         socket.on('data', (d) => (data += d.toString()));

@@ -39,14 +39,15 @@ describe("the app's hop-by-hop response headers", function () {
   });
   after(() => deployment.close());
 
-  const request = (connection: string) => `GET /public/page HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\n${connection}\r\n`;
+  const request = (connection: string) =>
+    `GET /public/page HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\n${connection}\r\n`;
 
   it('are not passed on: Keep-Alive, Proxy-Connection and what the Connection header names; the rest is', async () => {
     const response = await raw(deployment.url, request(''), chunkedBodyEnded);
     expect(response).to.match(/^HTTP\/1\.1 200 /);
     const headers = headersOf(response);
     expect(headers.get('x-app')).to.deep.equal(['kept']);
-    expect(headers.has('x-internal-route'), 'named by the app\'s Connection header').to.equal(false);
+    expect(headers.has('x-internal-route'), "named by the app's Connection header").to.equal(false);
     expect(headers.has('proxy-connection')).to.equal(false);
     expect(headers.get('keep-alive') ?? []).not.to.include('timeout=99, max=1000');
     expect(headers.get('connection')).to.deep.equal(['keep-alive']);
@@ -61,7 +62,10 @@ describe("the app's hop-by-hop response headers", function () {
   });
 
   it('an HTTP/1.0 client gets a close-delimited answer, not chunks it cannot read', async () => {
-    const response = await raw(deployment.url, `GET /public/page HTTP/1.0\r\nHost: ${new URL(deployment.url).host}\r\n\r\n`);
+    const response = await raw(
+      deployment.url,
+      `GET /public/page HTTP/1.0\r\nHost: ${new URL(deployment.url).host}\r\n\r\n`,
+    );
     expect(response).to.match(/^HTTP\/1\.1 200 /);
     const headers = headersOf(response);
     expect(headers.has('transfer-encoding')).to.equal(false);

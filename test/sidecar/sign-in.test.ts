@@ -27,19 +27,27 @@ describe('server-directed sign-in against a real OpenID provider', function () {
     // 2. The login route redirects to the provider with state, nonce and an S256 PKCE challenge.
     const authorize = new URL(hops[1]!.headers.location!);
     expect(authorize.origin).to.equal(deployment.idp.issuer);
-    for (const p of ['state', 'nonce', 'code_challenge']) expect(authorize.searchParams.get(p), p).to.match(/^[A-Za-z0-9_-]{20,}$/);
+    for (const p of ['state', 'nonce', 'code_challenge'])
+      expect(authorize.searchParams.get(p), p).to.match(/^[A-Za-z0-9_-]{20,}$/);
     expect(authorize.searchParams.get('code_challenge_method')).to.equal('S256');
     expect(authorize.searchParams.get('redirect_uri')).to.equal(`${deployment.url}/.auth/login/dev/callback`);
     // The transaction cookie is sealed, HttpOnly and scoped to the login path.
     const tx = hops[1]!.setCookies.find((c) => c.startsWith('PlatformAuthSessionLogin_'))!;
-    expect(tx).to.match(/HttpOnly/).and.to.match(/Path=\/\.auth\/login\/dev/).and.to.match(/SameSite=Lax/);
+    expect(tx)
+      .to.match(/HttpOnly/)
+      .and.to.match(/Path=\/\.auth\/login\/dev/)
+      .and.to.match(/SameSite=Lax/);
     expect(tx).not.to.contain(authorize.searchParams.get('state')!);
     // 3. Back at the callback: session cookie set, 302 to where the user was going.
     const callback = [...hops].reverse().find((h) => h.url.includes('/.auth/login/dev/callback'))!;
     expect(callback.status).to.equal(302);
     expect(callback.headers.location).to.equal('/protected');
     const session = callback.setCookies.find((c) => c.startsWith('PlatformAuthSession='))!;
-    expect(session).to.match(/HttpOnly/).and.to.match(/SameSite=Lax/).and.to.match(/Path=\//).and.not.to.match(/Secure/);
+    expect(session)
+      .to.match(/HttpOnly/)
+      .and.to.match(/SameSite=Lax/)
+      .and.to.match(/Path=\//)
+      .and.not.to.match(/Secure/);
     // 4. The app received identity headers.
     expect(final.status).to.equal(200);
     const seen = forwarded(final.body);
@@ -62,7 +70,6 @@ describe('server-directed sign-in against a real OpenID provider', function () {
     expect(seen.headers['x-forwarded-proto']).to.equal('http');
     expect(seen.headers['x-forwarded-host']).to.equal(new URL(deployment.url).host);
   });
-
 
   it('a link too long to be a return URL still signs in: it comes back to its path, without the query', async () => {
     const browser = new Browser();
@@ -87,7 +94,10 @@ describe('server-directed sign-in against a real OpenID provider', function () {
   it('a return URL that percent-encoding would make too long is refused at the start, not lost with its cookie after the provider', async () => {
     // 300 characters as asked for, 2,701 once encoded: before the fix this started a sign-in whose
     // transaction cookie (over 4096 bytes) the browser dropped, and the callback failed.
-    const response = await new Browser().request(`${deployment.url}/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent(`/${'中'.repeat(300)}`)}`, { headers: { accept: 'application/json' } });
+    const response = await new Browser().request(
+      `${deployment.url}/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent(`/${'中'.repeat(300)}`)}`,
+      { headers: { accept: 'application/json' } },
+    );
     expect(response.status).to.equal(400);
     expect(response.headers['set-cookie']).to.equal(undefined);
   });
@@ -101,7 +111,9 @@ describe('server-directed sign-in against a real OpenID provider', function () {
     expect(final.status).to.equal(200);
     expect(final.body).to.contain('You are signed in.');
     // Served by gatehouse to anyone, never taken for a provider named "done"; a browser without a session is not told it is signed in.
-    const anonymous = await new Browser().request(`${deployment.url}/.auth/login/done`, { headers: { accept: 'text/html' } });
+    const anonymous = await new Browser().request(`${deployment.url}/.auth/login/done`, {
+      headers: { accept: 'text/html' },
+    });
     expect(anonymous.status).to.equal(200);
     expect(anonymous.body).to.contain('You are not signed in.');
     expect(anonymous.body).to.contain('href="/.auth/login/dev"');
@@ -109,13 +121,22 @@ describe('server-directed sign-in against a real OpenID provider', function () {
   });
 
   it("a failed sign-in's page links to a new one, to where it was going; the link is never followed by itself", async () => {
-    const links = (body: string) => [...body.matchAll(/<a href="([^"]*)">([^<]*)<\/a>/g)].map((m) => ({ href: m[1]!.replace(/&#38;/g, '&'), text: m[2]! }));
+    const links = (body: string) =>
+      [...body.matchAll(/<a href="([^"]*)">([^<]*)<\/a>/g)].map((m) => ({
+        href: m[1]!.replace(/&#38;/g, '&'),
+        text: m[2]!,
+      }));
     const browser = new Browser();
     // Cancelled at the provider: the sign-in had started for /orders?page=2.
     const providerPage = (await browser.follow(`${deployment.url}/orders?page=2`)).at(-1)!;
     const cancelled = (await browser.submitForm(providerPage, /\/abort$/, {})).at(-1)!;
     expect(cancelled.status).to.equal(401);
-    expect(links(cancelled.body)).to.deep.equal([{ href: `/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent('/orders?page=2')}`, text: 'Sign in again' }]);
+    expect(links(cancelled.body)).to.deep.equal([
+      {
+        href: `/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent('/orders?page=2')}`,
+        text: 'Sign in again',
+      },
+    ]);
     // Followed, it signs in and arrives where the first attempt was going.
     const again = await browser.follow(new URL(links(cancelled.body)[0]!.href, deployment.url).href);
     const done = (await browser.submitForm(again.at(-1)!, /\/login$/, { username: 'demo', password: 'demo' })).at(-1)!;
@@ -124,11 +145,16 @@ describe('server-directed sign-in against a real OpenID provider', function () {
 
     // A callback whose sign-in is unknown here: the link starts one with the default landing page. A return
     // address in the callback's own query is not taken (only the one sealed when a sign-in starts is).
-    const unknown = await new Browser().request(`${deployment.url}/.auth/login/dev/callback?error=access_denied&state=forged&post_login_redirect_uri=${encodeURIComponent('https://evil.example/')}`, { headers: { accept: 'text/html' } });
+    const unknown = await new Browser().request(
+      `${deployment.url}/.auth/login/dev/callback?error=access_denied&state=forged&post_login_redirect_uri=${encodeURIComponent('https://evil.example/')}`,
+      { headers: { accept: 'text/html' } },
+    );
     expect(unknown.status).to.equal(400);
     expect(links(unknown.body)).to.deep.equal([{ href: '/.auth/login/dev', text: 'Sign in again' }]);
     // API callers get the error alone, and no page answer ever redirects by itself.
-    const json = await new Browser().request(`${deployment.url}/.auth/login/dev/callback?error=access_denied`, { headers: { accept: 'application/json' } });
+    const json = await new Browser().request(`${deployment.url}/.auth/login/dev/callback?error=access_denied`, {
+      headers: { accept: 'application/json' },
+    });
     expect(json.status).to.equal(401);
     expect(Object.keys(JSON.parse(json.body))).to.deep.equal(['error']);
     expect(unknown.headers.location).to.equal(undefined);
@@ -158,7 +184,8 @@ describe('server-directed sign-in against a real OpenID provider', function () {
     const browser = new Browser();
     const user = { username: 'demo', password: 'demo' };
     const pages = [];
-    for (let tab = 0; tab < MAX_PENDING_LOGINS - 1; tab++) pages.push((await browser.follow(`${deployment.url}/tab/${tab}`)).at(-1)!);
+    for (let tab = 0; tab < MAX_PENDING_LOGINS - 1; tab++)
+      pages.push((await browser.follow(`${deployment.url}/tab/${tab}`)).at(-1)!);
     browser.setCookie(deployment.url, 'PlatformAuthSessionLogin_garbage=not-sealed; Path=/.auth/login/dev');
     expect(pendingLogins(browser, deployment.url)).to.have.length(MAX_PENDING_LOGINS);
     // One more: the unreadable cookie goes, every real sign-in stays.
@@ -195,7 +222,9 @@ describe('server-directed sign-in against a real OpenID provider', function () {
 
     const refreshed = await browser.request(`${deployment.url}/.auth/refresh`);
     expect(refreshed.status).to.equal(200);
-    const after = JSON.parse((await browser.request(`${deployment.url}/.auth/me`)).body) as Array<Record<string, unknown>>;
+    const after = JSON.parse((await browser.request(`${deployment.url}/.auth/me`)).body) as Array<
+      Record<string, unknown>
+    >;
     expect(after[0]!.access_token).not.to.equal(entry!.access_token);
 
     const copied = browser.cookie(deployment.url, 'PlatformAuthSession')!.value;
@@ -208,9 +237,13 @@ describe('server-directed sign-in against a real OpenID provider', function () {
     expect(confirmed.at(-1)!.body).to.contain('You have signed out.');
 
     // The copied cookie no longer works: the record is gone.
-    const replay = await new Browser().request(`${deployment.url}/.auth/me`, { headers: { cookie: `PlatformAuthSession=${copied}` } });
+    const replay = await new Browser().request(`${deployment.url}/.auth/me`, {
+      headers: { cookie: `PlatformAuthSession=${copied}` },
+    });
     expect(replay.status).to.equal(401);
-    const replayPage = await new Browser().request(`${deployment.url}/protected`, { headers: { cookie: `PlatformAuthSession=${copied}` } });
+    const replayPage = await new Browser().request(`${deployment.url}/protected`, {
+      headers: { cookie: `PlatformAuthSession=${copied}` },
+    });
     expect(replayPage.status).to.equal(302);
   });
 
@@ -220,27 +253,41 @@ describe('server-directed sign-in against a real OpenID provider', function () {
     const reply = await api.request(`${deployment.url}/api/orders`);
     expect(reply.status).to.equal(401);
     expect(JSON.parse(reply.body)).to.deep.equal({ error: 'Authentication required.' });
-    const xhr = await new Browser().request(`${deployment.url}/protected`, { headers: { 'x-requested-with': 'XMLHttpRequest' } });
+    const xhr = await new Browser().request(`${deployment.url}/protected`, {
+      headers: { 'x-requested-with': 'XMLHttpRequest' },
+    });
     expect(xhr.status).to.equal(401);
   });
 
   it("a browser's form POST without a session gets a 401 page whose link signs in and comes back to the page", async () => {
     const browser = new Browser();
-    const posted = await browser.request(`${deployment.url}/orders/edit?id=7`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'quantity=3' });
+    const posted = await browser.request(`${deployment.url}/orders/edit?id=7`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'quantity=3',
+    });
     expect(posted.status).to.equal(401);
     expect(posted.headers.location).to.equal(undefined);
     const hrefs = [...posted.body.matchAll(/<a href="([^"]*)">Sign in<\/a>/g)].map((m) => m[1]!);
-    expect(hrefs).to.deep.equal([`/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent('/orders/edit?id=7')}`]);
+    expect(hrefs).to.deep.equal([
+      `/.auth/login/dev?post_login_redirect_uri=${encodeURIComponent('/orders/edit?id=7')}`,
+    ]);
     const providerPage = (await browser.follow(new URL(hrefs[0]!, deployment.url).href)).at(-1)!;
     const done = (await browser.submitForm(providerPage, /\/login$/, { username: 'demo', password: 'demo' })).at(-1)!;
     expect(done.status).to.equal(200);
     expect(forwarded(done.body).url).to.equal('/orders/edit?id=7');
     // Nothing of the POST was forwarded while signed out.
-    expect(deployment.upstream.requests.some((r) => r.url === '/orders/edit?id=7' && r.headers['content-type'] !== undefined)).to.equal(false);
+    expect(
+      deployment.upstream.requests.some(
+        (r) => r.url === '/orders/edit?id=7' && r.headers['content-type'] !== undefined,
+      ),
+    ).to.equal(false);
   });
 
   it('excluded paths pass anonymously, with spoofed identity headers stripped', async () => {
-    const reply = await new Browser().request(`${deployment.url}/public/app.js`, { headers: { 'x-platform-client-principal-id': 'admin', X_PLATFORM_CLIENT_PRINCIPAL: 'forged' } });
+    const reply = await new Browser().request(`${deployment.url}/public/app.js`, {
+      headers: { 'x-platform-client-principal-id': 'admin', X_PLATFORM_CLIENT_PRINCIPAL: 'forged' },
+    });
     expect(reply.status).to.equal(200);
     const seen = JSON.parse(reply.body) as { headers: Record<string, string> };
     expect(seen.headers).not.to.have.property('x-platform-client-principal-id');
@@ -262,7 +309,9 @@ describe('a logout while a refresh is at the provider', function () {
         void bodyOf(req).then((body) =>
           held.push(() => {
             passToProvider(deployment.idp.issuer, req, body)
-              .then(async (real) => res.writeHead(real.status, { 'content-type': 'application/json' }).end(await real.text()))
+              .then(async (real) =>
+                res.writeHead(real.status, { 'content-type': 'application/json' }).end(await real.text()),
+              )
               .catch(() => res.destroy());
           }),
         );
@@ -280,13 +329,17 @@ describe('a logout while a refresh is at the provider', function () {
     const refreshing = browser.request(`${deployment.url}/.auth/refresh`);
     while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     // Signed out (the provider's own sign-out page is not needed for this), then the refresh's answer comes.
-    const logout = new Browser().request(`${deployment.url}/.auth/logout`, { headers: { cookie: `PlatformAuthSession=${copied}` } });
+    const logout = new Browser().request(`${deployment.url}/.auth/logout`, {
+      headers: { cookie: `PlatformAuthSession=${copied}` },
+    });
     await new Promise((resolve) => setTimeout(resolve, 50));
     held.splice(0).forEach((release) => release());
     holdRefreshes = false;
     expect((await refreshing).status).to.equal(200);
     expect((await logout).status).to.equal(302);
-    const replay = await new Browser().request(`${deployment.url}/.auth/me`, { headers: { cookie: `PlatformAuthSession=${copied}` } });
+    const replay = await new Browser().request(`${deployment.url}/.auth/me`, {
+      headers: { cookie: `PlatformAuthSession=${copied}` },
+    });
     expect(replay.status, replay.body).to.equal(401);
   });
 });
@@ -294,7 +347,7 @@ describe('a logout while a refresh is at the provider', function () {
 describe('return URLs with their own query', function () {
   this.timeout(30_000);
 
-  it("an app URL whose query has a redirect-like name (?next=) still signs in and comes back", async () => {
+  it('an app URL whose query has a redirect-like name (?next=) still signs in and comes back', async () => {
     const deployment = await startDeployment();
     try {
       const browser = new Browser();
@@ -333,20 +386,31 @@ describe('client credential method of a custom OpenID provider', function () {
   this.timeout(30_000);
 
   const withMethod = (method: string | undefined) => (issuer: string) => {
-    const document = defaultDocument(issuer) as { identityProviders: { customOpenIdConnectProviders: { dev: { registration: { clientCredential: Record<string, unknown> } } } } };
-    if (method !== undefined) document.identityProviders.customOpenIdConnectProviders.dev.registration.clientCredential.method = method;
+    const document = defaultDocument(issuer) as {
+      identityProviders: {
+        customOpenIdConnectProviders: { dev: { registration: { clientCredential: Record<string, unknown> } } };
+      };
+    };
+    if (method !== undefined)
+      document.identityProviders.customOpenIdConnectProviders.dev.registration.clientCredential.method = method;
     return document;
   };
 
   // A provider that takes the secret in the body only, though its metadata lists Basic too (as some do): a Basic header is refused.
   const bodyOnly = (req: http.IncomingMessage, res: http.ServerResponse): boolean => {
-    if (req.method !== 'POST' || !(req.url ?? '').startsWith('/token') || req.headers.authorization === undefined) return false;
-    res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_client', error_description: 'client_secret_post only' }));
+    if (req.method !== 'POST' || !(req.url ?? '').startsWith('/token') || req.headers.authorization === undefined)
+      return false;
+    res
+      .writeHead(401, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ error: 'invalid_client', error_description: 'client_secret_post only' }));
     return true;
   };
 
   it('ClientSecretPost sends the secret in the token request body, to a provider that takes it only there', async () => {
-    for (const [method, signedIn] of [['ClientSecretPost', true], [undefined, false]] as const) {
+    for (const [method, signedIn] of [
+      ['ClientSecretPost', true],
+      [undefined, false],
+    ] as const) {
       const deployment = await startDeployment({ interceptProvider: bodyOnly, document: withMethod(method) });
       try {
         const browser = new Browser();

@@ -18,7 +18,8 @@ async function signOutAtProvider(browser: Browser, deployment: Deployment): Prom
   expect(done.body).to.contain('You are signed out.');
 }
 
-const status = async (browser: Browser, deployment: Deployment, pathname: string) => (await browser.request(`${deployment.url}${pathname}`)).status;
+const status = async (browser: Browser, deployment: Deployment, pathname: string) =>
+  (await browser.request(`${deployment.url}${pathname}`)).status;
 
 describe('signing out at the provider (back-channel logout, real provider)', function () {
   this.timeout(30_000);
@@ -38,7 +39,10 @@ describe('signing out at the provider (back-channel logout, real provider)', fun
       const elsewhere = new Browser(); // another browser: another session at the provider
       await signIn(elsewhere, deployment);
       const copied = new Browser();
-      copied.setCookie(deployment.url, `PlatformAuthSession=${here.cookie(deployment.url, 'PlatformAuthSession')!.value}; Path=/`);
+      copied.setCookie(
+        deployment.url,
+        `PlatformAuthSession=${here.cookie(deployment.url, 'PlatformAuthSession')!.value}; Path=/`,
+      );
       expect(await status(here, deployment, '/.auth/me')).to.equal(200);
       const delivered = deployment.idp.backchannelLogouts.length;
       await signOutAtProvider(here, deployment);
@@ -50,7 +54,11 @@ describe('signing out at the provider (back-channel logout, real provider)', fun
       expect(page.status).to.equal(302);
       expect(page.headers.location).to.match(/\/\.auth\/login\/dev\?post_login_redirect_uri=%2Forders$/);
       expect(await status(elsewhere, deployment, '/.auth/me')).to.equal(200);
-      expect(logs.lines().some((l) => l.msg === 'signed out at the provider (back-channel logout)' && l.cachedSessionsEnded === 1)).to.equal(true);
+      expect(
+        logs
+          .lines()
+          .some((l) => l.msg === 'signed out at the provider (back-channel logout)' && l.cachedSessionsEnded === 1),
+      ).to.equal(true);
     });
 
     it('signing in again afterwards works', async () => {
@@ -74,10 +82,14 @@ describe('signing out at the provider (back-channel logout, real provider)', fun
       expect(await status(browser, deployment, '/.auth/me')).to.equal(200);
       expect(await sessionRecordFiles(deployment)).to.have.length(1);
       await signOutAtProvider(browser, deployment);
-      expect(logs.lines().find((l) => l.msg === 'signed out at the provider (back-channel logout)')).to.include({ cachedSessionsEnded: 0 });
+      expect(logs.lines().find((l) => l.msg === 'signed out at the provider (back-channel logout)')).to.include({
+        cachedSessionsEnded: 0,
+      });
       expect(await sessionRecordFiles(deployment)).to.have.length(1);
       expect(await status(browser, deployment, '/.auth/me')).to.equal(401);
-      expect(logs.lines().some((l) => l.msg === 'session ended: signed out at the provider' && l.provider === 'dev')).to.equal(true);
+      expect(
+        logs.lines().some((l) => l.msg === 'session ended: signed out at the provider' && l.provider === 'dev'),
+      ).to.equal(true);
       expect(await sessionRecordFiles(deployment)).to.have.length(0);
     } finally {
       await deployment.close();
@@ -88,7 +100,11 @@ describe('signing out at the provider (back-channel logout, real provider)', fun
     // Between the provider and gatehouse: passes each logout token on, and keeps it (`seen`) to replay one later.
     let gatehouse = '';
     const relay = await startStandIn(async (req, res, _url, body) => {
-      const answer = await fetch(gatehouse, { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? '' }, body });
+      const answer = await fetch(gatehouse, {
+        method: 'POST',
+        headers: { 'content-type': req.headers['content-type'] ?? '' },
+        body,
+      });
       res.writeHead(answer.status).end(await answer.text());
     });
     const posted = () => relay.seen.map((request) => request.body);
@@ -115,7 +131,11 @@ describe('signing out at the provider (back-channel logout, real provider)', fun
       const again = new Browser();
       await signIn(again, deployment);
       expect(await status(again, deployment, '/.auth/me')).to.equal(200);
-      const replayed = await fetch(gatehouse, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: posted()[0]! });
+      const replayed = await fetch(gatehouse, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: posted()[0]!,
+      });
       expect(replayed.status).to.equal(200);
       expect(await status(again, deployment, '/.auth/me')).to.equal(200);
     } finally {

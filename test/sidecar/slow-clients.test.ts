@@ -25,7 +25,11 @@ describe('slow clients', function () {
   this.timeout(30_000);
   let deployment: Deployment;
   before(async () => {
-    deployment = await startDeployment({ upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS, authBodyDeadlineMs: AUTH_BODY_DEADLINE_MS, upstreamHandler: countingApp });
+    deployment = await startDeployment({
+      upstreamTimeoutMs: UPSTREAM_TIMEOUT_MS,
+      authBodyDeadlineMs: AUTH_BODY_DEADLINE_MS,
+      upstreamHandler: countingApp,
+    });
   });
   after(() => deployment.close());
 
@@ -42,7 +46,9 @@ describe('slow clients', function () {
     // Both at once, so the test takes one idle timeout, not two.
     const moving = (async () => {
       const { socket, received: closed } = rawConnection(deployment.url);
-      socket.write(`POST /public/upload HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`);
+      socket.write(
+        `POST /public/upload HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`,
+      );
       const started = Date.now();
       let sent = 0;
       // A chunk every 400 ms (well inside the upstream timeout), for longer than the client idle timeout in all.
@@ -79,7 +85,9 @@ describe('slow clients', function () {
   /** Sends the head and a first byte, then one byte every 100 ms (never idle) until gatehouse closes the connection. */
   async function drip(path: string, contentType: string, accept: string): Promise<string> {
     const { socket, received: closed } = rawConnection(deployment.url);
-    socket.write(`POST ${path} HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\nContent-Type: ${contentType}\r\nAccept: ${accept}\r\nContent-Length: 1000\r\n\r\nx`);
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\nContent-Type: ${contentType}\r\nAccept: ${accept}\r\nContent-Length: 1000\r\n\r\nx`,
+    );
     let open = true;
     void closed.then(() => (open = false));
     const dripping = (async () => {
@@ -94,8 +102,20 @@ describe('slow clients', function () {
   }
 
   for (const [what, path, contentType, accept, body] of [
-    ['a form_post sign-in callback', '/.auth/login/dev/callback', 'application/x-www-form-urlencoded', 'text/html', /did not arrive in time/],
-    ['a token exchange', '/.auth/login/dev', 'application/json', 'application/json', /\{"error":"The body did not arrive in time\."\}/],
+    [
+      'a form_post sign-in callback',
+      '/.auth/login/dev/callback',
+      'application/x-www-form-urlencoded',
+      'text/html',
+      /did not arrive in time/,
+    ],
+    [
+      'a token exchange',
+      '/.auth/login/dev',
+      'application/json',
+      'application/json',
+      /\{"error":"The body did not arrive in time\."\}/,
+    ],
   ] as const) {
     it(`${what} whose body keeps dripping gets 408 at the deadline and its connection closed; gatehouse keeps serving`, async () => {
       const response = await drip(path, contentType, accept);

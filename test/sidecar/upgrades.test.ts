@@ -32,7 +32,9 @@ describe('upgrades other than WebSocket (curl --http2, h2c smuggling)', function
       upstreamSetup: (server) =>
         server.on('upgrade', (req, socket) => {
           appUpgrades.push(`${req.headers.upgrade} ${req.url}`);
-          socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${req.headers.upgrade}\r\n\r\n`);
+          socket.write(
+            `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${req.headers.upgrade}\r\n\r\n`,
+          );
           socket.pipe(socket);
         }),
     });
@@ -65,7 +67,10 @@ describe('upgrades other than WebSocket (curl --http2, h2c smuggling)', function
     const browser = new Browser();
     await signIn(browser, deployment);
     const cookie = `Cookie: PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}\r\n`;
-    const received = await raw(deployment.url, h2cRequest(host, '/protected/data', `${cookie}X-PLATFORM-CLIENT-PRINCIPAL-ID: spoofed\r\n`));
+    const received = await raw(
+      deployment.url,
+      h2cRequest(host, '/protected/data', `${cookie}X-PLATFORM-CLIENT-PRINCIPAL-ID: spoofed\r\n`),
+    );
     expect(received).to.match(/^HTTP\/1\.1 200 /);
     expect(appUpgrades).to.deep.equal([]);
     const echoed = JSON.parse(rawBody(received)) as { url: string; headers: Record<string, string> };
@@ -75,13 +80,19 @@ describe('upgrades other than WebSocket (curl --http2, h2c smuggling)', function
   });
 
   it('an Upgrade that lists WebSocket beside another protocol is not a WebSocket handshake', async () => {
-    const received = await raw(deployment.url, `GET /public/socket HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: h2c, websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+    const received = await raw(
+      deployment.url,
+      `GET /public/socket HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: h2c, websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+    );
     expect(received).to.match(/^HTTP\/1\.1 200 /);
     expect(appUpgrades).to.deep.equal([]);
   });
 
   it('a WebSocket upgrade asked with another method than GET is not a WebSocket handshake', async () => {
-    const received = await raw(deployment.url, `DELETE /public/socket HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+    const received = await raw(
+      deployment.url,
+      `DELETE /public/socket HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+    );
     expect(received).to.match(/^HTTP\/1\.1 200 /);
     expect(JSON.parse(rawBody(received))).to.include({ url: '/public/socket' });
     expect(appUpgrades).to.deep.equal([]);
@@ -92,15 +103,23 @@ describe('upgrades other than WebSocket (curl --http2, h2c smuggling)', function
     const lines = await logs.during(async () => {
       for (const framing of ['Content-Length: 5\r\n', 'Transfer-Encoding: chunked\r\n']) {
         const body = framing.startsWith('Content-Length') ? 'hello' : '5\r\nhello\r\n0\r\n\r\n';
-        const received = await raw(deployment.url, `POST /public/form HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n${framing}\r\n${body}`);
+        const received = await raw(
+          deployment.url,
+          `POST /public/form HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n${framing}\r\n${body}`,
+        );
         expect(received).to.match(/^HTTP\/1\.1 400 /);
-        expect(JSON.parse(rawBody(received))).to.deep.equal({ error: 'Only WebSocket upgrades are supported: send this request without the Upgrade header.' });
+        expect(JSON.parse(rawBody(received))).to.deep.equal({
+          error: 'Only WebSocket upgrades are supported: send this request without the Upgrade header.',
+        });
       }
     });
     expect(appUpgrades).to.deep.equal([]);
     expect(deployment.upstream.requests.length).to.equal(before);
     const rejected = lines.filter((l) => l.msg === 'request rejected');
-    expect(rejected.map((l) => l.reason)).to.deep.equal(['upgrade other than WebSocket with a body', 'upgrade other than WebSocket with a body']);
+    expect(rejected.map((l) => l.reason)).to.deep.equal([
+      'upgrade other than WebSocket with a body',
+      'upgrade other than WebSocket with a body',
+    ]);
   });
 
   it('the connection is closed after the answer, even when the client keeps its side open', async () => {

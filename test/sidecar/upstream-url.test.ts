@@ -34,7 +34,10 @@ describe('the upstream URL', () => {
     ['http://127.0.0.1:3000/?debug=1', /^must not have a query or fragment \(got http:\/\/127\.0\.0\.1:3000\/\)$/],
     ['http://127.0.0.1:3000?', /^must not have a query or fragment/],
     ['http://127.0.0.1:3000#top', /^must not have a query or fragment/],
-    ['http://user:pw@127.0.0.1:3000', /^must not carry credentials \(got http:\/\/127\.0\.0\.1:3000\/ with a user name or password\)$/],
+    [
+      'http://user:pw@127.0.0.1:3000',
+      /^must not carry credentials \(got http:\/\/127\.0\.0\.1:3000\/ with a user name or password\)$/,
+    ],
     ['http://user@127.0.0.1:3000', /^must not carry credentials/],
   ] as const) {
     it(`${given} is refused: ${problem.source}`, () => {
@@ -45,15 +48,28 @@ describe('the upstream URL', () => {
 
   it('never shows credentials, a query or a fragment back', () => {
     const parsed = parseUpstreamUrl('https://svc:p4ss@app.internal/x?token=t0k#f4g');
-    expect(parsed).to.have.property('problem').that.does.not.match(/svc|p4ss|t0k|f4g/);
+    expect(parsed)
+      .to.have.property('problem')
+      .that.does.not.match(/svc|p4ss|t0k|f4g/);
   });
 
   it('createGateway refuses such an upstream before it starts anything', async () => {
-    const { config } = resolveAuthConfig({ globalValidation: { requireAuthentication: false }, login: { tokenStore: { enabled: false } } }, {});
-    const starting = createGateway({ config, upstream: 'http://127.0.0.1:3000/app', core: fallbackCore, logger: createLogger('silent') });
+    const { config } = resolveAuthConfig(
+      { globalValidation: { requireAuthentication: false }, login: { tokenStore: { enabled: false } } },
+      {},
+    );
+    const starting = createGateway({
+      config,
+      upstream: 'http://127.0.0.1:3000/app',
+      core: fallbackCore,
+      logger: createLogger('silent'),
+    });
     await starting.then(
       () => expect.fail('createGateway accepted an upstream with a path'),
-      (error: Error) => expect(error.message).to.equal("upstream must be the app's origin without a path (got http://127.0.0.1:3000/app): each request is forwarded with its own path"),
+      (error: Error) =>
+        expect(error.message).to.equal(
+          "upstream must be the app's origin without a path (got http://127.0.0.1:3000/app): each request is forwarded with its own path",
+        ),
     );
   });
 });

@@ -38,10 +38,15 @@ interface Setup {
 }
 
 function queued(_req: http.IncomingMessage, res: http.ServerResponse): void {
-  res.writeHead(202, { 'content-type': 'text/plain; charset=utf-8', 'x-app-private': 'not for the sender' }).end('queued');
+  res
+    .writeHead(202, { 'content-type': 'text/plain; charset=utf-8', 'x-app-private': 'not for the sender' })
+    .end('queued');
 }
 
-async function startSetup(webhook: WebhookReceiverOptions = {}, extra: { upstreamTimeoutMs?: number; upstreamConnections?: number; upstreamQueue?: number } = {}): Promise<Setup> {
+async function startSetup(
+  webhook: WebhookReceiverOptions = {},
+  extra: { upstreamTimeoutMs?: number; upstreamConnections?: number; upstreamQueue?: number } = {},
+): Promise<Setup> {
   const seen: Seen[] = [];
   const setup = { answer: queued } as { answer: Setup['answer'] };
   const app: Listening = await listen(
@@ -49,12 +54,21 @@ async function startSetup(webhook: WebhookReceiverOptions = {}, extra: { upstrea
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.concat(chunks) });
+        seen.push({
+          method: req.method ?? '',
+          url: req.url ?? '',
+          headers: req.headers,
+          rawHeaders: req.rawHeaders,
+          body: Buffer.concat(chunks),
+        });
         setup.answer(req, res);
       });
     }),
   );
-  const { config } = resolveAuthConfig({ globalValidation: { requireAuthentication: false }, login: { tokenStore: { enabled: false } } }, {});
+  const { config } = resolveAuthConfig(
+    { globalValidation: { requireAuthentication: false }, login: { tokenStore: { enabled: false } } },
+    {},
+  );
   const gateway = await createGateway({
     config,
     upstream: app.url,
@@ -86,7 +100,10 @@ async function startSetup(webhook: WebhookReceiverOptions = {}, extra: { upstrea
   });
 }
 
-const PUSH = Buffer.from('{"ref":"refs/heads/main",  "commits":[{"id":"a"},{"id":"b"}],\n "note":"caf\u00e9 \u2713"}\n', 'utf8');
+const PUSH = Buffer.from(
+  '{"ref":"refs/heads/main",  "commits":[{"id":"a"},{"id":"b"}],\n "note":"caf\u00e9 \u2713"}\n',
+  'utf8',
+);
 
 describe('webhook deliveries in front of an app (issue 41, item 3)', function () {
   this.timeout(20_000);
@@ -121,7 +138,11 @@ describe('webhook deliveries in front of an app (issue 41, item 3)', function ()
 
   it('a chunked delivery reaches the app whole, with its length', async () => {
     const body = Buffer.from(JSON.stringify({ zen: 'x'.repeat(50_000) }));
-    const reply = await request(setup.url, { path: '/api/forge/webhook?source=ci', headers: { 'content-type': 'application/json', 'x-forge-event': 'ping', 'x-forge-signature-256': sign(body) }, chunks: [body.subarray(0, 1000), body.subarray(1000)] });
+    const reply = await request(setup.url, {
+      path: '/api/forge/webhook?source=ci',
+      headers: { 'content-type': 'application/json', 'x-forge-event': 'ping', 'x-forge-signature-256': sign(body) },
+      chunks: [body.subarray(0, 1000), body.subarray(1000)],
+    });
     expect(reply.status).to.equal(202);
     expect(setup.seen[0]!.body.equals(body)).to.equal(true);
     expect(setup.seen[0]!.url).to.equal('/api/forge/webhook?source=ci');
@@ -130,7 +151,10 @@ describe('webhook deliveries in front of an app (issue 41, item 3)', function ()
 
   it('unsigned, badly signed or malformed deliveries, or another method, never reach the app', async () => {
     const cases: Array<[number, Promise<{ status: number }>]> = [
-      [401, request(setup.url, { headers: { 'content-type': 'application/json', 'x-forge-event': 'push' }, body: PUSH })],
+      [
+        401,
+        request(setup.url, { headers: { 'content-type': 'application/json', 'x-forge-event': 'push' }, body: PUSH }),
+      ],
       [401, deliver(setup.url, 'push', PUSH, { 'x-forge-signature-256': sign(PUSH, 'another secret') })],
       [401, deliver(setup.url, 'push', PUSH, { 'x-forge-signature-256': sign(PUSH).toUpperCase() })],
       [401, deliver(setup.url, 'push', PUSH, { 'x-forge-signature-256': sign(`${PUSH.toString('latin1')} `) })],
@@ -146,7 +170,7 @@ describe('webhook deliveries in front of an app (issue 41, item 3)', function ()
   it('a spoofed X-Gatehouse-Webhook-Verified (any spelling) and identity headers are stripped', async () => {
     const reply = await deliver(setup.url, 'push', PUSH, {
       'X-Gatehouse-Webhook-Verified': 'spoofed',
-      'x_gatehouse_webhook_verified': 'spoofed',
+      x_gatehouse_webhook_verified: 'spoofed',
       'X.Gatehouse.Webhook.Verified': 'spoofed',
       'X-PLATFORM-CLIENT-PRINCIPAL-NAME': 'admin',
       'X-MS-CLIENT-PRINCIPAL-ID': 'admin',
@@ -155,7 +179,9 @@ describe('webhook deliveries in front of an app (issue 41, item 3)', function ()
     expect(reply.status).to.equal(202);
     const [got] = setup.seen;
     const names = got!.rawHeaders.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase());
-    expect(names.filter((n) => n.replace(/[_.]/g, '-') === 'x-gatehouse-webhook-verified')).to.deep.equal(['x-gatehouse-webhook-verified']);
+    expect(names.filter((n) => n.replace(/[_.]/g, '-') === 'x-gatehouse-webhook-verified')).to.deep.equal([
+      'x-gatehouse-webhook-verified',
+    ]);
     expect(got!.headers['x-gatehouse-webhook-verified']).to.equal('true');
     expect(got!.headers['x-platform-client-principal-name']).to.equal(undefined);
     expect(got!.headers['x-ms-client-principal-id']).to.equal(undefined);
@@ -163,7 +189,8 @@ describe('webhook deliveries in front of an app (issue 41, item 3)', function ()
   });
 
   it('the app’s status comes back as it is: 4xx remembered, 5xx passed back and not remembered', async () => {
-    setup.answer = (_req, res) => res.writeHead(422, { 'content-type': 'application/json' }).end('{"error":"unknown repository"}');
+    setup.answer = (_req, res) =>
+      res.writeHead(422, { 'content-type': 'application/json' }).end('{"error":"unknown repository"}');
     const id = randomUUID();
     const first = await deliver(setup.url, 'push', PUSH, { 'x-forge-delivery': id });
     expect([first.status, first.text]).to.deep.equal([422, '{"error":"unknown repository"}']);
@@ -172,7 +199,8 @@ describe('webhook deliveries in front of an app (issue 41, item 3)', function ()
     expect([again.status, again.text]).to.deep.equal([422, '{"error":"unknown repository"}']);
     expect(setup.seen).to.have.length(1);
 
-    setup.answer = (_req, res) => res.writeHead(500, { 'content-type': 'text/plain', 'retry-after': '30' }).end('database down');
+    setup.answer = (_req, res) =>
+      res.writeHead(500, { 'content-type': 'text/plain', 'retry-after': '30' }).end('database down');
     const failing = randomUUID();
     const failed = await deliver(setup.url, 'push', PUSH, { 'x-forge-delivery': failing });
     expect([failed.status, failed.text, failed.headers['retry-after']]).to.deep.equal([500, 'database down', '30']);
@@ -182,13 +210,18 @@ describe('webhook deliveries in front of an app (issue 41, item 3)', function ()
     expect(setup.seen).to.have.length(3);
   });
 
-  it('408 and 429 from the app are passed back and not remembered: the sender\'s retry reaches the app again', async () => {
+  it("408 and 429 from the app are passed back and not remembered: the sender's retry reaches the app again", async () => {
     for (const status of [408, 429]) {
       setup.seen.length = 0;
-      setup.answer = (_req, res) => res.writeHead(status, { 'content-type': 'text/plain', 'retry-after': '7' }).end('later, please');
+      setup.answer = (_req, res) =>
+        res.writeHead(status, { 'content-type': 'text/plain', 'retry-after': '7' }).end('later, please');
       const id = randomUUID();
       const first = await deliver(setup.url, 'push', PUSH, { 'x-forge-delivery': id });
-      expect([first.status, first.text, first.headers['retry-after']], String(status)).to.deep.equal([status, 'later, please', '7']);
+      expect([first.status, first.text, first.headers['retry-after']], String(status)).to.deep.equal([
+        status,
+        'later, please',
+        '7',
+      ]);
       setup.answer = queued;
       expect((await deliver(setup.url, 'push', PUSH, { 'x-forge-delivery': id })).status, String(status)).to.equal(202);
       expect(setup.seen, String(status)).to.have.length(2);
@@ -197,9 +230,13 @@ describe('webhook deliveries in front of an app (issue 41, item 3)', function ()
 
   it('a redelivery of a remembered id is not forwarded again: it gets the first answer', async () => {
     let n = 0;
-    setup.answer = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ run: ++n }));
+    setup.answer = (_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ run: ++n }));
     const id = randomUUID();
-    const replies = await Promise.all([deliver(setup.url, 'push', PUSH, { 'x-forge-delivery': id }), deliver(setup.url, 'push', PUSH, { 'x-forge-delivery': id })]);
+    const replies = await Promise.all([
+      deliver(setup.url, 'push', PUSH, { 'x-forge-delivery': id }),
+      deliver(setup.url, 'push', PUSH, { 'x-forge-delivery': id }),
+    ]);
     const later = await deliver(setup.url, 'push', PUSH, { 'x-forge-delivery': id });
     for (const reply of [...replies, later]) expect([reply.status, reply.json]).to.deep.equal([200, { run: 1 }]);
     expect(setup.seen).to.have.length(1);
@@ -221,7 +258,12 @@ describe('webhook deliveries in front of an app (issue 41, item 3)', function ()
       const text = PUSH.toString('utf8');
       const signature = await octokitSign(SECRET, text);
       const id = randomUUID();
-      const headers = { 'content-type': 'application/json', 'x-hub-signature-256': signature, 'x-github-event': 'push', 'x-github-delivery': id };
+      const headers = {
+        'content-type': 'application/json',
+        'x-hub-signature-256': signature,
+        'x-github-event': 'push',
+        'x-github-delivery': id,
+      };
       const reply = await request(setup.url, { headers, body: PUSH });
       expect(reply.status).to.equal(202);
       expect(setup.seen).to.have.length(1);
@@ -233,20 +275,37 @@ describe('webhook deliveries in front of an app (issue 41, item 3)', function ()
       expect((await request(setup.url, { headers, body: PUSH })).status).to.equal(202);
       expect(setup.seen).to.have.length(1);
       const other = Buffer.concat([PUSH, Buffer.from(' ')]); // the same id, other bytes
-      const conflicting = await request(setup.url, { headers: { ...headers, 'x-hub-signature-256': await octokitSign(SECRET, other.toString('utf8')) }, body: other });
+      const conflicting = await request(setup.url, {
+        headers: { ...headers, 'x-hub-signature-256': await octokitSign(SECRET, other.toString('utf8')) },
+        body: other,
+      });
       expect(conflicting.status).to.equal(409);
-      expect(conflicting.json).to.deep.equal({ error: 'This X-GitHub-Delivery id was already used for a different payload.' });
+      expect(conflicting.json).to.deep.equal({
+        error: 'This X-GitHub-Delivery id was already used for a different payload.',
+      });
     });
 
     it('a wrong X-Hub-Signature-256 is a 401 and reaches nothing', async () => {
-      const reply = await request(setup.url, { headers: { 'content-type': 'application/json', 'x-hub-signature-256': await octokitSign('wrong', PUSH.toString()), 'x-github-event': 'push' }, body: PUSH });
+      const reply = await request(setup.url, {
+        headers: {
+          'content-type': 'application/json',
+          'x-hub-signature-256': await octokitSign('wrong', PUSH.toString()),
+          'x-github-event': 'push',
+        },
+        body: PUSH,
+      });
       expect(reply.status).to.equal(401);
       expect(setup.seen).to.have.length(0);
     });
 
     it('both families: accepted when both signatures verify and event and id agree', async () => {
       const id = randomUUID();
-      const reply = await deliver(setup.url, 'push', PUSH, { 'x-hub-signature-256': sign(PUSH), 'x-github-event': 'push', 'x-forge-delivery': id, 'x-github-delivery': id });
+      const reply = await deliver(setup.url, 'push', PUSH, {
+        'x-hub-signature-256': sign(PUSH),
+        'x-github-event': 'push',
+        'x-forge-delivery': id,
+        'x-github-delivery': id,
+      });
       expect(reply.status).to.equal(202);
       expect(setup.seen).to.have.length(1);
     });
@@ -265,7 +324,9 @@ describe('webhook deliveries in front of an app (issue 41, item 3)', function ()
         expect(reply.status, JSON.stringify(extra)).to.equal(status);
       }
       const disagreeing = await deliver(setup.url, 'push', PUSH, { 'x-github-event': 'issues' });
-      expect(disagreeing.json).to.deep.equal({ error: 'X-Forge-Event and X-GitHub-Event disagree; send one, or the same value in both.' });
+      expect(disagreeing.json).to.deep.equal({
+        error: 'X-Forge-Event and X-GitHub-Event disagree; send one, or the same value in both.',
+      });
       expect(setup.seen).to.have.length(0);
     });
   });
@@ -303,7 +364,7 @@ describe('webhook forwarding: the app down or slow, and the settings', function 
     }
   });
 
-  it('the proxy\'s bound full → 503 with Retry-After, the delivery not passed on and not remembered; its retry goes through once a place is free', async () => {
+  it("the proxy's bound full → 503 with Retry-After, the delivery not passed on and not remembered; its retry goes through once a place is free", async () => {
     const setup = await startSetup({}, { upstreamConnections: 1, upstreamQueue: 0 });
     try {
       let release!: () => void;
@@ -318,7 +379,9 @@ describe('webhook forwarding: the app down or slow, and the settings', function 
       const refused = await deliver(setup.url, 'push', PUSH, { 'x-forge-delivery': id });
       expect(refused.status).to.equal(503);
       expect(refused.headers['retry-after']).to.equal('5');
-      expect(refused.json).to.deep.equal({ error: 'The app has too many requests in flight; please deliver again shortly.' });
+      expect(refused.json).to.deep.equal({
+        error: 'The app has too many requests in flight; please deliver again shortly.',
+      });
       expect(setup.seen.map((s) => s.url)).to.deep.equal(['/slow']);
       release();
       expect((await slow).status).to.equal(200);
@@ -330,13 +393,15 @@ describe('webhook forwarding: the app down or slow, and the settings', function 
     }
   });
 
-  it('a WebSocket handshake loses a client\'s X-Gatehouse-Webhook-Verified (any spelling) before it reaches the app', async () => {
+  it("a WebSocket handshake loses a client's X-Gatehouse-Webhook-Verified (any spelling) before it reaches the app", async () => {
     const setup = await startSetup();
     try {
       const handshakes: http.IncomingHttpHeaders[] = [];
       setup.appServer.on('upgrade', (req: http.IncomingMessage, socket) => {
         handshakes.push({ ...req.headers, raw: req.rawHeaders.filter((_, i) => i % 2 === 0).join(',') });
-        socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n');
+        socket.end(
+          'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n',
+        );
       });
       const { port } = new URL(setup.url);
       const answer = await new Promise<string>((resolve, reject) => {
@@ -374,10 +439,21 @@ describe('webhook forwarding: the app down or slow, and the settings', function 
   it('a request of a client’s own to the app’s delivery path, through the proxy, loses its X-Gatehouse-Webhook-Verified', async () => {
     const setup = await startSetup({ env: { GATEHOUSE_WEBHOOK_FORWARD_PATH: '/hooks/github' } });
     try {
-      const reply = await request(setup.url, { path: '/hooks/github', headers: { 'content-type': 'application/json', 'X-Gatehouse-Webhook-Verified': 'true', 'x_gatehouse_webhook_verified': 'true', 'x-github-event': 'push' }, body: PUSH });
+      const reply = await request(setup.url, {
+        path: '/hooks/github',
+        headers: {
+          'content-type': 'application/json',
+          'X-Gatehouse-Webhook-Verified': 'true',
+          x_gatehouse_webhook_verified: 'true',
+          'x-github-event': 'push',
+        },
+        body: PUSH,
+      });
       expect(reply.status).to.equal(202);
       expect(setup.seen).to.have.length(1);
-      const names = setup.seen[0]!.rawHeaders.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase().replace(/[_.]/g, '-'));
+      const names = setup.seen[0]!.rawHeaders.filter((_, i) => i % 2 === 0).map((n) =>
+        n.toLowerCase().replace(/[_.]/g, '-'),
+      );
       expect(names).not.to.include('x-gatehouse-webhook-verified');
       expect(setup.seen[0]!.headers['x-github-event']).to.equal('push');
     } finally {

@@ -16,7 +16,9 @@ const IDLE_MS = 600;
 function openTunnel(deployment: Deployment, path = '/public/socket'): Promise<{ socket: net.Socket; head: string }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(new URL(deployment.url).port), '127.0.0.1', () => {
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAccept: application/json\r\n\r\n`);
+      socket.write(
+        `GET ${path} HTTP/1.1\r\nHost: ${new URL(deployment.url).host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAccept: application/json\r\n\r\n`,
+      );
     });
     let head = '';
     const onData = (data: Buffer): void => {
@@ -30,7 +32,8 @@ function openTunnel(deployment: Deployment, path = '/public/socket'): Promise<{ 
   });
 }
 
-const closed = (socket: net.Socket): Promise<void> => (socket.destroyed ? Promise.resolve() : new Promise((resolve) => socket.once('close', () => resolve())));
+const closed = (socket: net.Socket): Promise<void> =>
+  socket.destroyed ? Promise.resolve() : new Promise((resolve) => socket.once('close', () => resolve()));
 
 describe('WebSocket connections: bounded and timed', function () {
   this.timeout(20_000);
@@ -46,8 +49,12 @@ describe('WebSocket connections: bounded and timed', function () {
       upstreamSetup: (server) =>
         server.on('upgrade', (req, socket: net.Socket) => {
           appSockets.push(socket);
-          const accept = createHash('sha1').update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
-          socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+          const accept = createHash('sha1')
+            .update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
+            .digest('base64');
+          socket.write(
+            `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+          );
           socket.pipe(socket);
         }),
     });

@@ -40,7 +40,9 @@ export const OCTOCAT: GitHubUser = {
   ],
 };
 
-export async function startGitHub(options: { user?: GitHubUser; clientId?: string; clientSecret?: string } = {}): Promise<GitHubStandIn> {
+export async function startGitHub(
+  options: { user?: GitHubUser; clientId?: string; clientSecret?: string } = {},
+): Promise<GitHubStandIn> {
   const user = options.user ?? OCTOCAT;
   const clientId = options.clientId ?? 'Iv1.8a61f9b3a7aba766';
   const clientSecret = options.clientSecret ?? 'gh-secret-1';
@@ -58,7 +60,8 @@ export async function startGitHub(options: { user?: GitHubUser; clientId?: strin
       const path = api ? url.pathname.slice('/api/v3'.length) : url.pathname;
       if (!api && req.method === 'GET' && path === '/login/oauth/authorize') {
         const redirectUri = url.searchParams.get('redirect_uri') ?? '';
-        if (url.searchParams.get('client_id') !== clientId || !/^https?:\/\//.test(redirectUri)) return sendJson(res, 404, { message: 'Not Found' });
+        if (url.searchParams.get('client_id') !== clientId || !/^https?:\/\//.test(redirectUri))
+          return sendJson(res, 404, { message: 'Not Found' });
         const back = new URL(redirectUri);
         back.searchParams.set('state', url.searchParams.get('state') ?? '');
         if (standIn.nextAuthorization === 'deny') {
@@ -67,51 +70,109 @@ export async function startGitHub(options: { user?: GitHubUser; clientId?: strin
           return redirect(res, back.href);
         }
         const code = token('');
-        codes.set(code, { redirectUri, challenge: url.searchParams.get('code_challenge'), scopes: (url.searchParams.get('scope') ?? '').split(/[ ,]/).filter(Boolean) });
+        codes.set(code, {
+          redirectUri,
+          challenge: url.searchParams.get('code_challenge'),
+          scopes: (url.searchParams.get('scope') ?? '').split(/[ ,]/).filter(Boolean),
+        });
         back.searchParams.set('code', code);
         return redirect(res, back.href);
       }
       if (!api && req.method === 'POST' && path === '/login/oauth/access_token') {
-        if (standIn.tokenEndpoint === 'broken') return res.writeHead(503, { 'content-type': 'text/html' }).end('<html><body>Service Unavailable</body></html>');
+        if (standIn.tokenEndpoint === 'broken')
+          return res
+            .writeHead(503, { 'content-type': 'text/html' })
+            .end('<html><body>Service Unavailable</body></html>');
         const form = new URLSearchParams(body);
         const answer = (fields: Record<string, string>) =>
           (req.headers.accept ?? '').includes('application/json')
             ? sendJson(res, 200, fields)
-            : res.writeHead(200, { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }).end(new URLSearchParams(fields).toString());
-        if (form.get('client_id') !== clientId || form.get('client_secret') !== clientSecret) return answer({ error: 'incorrect_client_credentials', error_description: 'The client_id and/or client_secret passed are incorrect.' });
+            : res
+                .writeHead(200, { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' })
+                .end(new URLSearchParams(fields).toString());
+        if (form.get('client_id') !== clientId || form.get('client_secret') !== clientSecret)
+          return answer({
+            error: 'incorrect_client_credentials',
+            error_description: 'The client_id and/or client_secret passed are incorrect.',
+          });
         const grant = codes.get(form.get('code') ?? '');
         codes.delete(form.get('code') ?? '');
-        if (grant === undefined) return answer({ error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
-        if (form.get('redirect_uri') !== null && form.get('redirect_uri') !== grant.redirectUri) return answer({ error: 'redirect_uri_mismatch', error_description: 'The redirect_uri MUST match the registered callback URL for this application.' });
-        if (grant.challenge !== null && createHash('sha256').update(form.get('code_verifier') ?? '').digest('base64url') !== grant.challenge) {
-          return answer({ error: 'invalid_grant', error_description: 'The code_verifier does not match the code_challenge.' });
+        if (grant === undefined)
+          return answer({
+            error: 'bad_verification_code',
+            error_description: 'The code passed is incorrect or expired.',
+          });
+        if (form.get('redirect_uri') !== null && form.get('redirect_uri') !== grant.redirectUri)
+          return answer({
+            error: 'redirect_uri_mismatch',
+            error_description: 'The redirect_uri MUST match the registered callback URL for this application.',
+          });
+        if (
+          grant.challenge !== null &&
+          createHash('sha256')
+            .update(form.get('code_verifier') ?? '')
+            .digest('base64url') !== grant.challenge
+        ) {
+          return answer({
+            error: 'invalid_grant',
+            error_description: 'The code_verifier does not match the code_challenge.',
+          });
         }
         return answer({ access_token: issueToken(grant.scopes), scope: grant.scopes.join(','), token_type: 'bearer' });
       }
       if (api) {
-        if (!req.headers['user-agent']) return sendJson(res, 403, { message: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header.' });
+        if (!req.headers['user-agent'])
+          return sendJson(res, 403, {
+            message:
+              'Request forbidden by administrative rules. Please make sure your request has a User-Agent header.',
+          });
         if (req.method === 'POST' && path === `/applications/${clientId}/token`) {
           const basic = Buffer.from(`${clientId}:${clientSecret}`).toString('base64');
           if (req.headers.authorization !== `Basic ${basic}`) return sendJson(res, 404, { message: 'Not Found' });
           const accessToken = (JSON.parse(body || '{}') as { access_token?: string }).access_token ?? '';
           if (!tokens.has(accessToken)) return sendJson(res, 404, { message: 'Not Found' });
-          return sendJson(res, 200, { id: 1, token: accessToken, app: { client_id: clientId, name: 'gatehouse test' }, scopes: tokens.get(accessToken)!.scopes, user: { login: user.login, id: user.id } });
+          return sendJson(res, 200, {
+            id: 1,
+            token: accessToken,
+            app: { client_id: clientId, name: 'gatehouse test' },
+            scopes: tokens.get(accessToken)!.scopes,
+            user: { login: user.login, id: user.id },
+          });
         }
         const bearer = /^(?:Bearer|token) (.+)$/.exec(req.headers.authorization ?? '')?.[1];
         const grant = bearer === undefined ? undefined : tokens.get(bearer);
-        if (grant === undefined) return sendJson(res, 401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' });
+        if (grant === undefined)
+          return sendJson(res, 401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' });
         const override = standIn.profileAnswers;
-        if (req.method === 'GET' && path === '/user' && override?.user !== undefined) return sendJson(res, 200, override.user);
-        if (req.method === 'GET' && path === '/user/emails' && override?.emails !== undefined) return sendJson(res, 200, override.emails);
-        if (req.method === 'GET' && path === '/user') return sendJson(res, 200, { login: user.login, id: user.id, node_id: 'MDQ6VXNlcjE=', name: user.name, email: user.email, type: 'User' });
+        if (req.method === 'GET' && path === '/user' && override?.user !== undefined)
+          return sendJson(res, 200, override.user);
+        if (req.method === 'GET' && path === '/user/emails' && override?.emails !== undefined)
+          return sendJson(res, 200, override.emails);
+        if (req.method === 'GET' && path === '/user')
+          return sendJson(res, 200, {
+            login: user.login,
+            id: user.id,
+            node_id: 'MDQ6VXNlcjE=',
+            name: user.name,
+            email: user.email,
+            type: 'User',
+          });
         if (req.method === 'GET' && path === '/user/emails') {
-          if (!grant.scopes.includes('user:email') && !grant.scopes.includes('user')) return sendJson(res, 404, { message: 'Not Found' });
+          if (!grant.scopes.includes('user:email') && !grant.scopes.includes('user'))
+            return sendJson(res, 404, { message: 'Not Found' });
           return sendJson(res, 200, user.emails);
         }
       }
       sendJson(res, 404, { message: 'Not Found' });
     }),
-    { clientId, clientSecret, issueToken, nextAuthorization: 'approve' as 'approve' | 'deny', tokenEndpoint: 'working' as 'working' | 'broken', profileAnswers: undefined },
+    {
+      clientId,
+      clientSecret,
+      issueToken,
+      nextAuthorization: 'approve' as 'approve' | 'deny',
+      tokenEndpoint: 'working' as 'working' | 'broken',
+      profileAnswers: undefined,
+    },
   );
   return standIn;
 }

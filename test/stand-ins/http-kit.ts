@@ -9,7 +9,12 @@ export async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers }).end(JSON.stringify(value));
 }
 
@@ -27,7 +32,9 @@ export interface StandIn extends Listening {
 }
 
 /** A server whose handler gets the parsed URL and the whole body; a thrown error is a 500. */
-export async function startStandIn(handler: (req: IncomingMessage, res: ServerResponse, url: URL, body: string) => unknown): Promise<StandIn> {
+export async function startStandIn(
+  handler: (req: IncomingMessage, res: ServerResponse, url: URL, body: string) => unknown,
+): Promise<StandIn> {
   const seen: StandIn['seen'] = [];
   const server = http.createServer((req, res) => {
     void (async () => {

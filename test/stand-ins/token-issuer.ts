@@ -20,7 +20,10 @@ export interface TokenIssuer extends StandIn {
   /** The issuer identifier for an issuer path, such as `/corp` or `/tenant-1/v2.0`. */
   issuer(path: string): string;
   /** A token signed with the current key (or `key`), header fields added as given. */
-  mint(claims: JWTPayload, options?: { kid?: string | null; key?: KeyObject; header?: Record<string, unknown> }): Promise<string>;
+  mint(
+    claims: JWTPayload,
+    options?: { kid?: string | null; key?: KeyObject; header?: Record<string, unknown> },
+  ): Promise<string>;
   /** Adds a new current key (the old one stays published). */
   rotate(): SigningKey;
   readonly keys: SigningKey[];
@@ -42,7 +45,9 @@ export async function startTokenIssuer(): Promise<TokenIssuer> {
     await startStandIn(async (_req, res, url) => {
       if (url.pathname === '/keys') {
         issuer.jwksFetches++;
-        const published = await Promise.all(keys.map(async (k) => ({ ...(await exportJWK(k.publicKey)), kid: k.kid, use: 'sig', alg: 'RS256' })));
+        const published = await Promise.all(
+          keys.map(async (k) => ({ ...(await exportJWK(k.publicKey)), kid: k.kid, use: 'sig', alg: 'RS256' })),
+        );
         return sendJson(res, 200, { keys: published });
       }
       const suffix = '/.well-known/openid-configuration';
@@ -70,7 +75,10 @@ export async function startTokenIssuer(): Promise<TokenIssuer> {
         keys.push(key);
         return key;
       },
-      mint: async (claims: JWTPayload, options: { kid?: string | null; key?: KeyObject; header?: Record<string, unknown> } = {}) => {
+      mint: async (
+        claims: JWTPayload,
+        options: { kid?: string | null; key?: KeyObject; header?: Record<string, unknown> } = {},
+      ) => {
         const current = keys.at(-1)!;
         const kid = options.kid === undefined ? current.kid : options.kid;
         const now = Math.floor(Date.now() / 1000);

@@ -18,20 +18,31 @@ export interface TwitterStandIn extends StandIn {
   profileAnswer: unknown;
 }
 
-export const TWITTER_USER = { id: 783214, id_str: '783214', name: 'Twitter API', screen_name: 'twitterapi', email: 'api@twitter.example' };
+export const TWITTER_USER = {
+  id: 783214,
+  id_str: '783214',
+  name: 'Twitter API',
+  screen_name: 'twitterapi',
+  email: 'api@twitter.example',
+};
 
 /** The parameters of an `Authorization: OAuth ...` header, decoded. */
 export function parseOAuthHeader(header: string | undefined): Record<string, string> | undefined {
   if (header === undefined || !header.startsWith('OAuth ')) return undefined;
   const out: Record<string, string> = {};
-  for (const match of header.slice(6).matchAll(/([A-Za-z0-9_]+)="([^"]*)"/g)) out[match[1]!] = decodeURIComponent(match[2]!);
+  for (const match of header.slice(6).matchAll(/([A-Za-z0-9_]+)="([^"]*)"/g))
+    out[match[1]!] = decodeURIComponent(match[2]!);
   return out;
 }
 
 export async function startTwitter(): Promise<TwitterStandIn> {
   const consumerKey = 'xvz1evFS4wEEPTGEFPHBog';
   const consumerSecret = 'tw-consumer-secret';
-  const oauth = new OAuth({ consumer: { key: consumerKey, secret: consumerSecret }, signature_method: 'HMAC-SHA1', hash_function: (base, key) => createHmac('sha1', key).update(base).digest('base64') });
+  const oauth = new OAuth({
+    consumer: { key: consumerKey, secret: consumerSecret },
+    signature_method: 'HMAC-SHA1',
+    hash_function: (base, key) => createHmac('sha1', key).update(base).digest('base64'),
+  });
   const requestTokens = new Map<string, { secret: string; callback: string; verifier?: string }>();
   const accessTokens = new Map<string, string>(); // token → secret
   const nonces = new Set<string>();
@@ -42,16 +53,27 @@ export async function startTwitter(): Promise<TwitterStandIn> {
   };
 
   /** The token the request was signed with, or an error text. */
-  function verify(method: string, fullUrl: string, header: string | undefined, body: string, secretOf: (token: string) => string | undefined): { token?: string; params: Record<string, string> } | string {
+  function verify(
+    method: string,
+    fullUrl: string,
+    header: string | undefined,
+    body: string,
+    secretOf: (token: string) => string | undefined,
+  ): { token?: string; params: Record<string, string> } | string {
     const params = parseOAuthHeader(header);
     if (params === undefined) return 'no OAuth header';
-    if (params.oauth_consumer_key !== consumerKey || params.oauth_signature_method !== 'HMAC-SHA1') return 'bad consumer';
+    if (params.oauth_consumer_key !== consumerKey || params.oauth_signature_method !== 'HMAC-SHA1')
+      return 'bad consumer';
     if (Math.abs(Number(params.oauth_timestamp) - Date.now() / 1000) > 300) return 'stale timestamp';
     if (!params.oauth_nonce || nonces.has(params.oauth_nonce)) return 'replayed nonce';
     const tokenSecret = params.oauth_token === undefined ? '' : secretOf(params.oauth_token);
     if (tokenSecret === undefined) return 'unknown token';
     const { oauth_signature: signature, ...signed } = params;
-    const expected = oauth.getSignature({ url: fullUrl, method, data: Object.fromEntries(new URLSearchParams(body)) }, tokenSecret, signed as unknown as OAuth.Data);
+    const expected = oauth.getSignature(
+      { url: fullUrl, method, data: Object.fromEntries(new URLSearchParams(body)) },
+      tokenSecret,
+      signed as unknown as OAuth.Data,
+    );
     if (signature !== expected) return 'bad signature';
     nonces.add(params.oauth_nonce);
     return { ...(params.oauth_token !== undefined ? { token: params.oauth_token } : {}), params };
@@ -61,7 +83,8 @@ export async function startTwitter(): Promise<TwitterStandIn> {
     await startStandIn((req, res, url, body) => {
       // What the client signed: its own view of this URL (host included).
       const fullUrl = `http://${req.headers.host}${url.pathname}${url.search}`;
-      const unauthorized = (why: string) => sendJson(res, 401, { errors: [{ code: 32, message: `Could not authenticate you. (${why})` }] });
+      const unauthorized = (why: string) =>
+        sendJson(res, 401, { errors: [{ code: 32, message: `Could not authenticate you. (${why})` }] });
       if (req.method === 'POST' && url.pathname === '/oauth/request_token') {
         const checked = verify('POST', fullUrl, req.headers.authorization, body, () => undefined);
         if (typeof checked === 'string') return unauthorized(checked);
@@ -69,7 +92,16 @@ export async function startTwitter(): Promise<TwitterStandIn> {
         if (!callback) return unauthorized('no oauth_callback');
         const requestToken = token('rt-');
         requestTokens.set(requestToken, { secret: token(''), callback });
-        return sendText(res, 200, new URLSearchParams({ oauth_token: requestToken, oauth_token_secret: requestTokens.get(requestToken)!.secret, oauth_callback_confirmed: 'true' }).toString(), 'text/html; charset=utf-8');
+        return sendText(
+          res,
+          200,
+          new URLSearchParams({
+            oauth_token: requestToken,
+            oauth_token_secret: requestTokens.get(requestToken)!.secret,
+            oauth_callback_confirmed: 'true',
+          }).toString(),
+          'text/html; charset=utf-8',
+        );
       }
       if (req.method === 'GET' && url.pathname === '/oauth/authenticate') {
         const requestToken = url.searchParams.get('oauth_token') ?? '';
@@ -89,11 +121,25 @@ export async function startTwitter(): Promise<TwitterStandIn> {
         const checked = verify('POST', fullUrl, req.headers.authorization, body, (t) => requestTokens.get(t)?.secret);
         if (typeof checked === 'string') return unauthorized(checked);
         const pending = requestTokens.get(checked.token ?? '');
-        const verifier = checked.params.oauth_verifier ?? new URLSearchParams(body).get('oauth_verifier') ?? url.searchParams.get('oauth_verifier');
-        if (pending === undefined || pending.verifier === undefined || verifier !== pending.verifier) return unauthorized('bad verifier');
+        const verifier =
+          checked.params.oauth_verifier ??
+          new URLSearchParams(body).get('oauth_verifier') ??
+          url.searchParams.get('oauth_verifier');
+        if (pending === undefined || pending.verifier === undefined || verifier !== pending.verifier)
+          return unauthorized('bad verifier');
         requestTokens.delete(checked.token!);
         const pair = issueAccessToken();
-        return sendText(res, 200, new URLSearchParams({ oauth_token: pair.token, oauth_token_secret: pair.secret, user_id: TWITTER_USER.id_str, screen_name: TWITTER_USER.screen_name }).toString(), 'text/html; charset=utf-8');
+        return sendText(
+          res,
+          200,
+          new URLSearchParams({
+            oauth_token: pair.token,
+            oauth_token_secret: pair.secret,
+            user_id: TWITTER_USER.id_str,
+            screen_name: TWITTER_USER.screen_name,
+          }).toString(),
+          'text/html; charset=utf-8',
+        );
       }
       if (req.method === 'GET' && url.pathname === '/1.1/account/verify_credentials.json') {
         const checked = verify('GET', fullUrl, req.headers.authorization, body, (t) => accessTokens.get(t));
@@ -105,7 +151,13 @@ export async function startTwitter(): Promise<TwitterStandIn> {
       }
       sendJson(res, 404, { errors: [{ code: 34, message: 'Sorry, that page does not exist.' }] });
     }),
-    { consumerKey, consumerSecret, issueAccessToken, nextAuthorization: 'approve' as 'approve' | 'deny', profileAnswer: undefined as unknown },
+    {
+      consumerKey,
+      consumerSecret,
+      issueAccessToken,
+      nextAuthorization: 'approve' as 'approve' | 'deny',
+      profileAnswer: undefined as unknown,
+    },
   );
   return standIn;
 }
@@ -114,7 +166,10 @@ export async function startTwitter(): Promise<TwitterStandIn> {
 export function twitterDocument(twitter: TwitterStandIn): Record<string, unknown> {
   return {
     identityProviders: {
-      twitter: { registration: { consumerKey: twitter.consumerKey, consumerSecretSettingName: 'TWITTER_SECRET' }, endpoints: { api: twitter.url } },
+      twitter: {
+        registration: { consumerKey: twitter.consumerKey, consumerSecretSettingName: 'TWITTER_SECRET' },
+        endpoints: { api: twitter.url },
+      },
     },
   };
 }

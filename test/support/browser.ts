@@ -23,7 +23,11 @@ export interface Response {
 
 /** The character references pages use in attribute values. */
 function decodeEntities(text: string): string {
-  return text.replace(/&(?:quot|amp|lt|gt|#39|#x27|#34);/g, (entity) => ({ '&quot;': '"', '&amp;': '&', '&lt;': '<', '&gt;': '>', '&#39;': "'", '&#x27;': "'", '&#34;': '"' })[entity]!);
+  return text.replace(
+    /&(?:quot|amp|lt|gt|#39|#x27|#34);/g,
+    (entity) =>
+      ({ '&quot;': '"', '&amp;': '&', '&lt;': '<', '&gt;': '>', '&#39;': "'", '&#x27;': "'", '&#34;': '"' })[entity]!,
+  );
 }
 
 export class Browser {
@@ -52,10 +56,12 @@ export class Browser {
       const [pair, ...attributes] = line.split(';').map((s) => s.trim());
       const eq = pair!.indexOf('=');
       const name = pair!.slice(0, eq);
-      const attrs = new Map(attributes.map((a) => {
-        const i = a.indexOf('=');
-        return (i === -1 ? [a.toLowerCase(), ''] : [a.slice(0, i).toLowerCase(), a.slice(i + 1)]) as [string, string];
-      }));
+      const attrs = new Map(
+        attributes.map((a) => {
+          const i = a.indexOf('=');
+          return (i === -1 ? [a.toLowerCase(), ''] : [a.slice(0, i).toLowerCase(), a.slice(i + 1)]) as [string, string];
+        }),
+      );
       // Browsers ignore a cookie whose name and value together exceed 4096 bytes (RFC 6265bis §5.7).
       if (Buffer.byteLength(pair!) - 1 > MAX_COOKIE_NAME_VALUE_BYTES) continue;
       const cookiePath = attrs.get('path') ?? '/';
@@ -67,31 +73,56 @@ export class Browser {
         cookies.delete(key);
         continue;
       }
-      cookies.set(key, { name, value: pair!.slice(eq + 1), path: cookiePath, httpOnly: attrs.has('httponly'), sameSite: attrs.get('samesite'), secure: attrs.has('secure') });
+      cookies.set(key, {
+        name,
+        value: pair!.slice(eq + 1),
+        path: cookiePath,
+        httpOnly: attrs.has('httponly'),
+        sameSite: attrs.get('samesite'),
+        secure: attrs.has('secure'),
+      });
     }
   }
 
   #cookieHeader(url: URL): string | undefined {
-    const matching = this.cookies(url.origin).filter((c) => url.pathname === c.path || url.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`) || c.path === '/');
+    const matching = this.cookies(url.origin).filter(
+      (c) =>
+        url.pathname === c.path ||
+        url.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`) ||
+        c.path === '/',
+    );
     // Longer paths first, as browsers send them (RFC 6265 §5.4).
     const parts = matching.sort((a, b) => b.path.length - a.path.length).map((c) => `${c.name}=${c.value}`);
     return parts.length ? parts.join('; ') : undefined;
   }
 
-  request(url: string, options: { method?: string; headers?: OutgoingHttpHeaders; body?: string } = {}): Promise<Response> {
+  request(
+    url: string,
+    options: { method?: string; headers?: OutgoingHttpHeaders; body?: string } = {},
+  ): Promise<Response> {
     const target = new URL(url);
     const cookie = this.#cookieHeader(target);
     return new Promise((resolve, reject) => {
       const req = http.request(
         target,
-        { method: options.method ?? 'GET', agent: false, headers: { accept: this.accept, ...(cookie ? { cookie } : {}), ...options.headers } },
+        {
+          method: options.method ?? 'GET',
+          agent: false,
+          headers: { accept: this.accept, ...(cookie ? { cookie } : {}), ...options.headers },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
             const setCookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
             this.#store(target, setCookies);
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), url: target.href, setCookies });
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: Buffer.concat(chunks).toString('utf8'),
+              url: target.href,
+              setCookies,
+            });
           });
         },
       );
@@ -101,7 +132,11 @@ export class Browser {
   }
 
   /** Follows redirects (GET) until a non-redirect answer; returns every hop. */
-  async follow(url: string, options: { method?: string; headers?: OutgoingHttpHeaders; body?: string } = {}, maxHops = 15): Promise<Response[]> {
+  async follow(
+    url: string,
+    options: { method?: string; headers?: OutgoingHttpHeaders; body?: string } = {},
+    maxHops = 15,
+  ): Promise<Response[]> {
     const hops: Response[] = [];
     let response = await this.request(url, options);
     hops.push(response);
@@ -118,7 +153,12 @@ export class Browser {
     const forms = [...page.body.matchAll(/<form[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/g)];
     const form = forms.find((f) => actionPattern.test(f[1]!.replace(/&amp;/g, '&')));
     if (!form) throw new Error(`no form matching ${actionPattern} in ${page.url}`);
-    const hidden = Object.fromEntries([...form[2]!.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)].map((m) => [m[1]!, decodeEntities(m[2]!)]));
+    const hidden = Object.fromEntries(
+      [...form[2]!.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)].map((m) => [
+        m[1]!,
+        decodeEntities(m[2]!),
+      ]),
+    );
     const action = new URL(form[1]!.replace(/&amp;/g, '&'), page.url).href;
     return this.follow(action, {
       method: 'POST',

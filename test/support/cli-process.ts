@@ -23,16 +23,15 @@ export interface ServingProcess {
  * its stdout pipe, apart from the answers it sends: a line may arrive just after the answer it is about.
  */
 export async function outputShowing(server: { output: () => string }, expected: RegExp | string): Promise<string> {
-  const shows = () => (typeof expected === 'string' ? server.output().includes(expected) : expected.test(server.output()));
-  for (let waited = 0; !shows() && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+  const shows = () =>
+    typeof expected === 'string' ? server.output().includes(expected) : expected.test(server.output());
+  for (let waited = 0; !shows() && waited < 5_000; waited += 20)
+    await new Promise((resolve) => setTimeout(resolve, 20));
   return server.output();
 }
 
 /** Starts `gatehouse serve` (or another command) and resolves once it prints its URL. */
-export function serve(
-  env: NodeJS.ProcessEnv,
-  args: string[] = ['serve', '--port', '0'],
-): Promise<ServingProcess> {
+export function serve(env: NodeJS.ProcessEnv, args: string[] = ['serve', '--port', '0']): Promise<ServingProcess> {
   const child = spawn(process.execPath, [...CLI, ...args], { cwd: root, env: { ...process.env, ...env } });
   let output = '';
   return new Promise((resolve, reject) => {
@@ -44,10 +43,11 @@ export function serve(
           url: match[1]!,
           pid: child.pid!,
           output: () => output,
-          stop: () => new Promise((done) => {
-            child.once('exit', (code) => done(code));
-            child.kill('SIGTERM');
-          }),
+          stop: () =>
+            new Promise((done) => {
+              child.once('exit', (code) => done(code));
+              child.kill('SIGTERM');
+            }),
           closeStdout: () => child.stdout.destroy(),
           kill: () => child.kill('SIGKILL'),
         });
@@ -58,4 +58,3 @@ export function serve(
     child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${output}`)));
   });
 }
-

@@ -43,7 +43,9 @@ export async function listen(server: Server): Promise<Listening> {
 }
 
 /** A receiver behind a plain node:http server (no secret from the environment unless given). */
-export async function startReceiver(options: WebhookReceiverOptions = {}): Promise<Listening & { receiver: WebhookReceiver }> {
+export async function startReceiver(
+  options: WebhookReceiverOptions = {},
+): Promise<Listening & { receiver: WebhookReceiver }> {
   const receiver = new WebhookReceiver({ env: {}, logger: createLogger('silent'), ...options });
   const listening = await listen(http.createServer(createNodeHandler(receiver)));
   return { ...listening, receiver };
@@ -92,7 +94,12 @@ export function request(url: string, spec: RequestSpec = {}): Promise<Reply> {
 }
 
 /** A signed JSON delivery. */
-export function deliver(url: string, event: string | undefined, body: string | Uint8Array, extra: OutgoingHttpHeaders = {}): Promise<Reply> {
+export function deliver(
+  url: string,
+  event: string | undefined,
+  body: string | Uint8Array,
+  extra: OutgoingHttpHeaders = {},
+): Promise<Reply> {
   return request(url, {
     headers: {
       'content-type': 'application/json',

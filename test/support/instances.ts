@@ -89,7 +89,12 @@ export interface Instances {
   /** Signs in with every hop through instance `a`, which then holds the new session in its cache. */
   signedInThroughA(): Promise<Browser>;
   /** One request of `browser`'s through `instance`. */
-  through(instance: Instance, browser: Browser, pathname: string, init?: { method?: string }): ReturnType<Browser['request']>;
+  through(
+    instance: Instance,
+    browser: Browser,
+    pathname: string,
+    init?: { method?: string },
+  ): ReturnType<Browser['request']>;
   close(): Promise<void>;
 }
 
@@ -104,8 +109,14 @@ export async function startInstances(options: InstancesOptions = {}): Promise<In
   const storeDirectory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-instances-'));
   closers.push(() => rmSync(storeDirectory, { recursive: true, force: true }));
   const masterKey = randomBytes(32);
-  const fronts: Record<Instance, Listening> = { a: await listenEarly('127.0.0.1', 0), b: await listenEarly('127.0.0.1', 0) };
-  const balancer = await startBalancer({ a: Number(new URL(fronts.a.url).port), b: Number(new URL(fronts.b.url).port) });
+  const fronts: Record<Instance, Listening> = {
+    a: await listenEarly('127.0.0.1', 0),
+    b: await listenEarly('127.0.0.1', 0),
+  };
+  const balancer = await startBalancer({
+    a: Number(new URL(fronts.a.url).port),
+    b: Number(new URL(fronts.b.url).port),
+  });
   closers.push(() => balancer.close());
   const secret = randomBytes(16).toString('hex');
   let tokenDelayMs = 0;
@@ -116,7 +127,12 @@ export async function startInstances(options: InstancesOptions = {}): Promise<In
         clientSecret: secret,
         redirectUris: [`${balancer.url}/.auth/login/dev/callback`],
         postLogoutRedirectUris: [`${balancer.url}/.auth/logout/complete`],
-        ...(options.backchannelLogout ? { backchannelLogoutUri: `${balancer.url}/.auth/logout/backchannel/dev`, backchannelLogoutSessionRequired: true } : {}),
+        ...(options.backchannelLogout
+          ? {
+              backchannelLogoutUri: `${balancer.url}/.auth/logout/backchannel/dev`,
+              backchannelLogoutSessionRequired: true,
+            }
+          : {}),
       },
     ],
     rotateRefreshTokens: true,
@@ -128,15 +144,30 @@ export async function startInstances(options: InstancesOptions = {}): Promise<In
     ],
   });
   closers.push(() => idp.close());
-  const document = { ...defaultDocument(idp.issuer), ...options.document, login: { tokenStore: { enabled: true, fileSystem: { directory: storeDirectory } } } };
+  const document = {
+    ...defaultDocument(idp.issuer),
+    ...options.document,
+    login: { tokenStore: { enabled: true, fileSystem: { directory: storeDirectory } } },
+  };
   const gateways = {} as Record<Instance, Gateway>;
   for (const name of ['a', 'b'] as const) {
     const { config } = resolveAuthConfig(document, { TEST_CLIENT_SECRET: secret });
     const logger = options.logger?.(name) ?? createLogger(process.env.GATEHOUSE_TEST_LOG_LEVEL ?? 'silent');
-    const gateway = await createGateway({ config, upstream: app.url, core: loadAddonCore(), logger, masterKey, webhook: { ...(options.webhookSecret ? { secret: options.webhookSecret } : {}), env: {} }, env: options.env ?? {} });
+    const gateway = await createGateway({
+      config,
+      upstream: app.url,
+      core: loadAddonCore(),
+      logger,
+      masterKey,
+      webhook: { ...(options.webhookSecret ? { secret: options.webhookSecret } : {}), env: {} },
+      env: options.env ?? {},
+    });
     attach(fronts[name], gateway);
     gateways[name] = gateway;
-    closers.push(() => fronts[name].close(), () => gateway.close());
+    closers.push(
+      () => fronts[name].close(),
+      () => gateway.close(),
+    );
   }
   const through: Instances['through'] = (instance, browser, pathname, init) => {
     balancer.route(instance);

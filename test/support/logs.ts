@@ -22,7 +22,12 @@ export function capturingLogger(level = 'info'): CapturedLogs {
     },
   });
   const logger = pino({ level }, stream);
-  const lines = () => raw.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = () =>
+    raw
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   const during = async (act: () => Promise<unknown>) => {
     const before = lines().length;
     await act();

@@ -1,5 +1,10 @@
 /** The decoded X-PLATFORM-CLIENT-PRINCIPAL of forwarded headers. */
-export function principal(headers: Record<string, unknown>): { auth_typ: string; name_typ: string; role_typ: string; claims: Array<{ typ: string; val: string }> } {
+export function principal(headers: Record<string, unknown>): {
+  auth_typ: string;
+  name_typ: string;
+  role_typ: string;
+  claims: Array<{ typ: string; val: string }>;
+} {
   return JSON.parse(Buffer.from(String(headers['x-platform-client-principal']), 'base64').toString('utf8'));
 }
 

@@ -12,7 +12,21 @@ import type { GatewayDeployment } from './sign-in.js';
 /** JSON values of every kind, and the ones that have broken providers' parsing: ids of the wrong type, control characters, long text. */
 export const oddJson = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
-  fc.constantFrom(null, '', 0, -1, 1.5, 2 ** 53 + 2, '583231', '1e21', ' 42', 'octo\r\ncat', 'octo\u0001cat', 'ä', 'x'.repeat(3000)),
+  fc.constantFrom(
+    null,
+    '',
+    0,
+    -1,
+    1.5,
+    2 ** 53 + 2,
+    '583231',
+    '1e21',
+    ' 42',
+    'octo\r\ncat',
+    'octo\u0001cat',
+    'ä',
+    'x'.repeat(3000),
+  ),
 );
 
 /** Mostly `usual`, now and then anything. */
@@ -25,7 +39,11 @@ export function mostly<T>(usual: T): fc.Arbitrary<unknown> {
  * (`serve` makes it do so; `serve(undefined)` restores the user's own profile): the last answer, and
  * whether a session was made.
  */
-async function signInWith<T>(deployment: GatewayDeployment, answer: T, serve: (answer: T | undefined) => void): Promise<{ last: Response; signedIn: boolean; what: string }> {
+async function signInWith<T>(
+  deployment: GatewayDeployment,
+  answer: T,
+  serve: (answer: T | undefined) => void,
+): Promise<{ last: Response; signedIn: boolean; what: string }> {
   serve(answer);
   const browser = new Browser();
   let hops;
@@ -40,7 +58,11 @@ async function signInWith<T>(deployment: GatewayDeployment, answer: T, serve: (a
 }
 
 /** Each answer is none the provider sends: its sign-in ends in a 502 page, and nobody is signed in. */
-export async function assertEachRefused<T>(deployment: GatewayDeployment, answers: readonly T[], serve: (answer: T | undefined) => void): Promise<void> {
+export async function assertEachRefused<T>(
+  deployment: GatewayDeployment,
+  answers: readonly T[],
+  serve: (answer: T | undefined) => void,
+): Promise<void> {
   for (const answer of answers) {
     const { last, signedIn, what } = await signInWith(deployment, answer, serve);
     expect(last.status, what).to.equal(502);
@@ -52,7 +74,12 @@ export async function assertEachRefused<T>(deployment: GatewayDeployment, answer
  * Signs in through `deployment` once per generated answer (see signInWith). Returns how many
  * sign-ins made a session.
  */
-export async function assertAnyProfileEndsClearly<T>(deployment: GatewayDeployment, answers: fc.Arbitrary<T>, serve: (answer: T | undefined) => void, numRuns: number): Promise<number> {
+export async function assertAnyProfileEndsClearly<T>(
+  deployment: GatewayDeployment,
+  answers: fc.Arbitrary<T>,
+  serve: (answer: T | undefined) => void,
+  numRuns: number,
+): Promise<number> {
   let signedIn = 0;
   await fc.assert(
     fc.asyncProperty(answers, async (answer) => {

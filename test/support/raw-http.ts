@@ -45,13 +45,20 @@ export function raw(url: string, request: string, until?: (received: string) => 
  * Writes `parts` and waits up to `waitMs` for the server to close the connection: what it sent, and whether it
  * closed (a server expected to hang up on a stalled client must do so in time; the socket is destroyed otherwise).
  */
-export async function rawExchange(url: string, parts: ReadonlyArray<string | Buffer>, waitMs = 3000): Promise<{ response: string; closed: boolean }> {
+export async function rawExchange(
+  url: string,
+  parts: ReadonlyArray<string | Buffer>,
+  waitMs = 3000,
+): Promise<{ response: string; closed: boolean }> {
   const { socket, received } = rawConnection(url);
   let response = '';
   socket.on('data', (d) => (response += d.toString('latin1')));
   for (const part of parts) socket.write(part);
   let timer: NodeJS.Timeout | undefined;
-  const closed = await Promise.race([received.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)))]);
+  const closed = await Promise.race([
+    received.then(() => true),
+    new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), waitMs))),
+  ]);
   clearTimeout(timer);
   if (!closed) socket.destroy();
   return { response, closed };
@@ -75,12 +82,15 @@ export function rawBody(response: string): string {
 
 /** How many connections `server` holds open, upgraded ones included (node counts every accepted socket until it closes). */
 export function openConnections(server: Server): Promise<number> {
-  return new Promise((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+  return new Promise((resolve, reject) =>
+    server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+  );
 }
 
 /** Waits up to `limitMs` for `server` to have closed every connection; how many are still open. */
 export async function connectionsLeftAfter(server: Server, limitMs: number): Promise<number> {
   const started = Date.now();
-  while ((await openConnections(server)) > 0 && Date.now() - started < limitMs) await new Promise((resolve) => setTimeout(resolve, 50));
+  while ((await openConnections(server)) > 0 && Date.now() - started < limitMs)
+    await new Promise((resolve) => setTimeout(resolve, 50));
   return openConnections(server);
 }

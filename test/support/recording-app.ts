@@ -21,7 +21,12 @@ export function recordingApp(): RecordingApp {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('latin1') });
+      requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('latin1'),
+      });
       res.writeHead(200, { 'content-type': 'text/plain' }).end(`app saw ${req.method} ${req.url}`);
     });
   };

@@ -54,7 +54,8 @@ export interface RedisServerOptions {
 }
 
 export async function startRedis(options: RedisServerOptions = {}): Promise<TestRedis> {
-  if (!existsSync(REDIS_SERVER)) throw new Error(`${REDIS_SERVER} is missing: apt-get install redis-server (bash .ci/run does)`);
+  if (!existsSync(REDIS_SERVER))
+    throw new Error(`${REDIS_SERVER} is missing: apt-get install redis-server (bash .ci/run does)`);
   const directory = await fs.mkdtemp(path.join(os.tmpdir(), 'gatehouse-redis-'));
   const port = await freePort();
   let child: ChildProcess | undefined;
@@ -62,17 +63,28 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Test
   if (configFile !== undefined) await fs.writeFile(configFile, options.configFile!(port));
   const args = [
     ...(configFile !== undefined ? [configFile] : []),
-    '--port', String(port), '--bind', '127.0.0.1', '--dir', directory,
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    directory,
     // Everything written is in the append-only file at once: a kill loses nothing (what a deployment that keeps sessions over a restart sets, docs/deployment.md).
     ...(options.sentinel ? [] : ['--appendonly', 'yes', '--appendfsync', 'always', '--save', '']),
-    '--daemonize', 'no', '--logfile', path.join(directory, 'redis.log'),
+    '--daemonize',
+    'no',
+    '--logfile',
+    path.join(directory, 'redis.log'),
     ...(options.password !== undefined ? ['--requirepass', options.password] : []),
     ...(options.extra ?? []),
   ];
   const start = async () => {
     child = spawn(REDIS_SERVER, args, { stdio: 'ignore' });
     for (let i = 0; i < 200; i++) {
-      if (child.exitCode !== null) throw new Error(`redis-server exited ${child.exitCode}: ${await fs.readFile(path.join(directory, 'redis.log'), 'utf8').catch(() => '')}`);
+      if (child.exitCode !== null)
+        throw new Error(
+          `redis-server exited ${child.exitCode}: ${await fs.readFile(path.join(directory, 'redis.log'), 'utf8').catch(() => '')}`,
+        );
       if (await answers(port)) return;
       await delay(25);
     }
@@ -118,11 +130,30 @@ export async function startRedisSingle(): Promise<TestTopology> {
 
 /** A Redis Cluster of three primaries (no replicas), its slots spread by redis-cli, ready when its state is ok. */
 export async function startRedisCluster(): Promise<TestTopology> {
-  const servers = await Promise.all([0, 1, 2].map(() => startRedis({ extra: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000'] })));
-  const create = spawnSync(REDIS_CLI, ['--cluster', 'create', ...servers.map((server) => `127.0.0.1:${server.port}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 20_000 });
+  const servers = await Promise.all(
+    [0, 1, 2].map(() =>
+      startRedis({
+        extra: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000'],
+      }),
+    ),
+  );
+  const create = spawnSync(
+    REDIS_CLI,
+    [
+      '--cluster',
+      'create',
+      ...servers.map((server) => `127.0.0.1:${server.port}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ],
+    { encoding: 'utf8', timeout: 20_000 },
+  );
   if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
   for (let i = 0; ; i++) {
-    const states = servers.map((server) => spawnSync(REDIS_CLI, ['-p', String(server.port), 'cluster', 'info'], { encoding: 'utf8' }).stdout);
+    const states = servers.map(
+      (server) => spawnSync(REDIS_CLI, ['-p', String(server.port), 'cluster', 'info'], { encoding: 'utf8' }).stdout,
+    );
     if (states.every((info) => info.includes('cluster_state:ok'))) break;
     if (i > 200) throw new Error('the test cluster did not come up within 10 s');
     await delay(50);
@@ -138,12 +169,17 @@ export async function startRedisCluster(): Promise<TestTopology> {
 export async function startRedisSentinel(): Promise<TestTopology> {
   const primary = await startRedis();
   const sentinel = await startRedis({
-    configFile: (port) => `port ${port}\nbind 127.0.0.1\nsentinel monitor gatehouse-test 127.0.0.1 ${primary.port} 1\nsentinel down-after-milliseconds gatehouse-test 2000\n`,
+    configFile: (port) =>
+      `port ${port}\nbind 127.0.0.1\nsentinel monitor gatehouse-test 127.0.0.1 ${primary.port} 1\nsentinel down-after-milliseconds gatehouse-test 2000\n`,
     extra: ['--sentinel'],
     sentinel: true,
   });
   return {
-    env: { GATEHOUSE_REDIS_URL: sentinel.url, GATEHOUSE_REDIS_MODE: 'sentinel', GATEHOUSE_REDIS_SENTINEL_NAME: 'gatehouse-test' },
+    env: {
+      GATEHOUSE_REDIS_URL: sentinel.url,
+      GATEHOUSE_REDIS_MODE: 'sentinel',
+      GATEHOUSE_REDIS_SENTINEL_NAME: 'gatehouse-test',
+    },
     servers: [primary, sentinel],
     stop: async () => void (await Promise.all([sentinel.stop(), primary.stop()])),
   };

@@ -4,7 +4,18 @@ import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
 import type { SessionRecord } from '../../src/core/session/record.js';
 
 export const corpDocument = {
-  identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: 'c', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration' } } } } },
+  identityProviders: {
+    customOpenIdConnectProviders: {
+      corp: {
+        registration: {
+          clientId: 'c',
+          openIdConnectConfiguration: {
+            wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration',
+          },
+        },
+      },
+    },
+  },
 };
 export const corpConfig = resolveAuthConfig(corpDocument, {}).config;
 

@@ -57,7 +57,10 @@ export interface DeploymentOptions {
    * Register gatehouse's back-channel logout URL with the test provider (or `via(url)`, a URL that
    * passes the provider's posts on to it); `sessionRequired: false` has logout tokens name the user only.
    */
-  readonly backchannelLogout?: { readonly sessionRequired?: boolean; readonly via?: (gatehouseUrl: string) => Promise<string> };
+  readonly backchannelLogout?: {
+    readonly sessionRequired?: boolean;
+    readonly via?: (gatehouseUrl: string) => Promise<string>;
+  };
 }
 
 export const CLIENT_ID = 'gatehouse-test';
@@ -95,7 +98,9 @@ export interface GatewayDeployment {
 
 export interface GatewayOptions extends Omit<DeploymentOptions, 'document'> {
   /** Called once gatehouse's address is known (callback URLs): the document and the environment its secrets come from. */
-  readonly prepare: (frontUrl: string) => Promise<{ document: Record<string, unknown>; env: Record<string, string>; close?: () => Promise<void> }>;
+  readonly prepare: (
+    frontUrl: string,
+  ) => Promise<{ document: Record<string, unknown>; env: Record<string, string>; close?: () => Promise<void> }>;
 }
 
 /** An echoing upstream app behind gatehouse, configured by `prepare`. */
@@ -105,17 +110,26 @@ export async function startGatewayDeployment(options: GatewayOptions): Promise<G
     options.upstreamHandler ??
       ((req, res) => {
         requests.push({ url: req.url ?? '', headers: req.headers });
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, headers: req.headers }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ url: req.url, headers: req.headers }));
       }),
   );
   options.upstreamSetup?.(upstreamServer);
   const upstream = await listen(upstreamServer);
-  const front: Listening = await listenEarly('127.0.0.1', 0, options.headersTimeoutMs ? { headersTimeoutMs: options.headersTimeoutMs } : {});
+  const front: Listening = await listenEarly(
+    '127.0.0.1',
+    0,
+    options.headersTimeoutMs ? { headersTimeoutMs: options.headersTimeoutMs } : {},
+  );
   const prepared = await options.prepare(front.url);
   const storeDirectory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-deploy-'));
   const document = prepared.document;
   const login = (document.login ?? {}) as { tokenStore?: object };
-  const withStore = { ...document, login: { ...login, tokenStore: { ...login.tokenStore, fileSystem: { directory: storeDirectory } } } };
+  const withStore = {
+    ...document,
+    login: { ...login, tokenStore: { ...login.tokenStore, fileSystem: { directory: storeDirectory } } },
+  };
   const { config } = resolveAuthConfig(withStore, prepared.env);
   const gateway = await createGateway({
     config,
@@ -159,36 +173,65 @@ export async function startDeployment(options: DeploymentOptions = {}): Promise<
       const back = options.backchannelLogout;
       const backchannelUrl = `${frontUrl}/.auth/logout/backchannel/dev`;
       const backchannel =
-        back === undefined ? {} : { backchannelLogoutUri: back.via ? await back.via(backchannelUrl) : backchannelUrl, backchannelLogoutSessionRequired: back.sessionRequired ?? true };
+        back === undefined
+          ? {}
+          : {
+              backchannelLogoutUri: back.via ? await back.via(backchannelUrl) : backchannelUrl,
+              backchannelLogoutSessionRequired: back.sessionRequired ?? true,
+            };
       idp = await startDevIdentityProvider({
-        clients: [{ clientId: CLIENT_ID, clientSecret: secret, redirectUris: [`${frontUrl}/.auth/login/dev/callback`], postLogoutRedirectUris: [`${frontUrl}/.auth/logout/complete`], ...backchannel }],
+        clients: [
+          {
+            clientId: CLIENT_ID,
+            clientSecret: secret,
+            redirectUris: [`${frontUrl}/.auth/login/dev/callback`],
+            postLogoutRedirectUris: [`${frontUrl}/.auth/logout/complete`],
+            ...backchannel,
+          },
+        ],
         ...(options.interceptProvider ? { intercept: options.interceptProvider } : {}),
         ...(options.accessTokenTtl ? { accessTokenTtl: options.accessTokenTtl } : {}),
         ...(options.thinIdToken ? { thinIdToken: true } : {}),
       });
-      return { document: options.document?.(idp.issuer) ?? defaultDocument(idp.issuer), env: { TEST_CLIENT_SECRET: secret }, close: () => idp!.close() };
+      return {
+        document: options.document?.(idp.issuer) ?? defaultDocument(idp.issuer),
+        env: { TEST_CLIENT_SECRET: secret },
+        close: () => idp!.close(),
+      };
     },
   });
   return { ...deployment, idp: idp!, clientSecret: secret };
 }
 
 /** Signs `browser` in through the provider's page; returns every hop from the protected page to its return. */
-export async function signIn(browser: Browser, deployment: Deployment, pathname = '/protected', user = { username: 'demo', password: 'demo' }): Promise<{ hops: Response[]; final: Response }> {
+export async function signIn(
+  browser: Browser,
+  deployment: Deployment,
+  pathname = '/protected',
+  user = { username: 'demo', password: 'demo' },
+): Promise<{ hops: Response[]; final: Response }> {
   const hops = await browser.follow(`${deployment.url}${pathname}`);
   const loginPage = hops.at(-1)!;
-  if (!loginPage.url.startsWith(deployment.idp.issuer)) throw new Error(`expected the provider's sign-in page, got ${loginPage.status} ${loginPage.url}`);
+  if (!loginPage.url.startsWith(deployment.idp.issuer))
+    throw new Error(`expected the provider's sign-in page, got ${loginPage.status} ${loginPage.url}`);
   const after = await browser.submitForm(loginPage, /\/login$/, user);
   return { hops: [...hops, ...after], final: after.at(-1)! };
 }
 
 /** The login transaction cookies `browser` holds for `url` (one per sign-in under way), name and value. */
 export function pendingLogins(browser: Browser, url: string): Array<{ name: string; value: string }> {
-  return browser.cookies(url).filter((c) => c.name.startsWith('PlatformAuthSessionLogin_')).map(({ name, value }) => ({ name, value }));
+  return browser
+    .cookies(url)
+    .filter((c) => c.name.startsWith('PlatformAuthSessionLogin_'))
+    .map(({ name, value }) => ({ name, value }));
 }
 
 /** The session record files in a deployment's token store (full paths; one per stored session). */
 export async function sessionRecordFiles(deployment: Pick<GatewayDeployment, 'storeDirectory'>): Promise<string[]> {
-  const appDir = path.join(deployment.storeDirectory, (await fs.readdir(deployment.storeDirectory)).find((d) => d.startsWith('app-'))!);
+  const appDir = path.join(
+    deployment.storeDirectory,
+    (await fs.readdir(deployment.storeDirectory)).find((d) => d.startsWith('app-'))!,
+  );
   return (await fs.readdir(appDir)).filter((f) => f.endsWith('.session')).map((f) => path.join(appDir, f));
 }
 
@@ -198,7 +241,10 @@ export async function sessionRecordFiles(deployment: Pick<GatewayDeployment, 'st
  * mount would.
  */
 export async function breakTokenStore(deployment: Pick<GatewayDeployment, 'storeDirectory'>): Promise<void> {
-  const appDir = path.join(deployment.storeDirectory, (await fs.readdir(deployment.storeDirectory)).find((d) => d.startsWith('app-'))!);
+  const appDir = path.join(
+    deployment.storeDirectory,
+    (await fs.readdir(deployment.storeDirectory)).find((d) => d.startsWith('app-'))!,
+  );
   await fs.rm(appDir, { recursive: true });
   await fs.writeFile(appDir, 'not a directory');
 }

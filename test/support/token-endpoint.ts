@@ -23,6 +23,10 @@ export function bodyOf(req: http.IncomingMessage): Promise<Buffer> {
 
 /** Sends gatehouse's token request (its client authentication and body) on to the provider at `issuer`: the provider's own answer. */
 export function passToProvider(issuer: string, req: http.IncomingMessage, body: Buffer): Promise<globalThis.Response> {
-  const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => ['authorization', 'content-type', 'accept'].includes(name)) as Array<[string, string]>);
+  const headers = Object.fromEntries(
+    Object.entries(req.headers).filter(([name]) => ['authorization', 'content-type', 'accept'].includes(name)) as Array<
+      [string, string]
+    >,
+  );
   return fetch(`${issuer}/token`, { method: 'POST', headers: { ...headers, [PASS_THROUGH]: '1' }, body });
 }

@@ -12,7 +12,12 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('webhook bodies', () => {
   let server: Listening;
   before(async () => {
-    server = await startReceiver({ secret: SECRET, bodyLimitBytes: 64 * 1024, bodyTimeoutMs: 300, bodyDeadlineMs: BODY_DEADLINE_MS });
+    server = await startReceiver({
+      secret: SECRET,
+      bodyLimitBytes: 64 * 1024,
+      bodyTimeoutMs: 300,
+      bodyDeadlineMs: BODY_DEADLINE_MS,
+    });
   });
   after(() => server.close());
 
@@ -53,7 +58,10 @@ describe('webhook bodies', () => {
     const reply = await deliver(server.url, 'push', body);
     expect(reply.status).to.equal(400);
     expect(reply.json).to.deep.equal({ error: 'Request body is not valid UTF-8.' });
-    const repaired = await request(server.url, { headers: { 'x-forge-signature-256': sign(Buffer.from(body.toString('utf8'))) }, body });
+    const repaired = await request(server.url, {
+      headers: { 'x-forge-signature-256': sign(Buffer.from(body.toString('utf8'))) },
+      body,
+    });
     expect(repaired.status).to.equal(401);
   });
 
@@ -89,13 +97,18 @@ describe('webhook bodies', () => {
     }).catch((error: NodeJS.ErrnoException) => ({ status: error.code, json: undefined }));
     // The client may see the 413 or, having kept writing into a closing socket, a reset; never a 200.
     expect([413, 'ECONNRESET', 'EPIPE']).to.include(reply.status);
-    if (reply.status === 413) expect(reply.json).to.deep.equal({ error: 'Request body exceeds the limit of 65536 bytes.' });
+    if (reply.status === 413)
+      expect(reply.json).to.deep.equal({ error: 'Request body exceeds the limit of 65536 bytes.' });
     expect((await deliver(server.url, 'ping', '{}')).status).to.equal(200);
   });
 
   it('413 for an oversized chunked body, seen over a raw socket', async () => {
     const head = `POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Signature-256: ${sign('x')}\r\nTransfer-Encoding: chunked\r\n\r\n`;
-    const chunk = Buffer.concat([Buffer.from(`${(40 * 1024).toString(16)}\r\n`), Buffer.alloc(40 * 1024, 0x20), Buffer.from('\r\n')]);
+    const chunk = Buffer.concat([
+      Buffer.from(`${(40 * 1024).toString(16)}\r\n`),
+      Buffer.alloc(40 * 1024, 0x20),
+      Buffer.from('\r\n'),
+    ]);
     const { response } = await rawExchange(server.url, [head, chunk, chunk]);
     expect(response).to.match(/^HTTP\/1\.1 413 /);
   });
@@ -111,7 +124,9 @@ describe('webhook bodies', () => {
   it('a client that drips its body, never stalling, is cut off at the body deadline with 408 and disconnected', async () => {
     const body = '{"pad":"' + 'x'.repeat(200) + '"}';
     const { socket, received } = rawConnection(server.url);
-    socket.write(`POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Signature-256: ${sign(body)}\r\nContent-Length: ${body.length}\r\n\r\n`);
+    socket.write(
+      `POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Signature-256: ${sign(body)}\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
     const started = Date.now();
     let closed = false;
     void received.then(() => (closed = true));
@@ -131,7 +146,9 @@ describe('webhook bodies', () => {
   it('a body that arrives in pieces but within the deadline is taken', async () => {
     const body = '{"zen":"slow and steady"}';
     const { socket, received } = rawConnection(server.url);
-    socket.write(`POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Event: ping\r\nX-Forge-Signature-256: ${sign(body)}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+    socket.write(
+      `POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Event: ping\r\nX-Forge-Signature-256: ${sign(body)}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+    );
     for (const piece of [body.slice(0, 8), body.slice(8, 16), body.slice(16)]) {
       socket.write(piece);
       await pause(200);
@@ -142,22 +159,34 @@ describe('webhook bodies', () => {
   it('the body deadline is read from GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS and must be a positive integer', () => {
     expect(resolveWebhookConfig({ env: { GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS: '5000' } }).bodyDeadlineMs).to.equal(5000);
     expect(resolveWebhookConfig({ env: {} }).bodyDeadlineMs).to.equal(DEFAULT_BODY_DEADLINE_MS);
-    expect(() => resolveWebhookConfig({ env: { GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS: '0' } })).to.throw(/GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS must be a positive integer/);
+    expect(() => resolveWebhookConfig({ env: { GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS: '0' } })).to.throw(
+      /GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS must be a positive integer/,
+    );
   });
 
   it('body timeouts longer than a timer can wait are refused: node would fire them after 1 ms', () => {
-    expect(resolveWebhookConfig({ env: { GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS: '2147483647' } }).bodyTimeoutMs).to.equal(2_147_483_647);
+    expect(resolveWebhookConfig({ env: { GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS: '2147483647' } }).bodyTimeoutMs).to.equal(
+      2_147_483_647,
+    );
     for (const variable of ['GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS', 'GATEHOUSE_WEBHOOK_BODY_DEADLINE_MS']) {
-      expect(() => resolveWebhookConfig({ env: { [variable]: '2147483648' } })).to.throw(`${variable} must be a positive integer of at most 2147483647 (got "2147483648")`);
+      expect(() => resolveWebhookConfig({ env: { [variable]: '2147483648' } })).to.throw(
+        `${variable} must be a positive integer of at most 2147483647 (got "2147483648")`,
+      );
     }
-    expect(() => resolveWebhookConfig({ bodyTimeoutMs: 3e9 })).to.throw(/GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS must be a positive integer of at most 2147483647/);
+    expect(() => resolveWebhookConfig({ bodyTimeoutMs: 3e9 })).to.throw(
+      /GATEHOUSE_WEBHOOK_BODY_TIMEOUT_MS must be a positive integer of at most 2147483647/,
+    );
   });
 
   it('numeric settings are decimal digits: what Number() would also take is refused, an empty variable is unset', () => {
     for (const value of ['1e3', '0x10', ' 60 ', '5000.0', '-5']) {
-      expect(() => resolveWebhookConfig({ env: { GATEHOUSE_WEBHOOK_BODY_LIMIT: value } }), value).to.throw(`GATEHOUSE_WEBHOOK_BODY_LIMIT must be a positive integer (got ${JSON.stringify(value)})`);
+      expect(() => resolveWebhookConfig({ env: { GATEHOUSE_WEBHOOK_BODY_LIMIT: value } }), value).to.throw(
+        `GATEHOUSE_WEBHOOK_BODY_LIMIT must be a positive integer (got ${JSON.stringify(value)})`,
+      );
     }
-    expect(resolveWebhookConfig({ env: { GATEHOUSE_WEBHOOK_BODY_LIMIT: '' } }).bodyLimitBytes).to.equal(25 * 1024 * 1024);
+    expect(resolveWebhookConfig({ env: { GATEHOUSE_WEBHOOK_BODY_LIMIT: '' } }).bodyLimitBytes).to.equal(
+      25 * 1024 * 1024,
+    );
   });
 
   it('a malformed Content-Length never reaches the handler', async () => {
@@ -172,17 +201,30 @@ describe('webhook bodies', () => {
     it('verifies over the raw form body, then decodes payload as JSON', async () => {
       const body = form('{"ref":"refs/heads/main","repository":{"full_name":"o/r"},"commits":[1,2]}');
       const reply = await request(server.url, {
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forge-event': 'push', 'x-forge-signature-256': sign(body) },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-forge-event': 'push',
+          'x-forge-signature-256': sign(body),
+        },
         body,
       });
       expect(reply.status).to.equal(200);
-      expect(reply.json).to.deep.equal({ event: 'push', repository: 'o/r', ref: 'refs/heads/main', commits: 2, message: 'Processed push with 2 commit(s).' });
+      expect(reply.json).to.deep.equal({
+        event: 'push',
+        repository: 'o/r',
+        ref: 'refs/heads/main',
+        commits: 2,
+        message: 'Processed push with 2 commit(s).',
+      });
     });
 
     it('the signature over the decoded payload does not verify', async () => {
       const payload = '{"zen":"a b+c"}';
       const reply = await request(server.url, {
-        headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8', 'x-forge-signature-256': sign(payload) },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded; charset=utf-8',
+          'x-forge-signature-256': sign(payload),
+        },
         body: form(payload),
       });
       expect(reply.status).to.equal(401);
@@ -191,7 +233,11 @@ describe('webhook bodies', () => {
     it('+ decodes to a space and %XX to UTF-8', async () => {
       const body = 'payload=%7B%22ref%22%3A%22a+b%20%C3%A9%22%7D';
       const reply = await request(server.url, {
-        headers: { 'content-type': 'Application/X-WWW-Form-Urlencoded', 'x-forge-event': 'push', 'x-forge-signature-256': sign(body) },
+        headers: {
+          'content-type': 'Application/X-WWW-Form-Urlencoded',
+          'x-forge-event': 'push',
+          'x-forge-signature-256': sign(body),
+        },
         body,
       });
       expect(reply.status).to.equal(200);
@@ -199,8 +245,16 @@ describe('webhook bodies', () => {
     });
 
     for (const [name, body, error] of [
-      ['no payload field', 'other=1', 'Form-encoded delivery has no "payload" field (sending JSON? use Content-Type: application/json).'],
-      ['two payload fields', 'payload=%7B%7D&payload=%7B%7D', 'Form-encoded delivery has more than one "payload" field.'],
+      [
+        'no payload field',
+        'other=1',
+        'Form-encoded delivery has no "payload" field (sending JSON? use Content-Type: application/json).',
+      ],
+      [
+        'two payload fields',
+        'payload=%7B%7D&payload=%7B%7D',
+        'Form-encoded delivery has more than one "payload" field.',
+      ],
       ['payload not JSON', 'payload=nope', 'The "payload" field is not valid JSON.'],
       ['payload an array', 'payload=%5B%5D', 'The "payload" field must be a JSON object, got an array.'],
     ] as const) {

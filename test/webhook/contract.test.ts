@@ -41,7 +41,12 @@ describe('webhook contract (SPEC §7.1)', () => {
   });
 
   it('pull_request → 200 with action, number and title', async () => {
-    const body = JSON.stringify({ action: 'opened', number: 7, pull_request: { number: 7, title: 'Add gate' }, repository: { full_name: 'octo/hello' } });
+    const body = JSON.stringify({
+      action: 'opened',
+      number: 7,
+      pull_request: { number: 7, title: 'Add gate' },
+      repository: { full_name: 'octo/hello' },
+    });
     const reply = await deliver(server.url, 'pull_request', body);
     expect(reply.status).to.equal(200);
     expect(reply.json).to.deep.equal({
@@ -55,7 +60,11 @@ describe('webhook contract (SPEC §7.1)', () => {
   });
 
   it('issues → 200 with action, number and title', async () => {
-    const body = JSON.stringify({ action: 'closed', issue: { number: 12, title: 'Bug' }, repository: { full_name: 'octo/hello' } });
+    const body = JSON.stringify({
+      action: 'closed',
+      issue: { number: 12, title: 'Bug' },
+      repository: { full_name: 'octo/hello' },
+    });
     const reply = await deliver(server.url, 'issues', body);
     expect(reply.status).to.equal(200);
     expect(reply.json).to.deep.equal({
@@ -73,14 +82,20 @@ describe('webhook contract (SPEC §7.1)', () => {
     it(`"${event}" → 200 generic acknowledgement echoing the event`, async () => {
       const reply = await deliver(server.url, event, '{"zen":"Keep it logically awesome."}');
       expect(reply.status).to.equal(200);
-      expect(reply.json).to.deep.equal({ event, message: `Event "${event}" received; no handler for this event type.` });
+      expect(reply.json).to.deep.equal({
+        event,
+        message: `Event "${event}" received; no handler for this event type.`,
+      });
     });
   }
 
   it('absent X-Forge-Event → 200 generic acknowledgement with an empty event', async () => {
     const reply = await deliver(server.url, undefined, '{}');
     expect(reply.status).to.equal(200);
-    expect(reply.json).to.deep.equal({ event: '', message: 'Event received (no event type given); nothing to process.' });
+    expect(reply.json).to.deep.equal({
+      event: '',
+      message: 'Event received (no event type given); nothing to process.',
+    });
   });
 
   describe('401: signature missing, malformed or not matching', () => {
@@ -98,7 +113,11 @@ describe('webhook contract (SPEC §7.1)', () => {
     for (const [name, header] of cases) {
       it(name, async () => {
         const reply = await request(server.url, {
-          headers: { 'content-type': 'application/json', 'x-forge-event': 'push', ...(header === undefined ? {} : { 'x-forge-signature-256': header }) },
+          headers: {
+            'content-type': 'application/json',
+            'x-forge-event': 'push',
+            ...(header === undefined ? {} : { 'x-forge-signature-256': header }),
+          },
           body: PUSH,
         });
         expect(reply.status).to.equal(401);
@@ -109,12 +128,18 @@ describe('webhook contract (SPEC §7.1)', () => {
 
     it('a UTF-8 header value of 71 bytes is a 401, not a crash', async () => {
       const raw = Buffer.from(`sha256=${'a'.repeat(62)}é`, 'utf8'); // 71 bytes
-      const reply = await request(server.url, { headers: { 'x-forge-signature-256': raw.toString('latin1') }, body: PUSH });
+      const reply = await request(server.url, {
+        headers: { 'x-forge-signature-256': raw.toString('latin1') },
+        body: PUSH,
+      });
       expect(reply.status).to.equal(401);
     });
 
     it('two signature headers are never accepted', async () => {
-      const reply = await request(server.url, { headers: { 'x-forge-signature-256': [sign(PUSH), sign(PUSH)] }, body: PUSH });
+      const reply = await request(server.url, {
+        headers: { 'x-forge-signature-256': [sign(PUSH), sign(PUSH)] },
+        body: PUSH,
+      });
       expect(reply.status).to.equal(401);
     });
   });
@@ -178,7 +203,11 @@ describe('webhook precedence (500, then 401, then 400)', () => {
   it('500 when the secret is unset, whatever the signature or body', async () => {
     const server = await startReceiver({ env: {} });
     try {
-      for (const headers of [{}, { 'x-forge-signature-256': 'garbage' }, { 'x-forge-signature-256': sign('not json') }]) {
+      for (const headers of [
+        {},
+        { 'x-forge-signature-256': 'garbage' },
+        { 'x-forge-signature-256': sign('not json') },
+      ]) {
         const reply = await request(server.url, { headers, body: 'not json' });
         expect(reply.status).to.equal(500);
         expect(reply.headers['content-type']).to.equal(JSON_TYPE);
@@ -221,7 +250,10 @@ describe('webhook precedence (500, then 401, then 400)', () => {
   it('401 beats 400: a bad signature on a bad body is a 401', async () => {
     const server = await startReceiver({ secret: SECRET });
     try {
-      const reply = await request(server.url, { headers: { 'x-forge-signature-256': sign('other') }, body: '[not json' });
+      const reply = await request(server.url, {
+        headers: { 'x-forge-signature-256': sign('other') },
+        body: '[not json',
+      });
       expect(reply.status).to.equal(401);
     } finally {
       await server.close();
@@ -235,8 +267,16 @@ describe('secret rotation', () => {
       env: { FORGE_WEBHOOK_SECRET: 'new-secret', FORGE_WEBHOOK_PREVIOUS_SECRETS: '["old-secret","older-secret"]' },
     });
     try {
-      for (const [secret, status] of [['new-secret', 200], ['old-secret', 200], ['older-secret', 200], ['oldest-secret', 401]] as const) {
-        const reply = await request(server.url, { headers: { 'x-forge-signature-256': sign(PUSH, secret), 'content-type': 'application/json' }, body: PUSH });
+      for (const [secret, status] of [
+        ['new-secret', 200],
+        ['old-secret', 200],
+        ['older-secret', 200],
+        ['oldest-secret', 401],
+      ] as const) {
+        const reply = await request(server.url, {
+          headers: { 'x-forge-signature-256': sign(PUSH, secret), 'content-type': 'application/json' },
+          body: PUSH,
+        });
         expect(reply.status, secret).to.equal(status);
       }
     } finally {
@@ -245,9 +285,14 @@ describe('secret rotation', () => {
   });
 
   it('a single previous secret may be given as plain text', async () => {
-    const server = await startReceiver({ env: { FORGE_WEBHOOK_SECRET: 'new', FORGE_WEBHOOK_PREVIOUS_SECRETS: 'old, with a comma' } });
+    const server = await startReceiver({
+      env: { FORGE_WEBHOOK_SECRET: 'new', FORGE_WEBHOOK_PREVIOUS_SECRETS: 'old, with a comma' },
+    });
     try {
-      const reply = await request(server.url, { headers: { 'x-forge-signature-256': sign(PUSH, 'old, with a comma'), 'content-type': 'application/json' }, body: PUSH });
+      const reply = await request(server.url, {
+        headers: { 'x-forge-signature-256': sign(PUSH, 'old, with a comma'), 'content-type': 'application/json' },
+        body: PUSH,
+      });
       expect(reply.status).to.equal(200);
     } finally {
       await server.close();

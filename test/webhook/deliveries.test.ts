@@ -39,7 +39,9 @@ describe('idempotent deliveries (X-Forge-Delivery)', () => {
     let runs = 0;
     server.receiver.on('*', () => void runs++);
     try {
-      const replies = await Promise.all(Array.from({ length: 20 }, () => deliver(server.url, 'push', PUSH, { 'x-forge-delivery': 'same' })));
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, () => deliver(server.url, 'push', PUSH, { 'x-forge-delivery': 'same' })),
+      );
       expect(replies.map((r) => r.status)).to.deep.equal(Array(20).fill(200));
       expect(new Set(replies.map((r) => r.text)).size).to.equal(1);
       await waitFor(() => runs > 0, 'the handler');
@@ -91,7 +93,10 @@ describe('idempotent deliveries (X-Forge-Delivery)', () => {
     const server = await startReceiver({ secret: SECRET });
     try {
       await deliver(server.url, 'push', PUSH, { 'x-forge-delivery': 'v' });
-      const forged = await deliver(server.url, 'push', PUSH, { 'x-forge-delivery': 'v', 'x-forge-signature-256': `sha256=${'0'.repeat(64)}` });
+      const forged = await deliver(server.url, 'push', PUSH, {
+        'x-forge-delivery': 'v',
+        'x-forge-signature-256': `sha256=${'0'.repeat(64)}`,
+      });
       expect(forged.status).to.equal(401);
     } finally {
       await server.close();
@@ -211,9 +216,15 @@ describe('subscribers run after the response', () => {
     try {
       const reply = await deliver(server.url, 'push', PUSH);
       expect(reply.status).to.equal(200);
-      await waitFor(() => capture.lines().filter((l) => l.msg === 'webhook subscriber failed').length === 2, 'two error logs');
+      await waitFor(
+        () => capture.lines().filter((l) => l.msg === 'webhook subscriber failed').length === 2,
+        'two error logs',
+      );
       expect(third).to.equal(1);
-      const messages = capture.lines().filter((l) => l.msg === 'webhook subscriber failed').map((l) => (l.err as { message: string }).message);
+      const messages = capture
+        .lines()
+        .filter((l) => l.msg === 'webhook subscriber failed')
+        .map((l) => (l.err as { message: string }).message);
       expect(messages.sort()).to.deep.equal(['async failure', 'sync failure']);
     } finally {
       await server.close();
@@ -245,9 +256,23 @@ describe('structured logs', () => {
     const body = JSON.stringify({ ref: 'refs/heads/body-marker-91c2', commits: [] });
     try {
       const { request, sign } = await import('../support/http.js');
-      await request(server.url, { headers: { 'x-forge-event': 'push', 'x-forge-delivery': 'd-42', 'x-forge-signature-256': sign(body, secret), 'content-type': 'application/json' }, body });
-      await request(server.url, { headers: { 'x-forge-event': 'push', 'x-forge-delivery': 'd-43', 'x-forge-signature-256': sign(body, 'wrong') }, body });
-      await request(server.url, { headers: { 'x-forge-event': 'push', 'x-forge-delivery': 'd-44', 'x-forge-signature-256': sign('[1]', secret) }, body: '[1]' });
+      await request(server.url, {
+        headers: {
+          'x-forge-event': 'push',
+          'x-forge-delivery': 'd-42',
+          'x-forge-signature-256': sign(body, secret),
+          'content-type': 'application/json',
+        },
+        body,
+      });
+      await request(server.url, {
+        headers: { 'x-forge-event': 'push', 'x-forge-delivery': 'd-43', 'x-forge-signature-256': sign(body, 'wrong') },
+        body,
+      });
+      await request(server.url, {
+        headers: { 'x-forge-event': 'push', 'x-forge-delivery': 'd-44', 'x-forge-signature-256': sign('[1]', secret) },
+        body: '[1]',
+      });
       const lines = capture.lines().filter((l) => typeof l.status === 'number');
       expect(lines.map((l) => [l.deliveryId, l.event, l.status])).to.deep.equal([
         ['d-42', 'push', 200],

@@ -18,17 +18,31 @@ function chunked(body: string, split: boolean, trailer: boolean): string {
 }
 
 /** A signed delivery request; its body embeds a whole second delivery request as text. */
-function delivery(id: string, framing: string, connection: string | undefined, expect100: boolean, last: boolean): { bytes: string; body: string } {
+function delivery(
+  id: string,
+  framing: string,
+  connection: string | undefined,
+  expect100: boolean,
+  last: boolean,
+): { bytes: string; body: string } {
   const inner = JSON.stringify({ smuggled: true });
   const smuggled = `POST /api/forge/webhook HTTP/1.1\r\nHost: x\r\nX-Forge-Event: push\r\nX-Forge-Delivery: smuggled-${id}\r\nX-Forge-Signature-256: ${sign(inner, SECRET)}\r\nContent-Length: ${inner.length}\r\n\r\n${inner}`;
   const body = JSON.stringify({ id, text: smuggled });
-  const head = ['POST /api/forge/webhook HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'X-Forge-Event: ping', `X-Forge-Delivery: ${id}`, `X-Forge-Signature-256: ${sign(body, SECRET)}`];
+  const head = [
+    'POST /api/forge/webhook HTTP/1.1',
+    'Host: x',
+    'Content-Type: application/json',
+    'X-Forge-Event: ping',
+    `X-Forge-Delivery: ${id}`,
+    `X-Forge-Signature-256: ${sign(body, SECRET)}`,
+  ];
   if (connection !== undefined) head.push(`Connection: ${connection}`);
   else if (last) head.push('Connection: close');
   if (expect100) head.push('Expect: 100-continue');
   if (framing === 'length' || framing === 'both') head.push(`Content-Length: ${Buffer.byteLength(body, 'latin1')}`);
   if (framing !== 'length') head.push(`Transfer-Encoding: ${framing === 'CHUNKED' ? 'CHUNKED' : 'chunked'}`);
-  const framed = framing === 'length' ? body : chunked(body, framing === 'chunked-split', framing === 'chunked-trailer');
+  const framed =
+    framing === 'length' ? body : chunked(body, framing === 'chunked-split', framing === 'chunked-trailer');
   return { bytes: `${head.join('\r\n')}\r\n\r\n${framed}`, body };
 }
 
@@ -62,7 +76,13 @@ describe('webhook request framing (smuggling)', function () {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom('length', 'chunked', 'CHUNKED', 'chunked-split', 'chunked-trailer', 'both'),
-        fc.constantFrom(undefined, 'keep-alive', 'content-length', 'transfer-encoding', 'keep-alive, Content-Length, Transfer-Encoding'),
+        fc.constantFrom(
+          undefined,
+          'keep-alive',
+          'content-length',
+          'transfer-encoding',
+          'keep-alive, Content-Length, Transfer-Encoding',
+        ),
         fc.boolean(),
         async (framing, connection, expect100) => {
           seen.length = 0;
@@ -72,8 +92,13 @@ describe('webhook request framing (smuggling)', function () {
           const response = await raw(server.url, first.bytes + last.bytes);
           // Subscribers run after the answer is out: give them their turn.
           await new Promise((resolve) => setTimeout(resolve, 20));
-          const statuses = [...response.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1])).filter((s) => s >= 200);
-          expect(seen.map((d) => d.id), 'never the smuggled delivery').not.to.include(`smuggled-${id}`);
+          const statuses = [...response.matchAll(/HTTP\/1\.1 (\d{3}) /g)]
+            .map((m) => Number(m[1]))
+            .filter((s) => s >= 200);
+          expect(
+            seen.map((d) => d.id),
+            'never the smuggled delivery',
+          ).not.to.include(`smuggled-${id}`);
           if (framing === 'both') {
             expect(statuses).to.deep.equal([400]);
             expect(seen).to.deep.equal([]);

@@ -8,7 +8,19 @@ import fc from 'fast-check';
 
 import { deliver, request, SECRET, sign, startReceiver, type Listening } from '../support/http.js';
 
-const EVENTS = ['push', 'pull_request', 'issues', 'ping', 'release', 'PUSH', '', 'push ', '__proto__', 'constructor', 'x'.repeat(300)];
+const EVENTS = [
+  'push',
+  'pull_request',
+  'issues',
+  'ping',
+  'release',
+  'PUSH',
+  '',
+  'push ',
+  '__proto__',
+  'constructor',
+  'x'.repeat(300),
+];
 
 // Payloads shaped like the handled events, with every field of any JSON type (or missing).
 const anyJson = fc.jsonValue({ maxDepth: 3 });
@@ -18,7 +30,13 @@ const shaped = fc.record(
     commits: fc.oneof(anyJson, fc.array(anyJson, { maxLength: 5 })),
     action: anyJson,
     number: fc.oneof(anyJson, fc.double(), fc.constant(Number.MAX_SAFE_INTEGER + 2)),
-    repository: fc.oneof(anyJson, fc.record({ full_name: anyJson, name: anyJson, owner: fc.oneof(anyJson, fc.record({ login: anyJson })) }, { requiredKeys: [] })),
+    repository: fc.oneof(
+      anyJson,
+      fc.record(
+        { full_name: anyJson, name: anyJson, owner: fc.oneof(anyJson, fc.record({ login: anyJson })) },
+        { requiredKeys: [] },
+      ),
+    ),
     pull_request: fc.oneof(anyJson, fc.record({ number: anyJson, title: anyJson }, { requiredKeys: [] })),
     issue: fc.oneof(anyJson, fc.record({ number: anyJson, title: anyJson }, { requiredKeys: [] })),
     __proto__: anyJson,
@@ -29,7 +47,17 @@ const body = fc.oneof(
   shaped.map((payload) => JSON.stringify(payload)),
   anyJson.map((value) => JSON.stringify(value)),
   fc.string({ maxLength: 60 }),
-  fc.constantFrom('{', '{"a":1}{"b":2}', '\uFEFF{}', '{"a":"\uD800"}', '{"__proto__":{"polluted":true}}', ' {} ', '{"a":1,"a":2}', 'null', '[]'),
+  fc.constantFrom(
+    '{',
+    '{"a":1}{"b":2}',
+    '\uFEFF{}',
+    '{"a":"\uD800"}',
+    '{"__proto__":{"polluted":true}}',
+    ' {} ',
+    '{"a":1,"a":2}',
+    'null',
+    '[]',
+  ),
 );
 
 /** Whether the text is a JSON object, as the receiver must judge it (a leading BOM allowed, as documented). */
@@ -79,7 +107,10 @@ describe('webhook receiver (property tests over HTTP)', () => {
         return { text, signature: `${valid.slice(0, 7 + at)}${digit}${valid.slice(8 + at)}` };
       }),
       // Another secret's, another body's, or another algorithm's.
-      body.map((text) => ({ text, signature: `sha256=${createHmac('sha256', `${SECRET}x`).update(text).digest('hex')}` })),
+      body.map((text) => ({
+        text,
+        signature: `sha256=${createHmac('sha256', `${SECRET}x`).update(text).digest('hex')}`,
+      })),
       fc.tuple(body, body).map(([text, other]) => ({ text, signature: sign(other) })),
       body.map((text) => ({ text, signature: `sha1=${createHmac('sha1', SECRET).update(text).digest('hex')}` })),
       fc.tuple(body, fc.string({ maxLength: 80 })).map(([text, signature]) => ({ text, signature })),
@@ -87,7 +118,10 @@ describe('webhook receiver (property tests over HTTP)', () => {
     await fc.assert(
       fc.asyncProperty(forged, async ({ text, signature }) => {
         fc.pre(signature !== sign(text));
-        const reply = await request(server.url, { headers: { 'content-type': 'application/json', 'x-forge-event': 'push', 'x-forge-signature-256': signature }, body: text });
+        const reply = await request(server.url, {
+          headers: { 'content-type': 'application/json', 'x-forge-event': 'push', 'x-forge-signature-256': signature },
+          body: text,
+        });
         expect(reply.status, `${JSON.stringify(signature)} ${text.slice(0, 200)}`).to.equal(401);
         expect(reply.json).to.deep.equal({ error: 'Invalid or missing webhook signature.' });
       }),

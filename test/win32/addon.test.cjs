@@ -42,12 +42,27 @@ for (const v of headerVectors.vectors) {
     if (v.error === 'type') return assert.throws(run, TypeError);
     const out = run();
     assert.deepEqual(out.remove.map(text), v.expect.remove);
-    const expected = v.expect.set.map(([n, value]) => [n, typeof value === 'string' ? value : Buffer.from(value.principalJson, 'utf8').toString('base64')]);
-    assert.deepEqual(out.set.map(([n, value]) => [n, text(value)]), expected);
+    const expected = v.expect.set.map(([n, value]) => [
+      n,
+      typeof value === 'string' ? value : Buffer.from(value.principalJson, 'utf8').toString('base64'),
+    ]);
+    assert.deepEqual(
+      out.set.map(([n, value]) => [n, text(value)]),
+      expected,
+    );
   });
 }
 
-const requests = (n) => Array.from({ length: n }, (_, i) => ({ method: 'GET', scheme: 'https', host: 'app.example', path: `/item/${i}`, query: '', remoteAddress: '10.0.0.1', headers: [['X-Request', String(i)]] }));
+const requests = (n) =>
+  Array.from({ length: n }, (_, i) => ({
+    method: 'GET',
+    scheme: 'https',
+    host: 'app.example',
+    path: `/item/${i}`,
+    query: '',
+    remoteAddress: '10.0.0.1',
+    headers: [['X-Request', String(i)]],
+  }));
 
 const attached = (policy) => {
   const interceptor = new addon.Interceptor(policy);
@@ -56,13 +71,20 @@ const attached = (policy) => {
 };
 
 test('hook: 64 native threads of the module host, every request decided exactly once by the JavaScript policy', async () => {
-  const interceptor = attached(async (request) => ({ kind: 'continue', remove: [], set: [['X-PLATFORM-CLIENT-PRINCIPAL-ID', request.path]] }));
+  const interceptor = attached(async (request) => ({
+    kind: 'continue',
+    remove: [],
+    set: [['X-PLATFORM-CLIENT-PRINCIPAL-ID', request.path]],
+  }));
   const out = await host.replay(requests(640), 64);
   interceptor.close();
   // An asynchronous policy decides on the JavaScript thread, normally after the native thread went
   // pending; a native thread descheduled between submit and settling (64 threads on a few cores, under
   // wine) finds the decision already there and applies it inline. Either way it is applied once.
-  assert.ok(out.some((r) => !r.inline), 'some requests went pending');
+  assert.ok(
+    out.some((r) => !r.inline),
+    'some requests went pending',
+  );
   out.forEach((r, i) => {
     assert.equal(r.completions, 1, `request ${i}: completions`);
     assert.equal(r.resumes, r.inline ? 0 : 1, `request ${i}: resumes (inline: ${r.inline})`);
@@ -82,29 +104,44 @@ test('hook: a throwing policy answers 500; close() answers pending requests 503;
   stuck.close();
   for (const r of await pending) {
     assert.equal(r.status, 503);
-    assert.deepEqual(r.headers, [['Content-Type', 'application/json; charset=utf-8'], ['Retry-After', '5']]);
+    assert.deepEqual(r.headers, [
+      ['Content-Type', 'application/json; charset=utf-8'],
+      ['Retry-After', '5'],
+    ]);
   }
   assert.equal(host.attached(), false);
   for (const r of await host.replay(requests(4), 2)) assert.deepEqual([r.status, r.inline, r.resumes], [503, true, 0]);
 });
 
 test('IIS module: HTTP_REQUEST → request view (the Windows SDK structures, built by mingw-w64)', () => {
-  const out = execFileSync(path.join(release, 'gatehouse_http_request_view_test.exe'), { encoding: 'utf8', timeout: 120_000 });
+  const out = execFileSync(path.join(release, 'gatehouse_http_request_view_test.exe'), {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   assert.match(out, /^\d+ checks passed$/m, out);
 });
 
 test('IIS module: auth-route bodies read asynchronously, with a limit and a deadline on thread-pool timers', () => {
-  const out = execFileSync(path.join(release, 'gatehouse_body_reader_test.exe'), { encoding: 'utf8', timeout: 120_000 });
+  const out = execFileSync(path.join(release, 'gatehouse_body_reader_test.exe'), {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   assert.match(out, /^\d+ checks passed$/m, out);
 });
 
 test('IIS module: the Node thread gets the 8 MB stack it asks for (a 6 MB recursion runs on it)', () => {
-  const out = execFileSync(path.join(release, 'gatehouse_stack_thread_test.exe'), { encoding: 'utf8', timeout: 120_000 });
+  const out = execFileSync(path.join(release, 'gatehouse_stack_thread_test.exe'), {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   assert.match(out, /^\d+ checks passed$/m, out);
 });
 
 test('addon: the delay-load hook answers node.exe imports from libnode.dll, then node.dll, then the process image', () => {
-  const out = execFileSync(path.join(release, 'gatehouse_delay_load_test.exe'), [path.join(release, 'delay-load')], { encoding: 'utf8', timeout: 120_000 });
+  const out = execFileSync(path.join(release, 'gatehouse_delay_load_test.exe'), [path.join(release, 'delay-load')], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   assert.match(out, /^\d+ checks passed$/m, out);
 });
 
@@ -113,13 +150,25 @@ test('addon: its Node-API imports are delay-loaded from node.exe, through the pr
   // so each went through the delay-load helper and the hook (GNU ld leaves the delay-import data
   // directory empty, so the helper's name and node.exe's are looked for in the image instead).
   const image = fs.readFileSync(path.join(release, 'gatehouse_native.node'));
-  assert.equal(importsFrom(image).some((n) => n.toLowerCase() === 'node.exe'), false, 'node.exe is not an ordinary import');
-  assert.ok(image.includes(Buffer.from('__delayLoadHelper2\0')) && image.includes(Buffer.from('node.exe\0')), 'the delay-load helper and node.exe are in the image');
+  assert.equal(
+    importsFrom(image).some((n) => n.toLowerCase() === 'node.exe'),
+    false,
+    'node.exe is not an ordinary import',
+  );
+  assert.ok(
+    image.includes(Buffer.from('__delayLoadHelper2\0')) && image.includes(Buffer.from('node.exe\0')),
+    'the delay-load helper and node.exe are in the image',
+  );
   assert.ok(image.includes(Buffer.from('gatehouse_delay_load_hook')), 'the project hook is linked');
 });
 
 test('engine: the native test host from 64 threads, no lost or duplicated completion', () => {
-  const report = JSON.parse(execFileSync(path.join(release, 'gatehouse_engine_stress.exe'), ['64', '100', '4'], { encoding: 'utf8', timeout: 120_000 }));
+  const report = JSON.parse(
+    execFileSync(path.join(release, 'gatehouse_engine_stress.exe'), ['64', '100', '4'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    }),
+  );
   assert.equal(report.completedOnce, report.submitted);
   assert.equal(report.completedTwice, 0);
   assert.equal(report.pendingAfterShutdown, 0);

@@ -86,14 +86,19 @@ class WorkerProcess {
     this.exited = deferred();
     this.errors = [];
     this.firstRequest = true;
-    this.iis.setNodeHost((kind, bootScript, execArgs) => (kind === 'start' ? this.#start(bootScript, execArgs) : this.#stop()));
+    this.iis.setNodeHost((kind, bootScript, execArgs) =>
+      kind === 'start' ? this.#start(bootScript, execArgs) : this.#stop(),
+    );
   }
 
   #start(bootScript, execArgs) {
     this.starts.push({ bootScript, execArgs });
     this.gate.promise.then(() => {
       const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('GATEHOUSE_')));
-      this.worker = new Worker(EMBEDDED_NODE, { workerData: { addon: this.addon, bootScript }, env: { ...env, ...this.coreEnv } });
+      this.worker = new Worker(EMBEDDED_NODE, {
+        workerData: { addon: this.addon, bootScript },
+        env: { ...env, ...this.coreEnv },
+      });
       this.worker.on('error', (error) => this.errors.push(error));
       this.worker.on('exit', (code) => {
         this.exitCode = code;
@@ -116,7 +121,15 @@ class WorkerProcess {
 
   /** One request through the module. The first one of the process reads the pool's settings (GATEHOUSE_IIS_BOOT…). */
   async request(script) {
-    const full = { method: 'GET', url: '/', headers: [['Host', 'app.example'], ['Accept', 'text/html']], ...script };
+    const full = {
+      method: 'GET',
+      url: '/',
+      headers: [
+        ['Host', 'app.example'],
+        ['Accept', 'text/html'],
+      ],
+      ...script,
+    };
     if (!this.firstRequest) return this.iis.request(full);
     this.firstRequest = false;
     for (const key of ['GATEHOUSE_IIS_BOOT', 'GATEHOUSE_NODE_OPTIONS']) delete process.env[key];
@@ -131,7 +144,13 @@ class WorkerProcess {
   /** Waits until the core answers (/.auth/version), one request every 50 ms (its boot takes a while). */
   async untilCoreAnswers() {
     for (let attempt = 0; attempt < 1200; attempt++) {
-      const r = await this.request({ url: '/.auth/version', headers: [['Host', 'app.example'], ['Accept', 'application/json']] });
+      const r = await this.request({
+        url: '/.auth/version',
+        headers: [
+          ['Host', 'app.example'],
+          ['Accept', 'application/json'],
+        ],
+      });
       if (r.status === 200) return;
       assert.equal(r.status, 503, 'until the core is attached, the module answers 503');
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -142,7 +161,12 @@ class WorkerProcess {
   /** The core's log (GATEHOUSE_LOG_FILE), as JSON lines. */
   log() {
     if (!fs.existsSync(this.logFile)) return [];
-    return fs.readFileSync(this.logFile, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    return fs
+      .readFileSync(this.logFile, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
   }
 
   async untilLogged(predicate) {
@@ -188,12 +212,20 @@ const TOKEN_BODY = '{"id_token":"eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0."}';
 const authPost = (body, extra = {}) => ({
   method: 'POST',
   url: '/.auth/login/corp',
-  headers: [['Host', 'app.example'], ['Accept', 'application/json'], ['Content-Type', 'application/json']],
+  headers: [
+    ['Host', 'app.example'],
+    ['Accept', 'application/json'],
+    ['Content-Type', 'application/json'],
+  ],
   body,
   ...extra,
 });
 /** The body in pieces of `size` bytes, arriving as `arrival` says (a function of the piece's index). */
-const pieces = (text, size, arrival) => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => ({ data: text.slice(i * size, (i + 1) * size), arrival: arrival(i) }));
+const pieces = (text, size, arrival) =>
+  Array.from({ length: Math.ceil(text.length / size) }, (_, i) => ({
+    data: text.slice(i * size, (i + 1) * size),
+    arrival: arrival(i),
+  }));
 const SPOOFED = [
   ['X-PLATFORM-CLIENT-PRINCIPAL-ID', 'admin'],
   ['X-PLATFORM-CLIENT-PRINCIPAL-ID', 'root'],
@@ -209,14 +241,24 @@ const SPOOFED = [
 const main = new WorkerProcess('main', {
   // Two spaces: the module splits on each, and drops what is empty.
   moduleEnv: { GATEHOUSE_NODE_OPTIONS: '--max-old-space-size=96  --trace-warnings' },
-  coreEnv: { GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(siteConfig()), CORP_SECRET: 's3cret', GATEHOUSE_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') },
+  coreEnv: {
+    GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(siteConfig()),
+    CORP_SECRET: 's3cret',
+    GATEHOUSE_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+  },
   holdNode: true,
 });
 let deadlines;
 
 test('RegisterModule: BeginRequest notifications only, and no Node yet (IIS loads a global module into every worker process)', () => {
   const registered = main.iis.registerModule();
-  assert.deepEqual(registered, { hr: 0, notifications: RQ_BEGIN_REQUEST, postNotifications: 0, factory: true, violations: [] });
+  assert.deepEqual(registered, {
+    hr: 0,
+    notifications: RQ_BEGIN_REQUEST,
+    postNotifications: 0,
+    factory: true,
+    violations: [],
+  });
   assert.equal(main.iis.nodeStartRequests(), 0);
   assert.deepEqual(main.starts, []);
 });
@@ -227,7 +269,10 @@ test('the first request IIS hands the module starts Node, once: the boot script 
   assert.equal(main.iis.nodeStartRequests(), 1);
   assert.equal(main.starts.length, 1);
   // <package>/build/Release/<dll> → <package>/binding/iis/boot.cjs
-  assert.equal(main.starts[0].bootScript.toLowerCase(), path.join(packageDir, 'binding', 'iis', 'boot.cjs').toLowerCase());
+  assert.equal(
+    main.starts[0].bootScript.toLowerCase(),
+    path.join(packageDir, 'binding', 'iis', 'boot.cjs').toLowerCase(),
+  );
   assert.deepEqual(main.starts[0].execArgs, ['--max-old-space-size=96', '--trace-warnings']);
   // Until the core is attached: 503 with Retry-After, fail closed.
   for (const r of [first, second]) {
@@ -254,15 +299,34 @@ test('challenges: a browser is sent to sign in (302), an API call gets 401 in JS
   assert.equal(browser.result, 'finish');
   assert.equal(browser.status, 302);
   assert.equal(browser.reason, 'Found');
-  assert.deepEqual(headerValues(browser.headers, 'Location'), ['/.auth/login/corp?post_login_redirect_uri=%2Forders%3Fpage%3D2']);
-  const api = await main.request({ url: '/api/orders', headers: [['Host', 'app.example'], ['Accept', 'application/json']] });
+  assert.deepEqual(headerValues(browser.headers, 'Location'), [
+    '/.auth/login/corp?post_login_redirect_uri=%2Forders%3Fpage%3D2',
+  ]);
+  const api = await main.request({
+    url: '/api/orders',
+    headers: [
+      ['Host', 'app.example'],
+      ['Accept', 'application/json'],
+    ],
+  });
   answeredError(api, 401, 'Authentication required.');
   assert.deepEqual(headerValues(api.headers, 'WWW-Authenticate'), ['Bearer']);
 });
 
 test('several Set-Cookie in one answer: each its own header, none replacing another', async () => {
-  const stale = Array.from({ length: 5 }, (_, i) => `PlatformAuthSessionLogin_abcdefghijklmno${i}=stale${i}`).join('; ');
-  const r = kept(await main.request({ url: '/.auth/login/corp', headers: [['Host', 'app.example'], ['Accept', 'text/html'], ['Cookie', stale]] }));
+  const stale = Array.from({ length: 5 }, (_, i) => `PlatformAuthSessionLogin_abcdefghijklmno${i}=stale${i}`).join(
+    '; ',
+  );
+  const r = kept(
+    await main.request({
+      url: '/.auth/login/corp',
+      headers: [
+        ['Host', 'app.example'],
+        ['Accept', 'text/html'],
+        ['Cookie', stale],
+      ],
+    }),
+  );
   assert.equal(r.status, 302);
   const cookies = headerValues(r.headers, 'Set-Cookie');
   // The two oldest of five pending sign-ins are cleared, and the new one's cookie is set.
@@ -272,7 +336,12 @@ test('several Set-Cookie in one answer: each its own header, none replacing anot
 });
 
 test('spoofed identity headers: every copy removed (duplicates, mixed case, underscores); the app sees X-Forwarded-*', async () => {
-  const r = kept(await main.request({ url: '/public/page', headers: [['Host', 'app.example'], ['Accept', 'text/html'], ['X-Request-Id', 'r1'], ...SPOOFED] }));
+  const r = kept(
+    await main.request({
+      url: '/public/page',
+      headers: [['Host', 'app.example'], ['Accept', 'text/html'], ['X-Request-Id', 'r1'], ...SPOOFED],
+    }),
+  );
   assert.equal(r.result, 'continue');
   const names = r.appHeaders.map(([n]) => n);
   assert.deepEqual(names.filter(spoofable), [], `left for the app: ${names.join(', ')}`);
@@ -281,7 +350,10 @@ test('spoofed identity headers: every copy removed (duplicates, mixed case, unde
   assert.deepEqual(headerValues(r.appHeaders, 'X-Forwarded-Proto'), ['https']);
   assert.deepEqual(headerValues(r.appHeaders, 'X-Forwarded-Host'), ['app.example']);
   // One DeleteHeader removes one copy: at least as many deletes as copies.
-  assert.ok(r.calls['IHttpRequest::DeleteHeader'] >= SPOOFED.length, `DeleteHeader ${r.calls['IHttpRequest::DeleteHeader']} times`);
+  assert.ok(
+    r.calls['IHttpRequest::DeleteHeader'] >= SPOOFED.length,
+    `DeleteHeader ${r.calls['IHttpRequest::DeleteHeader']} times`,
+  );
 });
 
 test('an auth-route POST body reaches the core whole: buffered, pending, completed before ReadEntityBody returns, chunked in 2-byte pieces', async () => {
@@ -289,7 +361,10 @@ test('an auth-route POST body reaches the core whole: buffered, pending, complet
     buffered: authPost([{ data: TOKEN_BODY, arrival: 'buffered' }]),
     pending: authPost(pieces(TOKEN_BODY, 20, () => 'later')),
     'before return': authPost(pieces(TOKEN_BODY, 20, () => 'before-return')),
-    'chunked, mixed': authPost(pieces(TOKEN_BODY, 2, (i) => ['buffered', 'later', 'before-return'][i % 3]), { chunked: true }),
+    'chunked, mixed': authPost(
+      pieces(TOKEN_BODY, 2, (i) => ['buffered', 'later', 'before-return'][i % 3]),
+      { chunked: true },
+    ),
   };
   for (const [way, script] of Object.entries(ways)) {
     const r = await main.request(script);
@@ -321,16 +396,32 @@ test('a decision whose PostCompletion runs the completion before it returns (IIS
   for (const postCompletionBeforeReturn of [true, false]) {
     const challenge = kept(await main.request({ url: '/orders', postCompletionBeforeReturn }));
     assert.equal(challenge.status, 302);
-    const forward = kept(await main.request({ url: '/public/a', postCompletionBeforeReturn, headers: [['Host', 'app.example'], ...SPOOFED] }));
+    const forward = kept(
+      await main.request({
+        url: '/public/a',
+        postCompletionBeforeReturn,
+        headers: [['Host', 'app.example'], ...SPOOFED],
+      }),
+    );
     assert.equal(forward.result, 'continue');
     assert.deepEqual(forward.appHeaders.map(([n]) => n).filter(spoofable), []);
-    assert.equal(challenge.calls['IHttpContext::PostCompletion'] + forward.calls['IHttpContext::PostCompletion'], 2, 'each resumed once');
+    assert.equal(
+      challenge.calls['IHttpContext::PostCompletion'] + forward.calls['IHttpContext::PostCompletion'],
+      2,
+      'each resumed once',
+    );
   }
 });
 
 test('no C++ exception reaches IIS: std::bad_alloc from the IIS calls the module makes is answered 500, and the module serves on', async () => {
   const publicSpoofed = { url: '/public/x', headers: [['Host', 'app.example'], ...SPOOFED] };
-  const api = { url: '/api/x', headers: [['Host', 'app.example'], ['Accept', 'application/json']] };
+  const api = {
+    url: '/api/x',
+    headers: [
+      ['Host', 'app.example'],
+      ['Accept', 'application/json'],
+    ],
+  };
   const cases = [
     ['IHttpRequest::GetHttpMethod', { url: '/orders' }],
     ['IHttpRequest::GetRemainingEntityBytes', authPost([{ data: TOKEN_BODY }])],
@@ -352,24 +443,58 @@ test('no C++ exception reaches IIS: std::bad_alloc from the IIS calls the module
 
 test('failed IIS calls are answered, not ignored: 500 in JSON, or a bare 500 when the answer itself cannot be written', async () => {
   const publicSpoofed = { url: '/public/x', headers: [['Host', 'app.example'], ...SPOOFED] };
-  const api = { url: '/api/x', headers: [['Host', 'app.example'], ['Accept', 'application/json']] };
-  answeredError(await main.request({ ...publicSpoofed, faults: { 'IHttpRequest::SetHeader': 'fail' } }), 500, 'The identity headers could not be set.');
-  answeredError(await main.request({ ...publicSpoofed, faults: { 'IHttpRequest::DeleteHeader': 'fail' } }), 500, 'The identity headers could not be set.');
+  const api = {
+    url: '/api/x',
+    headers: [
+      ['Host', 'app.example'],
+      ['Accept', 'application/json'],
+    ],
+  };
+  answeredError(
+    await main.request({ ...publicSpoofed, faults: { 'IHttpRequest::SetHeader': 'fail' } }),
+    500,
+    'The identity headers could not be set.',
+  );
+  answeredError(
+    await main.request({ ...publicSpoofed, faults: { 'IHttpRequest::DeleteHeader': 'fail' } }),
+    500,
+    'The identity headers could not be set.',
+  );
   // An IIS that says it deleted a header and did not: the spoofed copy must not reach the app.
-  answeredError(await main.request({ ...publicSpoofed, faults: { 'IHttpRequest::DeleteHeader': 'ignore' } }), 500, 'The identity headers could not be set.');
+  answeredError(
+    await main.request({ ...publicSpoofed, faults: { 'IHttpRequest::DeleteHeader': 'ignore' } }),
+    500,
+    'The identity headers could not be set.',
+  );
   answeredBare(await main.request({ ...api, faults: { 'IHttpResponse::SetHeader': 'fail' } }), 500);
   answeredBare(await main.request({ ...api, faults: { 'IHttpResponse::WriteEntityChunks': 'fail' } }), 500);
   answeredBare(await main.request({ ...api, faults: { 'IHttpContext::AllocateRequestMemory': 'fail' } }), 500);
   answeredBare(await main.request({ ...api, faults: { 'IHttpResponse::SetStatus': 'fail' } }), 500);
-  answeredError(await main.request({ url: '/orders', faults: { 'IHttpRequest::GetRawHttpRequest': 'fail' } }), 500, 'The authentication layer could not read this request.');
+  answeredError(
+    await main.request({ url: '/orders', faults: { 'IHttpRequest::GetRawHttpRequest': 'fail' } }),
+    500,
+    'The authentication layer could not read this request.',
+  );
 });
 
 test('64 requests at once on IIS threads: each answered once, as it would be alone', async () => {
   const kinds = [
     [{ url: '/orders' }, (r) => assert.equal(r.status, 302)],
-    [{ url: '/public/p', headers: [['Host', 'app.example'], ...SPOOFED] }, (r) => assert.deepEqual([r.result, r.appHeaders.map(([n]) => n).filter(spoofable)], ['continue', []])],
+    [
+      { url: '/public/p', headers: [['Host', 'app.example'], ...SPOOFED] },
+      (r) => assert.deepEqual([r.result, r.appHeaders.map(([n]) => n).filter(spoofable)], ['continue', []]),
+    ],
     [authPost(pieces(TOKEN_BODY, 10, (i) => (i % 2 ? 'later' : 'before-return'))), (r) => assert.equal(r.status, 401)],
-    [{ url: '/.auth/me', headers: [['Host', 'app.example'], ['Accept', 'application/json']] }, (r) => assert.equal(r.status, 401)],
+    [
+      {
+        url: '/.auth/me',
+        headers: [
+          ['Host', 'app.example'],
+          ['Accept', 'application/json'],
+        ],
+      },
+      (r) => assert.equal(r.status, 401),
+    ],
   ];
   const all = await Promise.all(Array.from({ length: 64 }, (_, i) => main.request(kinds[i % 4][0])));
   all.forEach((r, i) => {
@@ -399,14 +524,25 @@ test('the worker process ends (the factory’s Terminate): the module stops its 
 // ---------------------------------------------------------------------------------------------
 // "open": a site whose core lets auth-route requests through (platform.enabled false).
 const open = new WorkerProcess('open', {
-  coreEnv: { GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(siteConfig({ platform: { enabled: false } })), CORP_SECRET: 's3cret', GATEHOUSE_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64') },
+  coreEnv: {
+    GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(siteConfig({ platform: { enabled: false } })),
+    CORP_SECRET: 's3cret',
+    GATEHOUSE_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
+  },
 });
 
 test('a body the module read is given back (InsertEntityBody) when the core lets the request continue: the app reads it whole', async () => {
   assert.equal(open.iis.registerModule().hr, 0);
   await open.untilCoreAnswers();
   const body = '{"hello":"app","n":[1,2,3]}';
-  const r = kept(await open.request(authPost(pieces(body, 7, (i) => ['later', 'buffered', 'before-return'][i % 3]), { url: '/.auth/custom/hook' })));
+  const r = kept(
+    await open.request(
+      authPost(
+        pieces(body, 7, (i) => ['later', 'buffered', 'before-return'][i % 3]),
+        { url: '/.auth/custom/hook' },
+      ),
+    ),
+  );
   assert.equal(r.result, 'continue');
   assert.equal(r.appBody.toString('utf8'), body);
   assert.equal(r.calls['IHttpRequest::InsertEntityBody'], 1);
@@ -414,7 +550,14 @@ test('a body the module read is given back (InsertEntityBody) when the core lets
 
 test('a body larger than the module reads: the app gets what was given back, then the rest from the client', async () => {
   const body = Array.from({ length: 100_000 }, (_, i) => String.fromCharCode(97 + (i % 26))).join('');
-  const r = kept(await open.request(authPost(pieces(body, 30_000, () => 'later'), { url: '/.auth/custom/upload' })));
+  const r = kept(
+    await open.request(
+      authPost(
+        pieces(body, 30_000, () => 'later'),
+        { url: '/.auth/custom/upload' },
+      ),
+    ),
+  );
   assert.equal(r.result, 'continue');
   assert.equal(r.appBody.length, body.length);
   assert.equal(r.appBody.toString('latin1'), body);
@@ -427,12 +570,15 @@ const noNode = new WorkerProcess('no-node');
 test('Node cannot start: every request is answered 503, and the module does not try again', async () => {
   assert.equal(noNode.iis.registerModule().hr, 0);
   noNode.iis.failNodeStart(true);
-  for (let i = 0; i < 3; i++) answeredError(await noNode.request({ url: '/orders' }), 503, 'The authentication layer is not running.');
+  for (let i = 0; i < 3; i++)
+    answeredError(await noNode.request({ url: '/orders' }), 503, 'The authentication layer is not running.');
   assert.equal(noNode.iis.nodeStartRequests(), 1);
 });
 
 const brokenConfig = new WorkerProcess('broken-config', {
-  coreEnv: { GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify({ globalValidation: { unauthenticatedClientAction: 'Sometimes' } }) },
+  coreEnv: {
+    GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify({ globalValidation: { unauthenticatedClientAction: 'Sometimes' } }),
+  },
 });
 
 test('a core that fails to start (a broken configuration): nothing attaches, every request 503, the log says why', async () => {
@@ -445,7 +591,9 @@ test('a core that fails to start (a broken configuration): nothing attaches, eve
   answeredError(await brokenConfig.request(authPost([{ data: TOKEN_BODY }])), 503);
 });
 
-const throwing = new WorkerProcess('throws', { moduleEnv: { GATEHOUSE_IIS_BOOT: path.join(__dirname, 'fake-iis', 'throwing-core.cjs') } });
+const throwing = new WorkerProcess('throws', {
+  moduleEnv: { GATEHOUSE_IIS_BOOT: path.join(__dirname, 'fake-iis', 'throwing-core.cjs') },
+});
 
 test('a core that throws or rejects while deciding: 500, and the process serves on', async () => {
   assert.equal(throwing.iis.registerModule().hr, 0);
@@ -453,7 +601,11 @@ test('a core that throws or rejects while deciding: 500, and the process serves 
     assert.ok(attempt < 1200, 'the throwing core never attached');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  assert.equal(throwing.starts[0].bootScript, path.join(__dirname, 'fake-iis', 'throwing-core.cjs'), 'GATEHOUSE_IIS_BOOT names the boot script');
+  assert.equal(
+    throwing.starts[0].bootScript,
+    path.join(__dirname, 'fake-iis', 'throwing-core.cjs'),
+    'GATEHOUSE_IIS_BOOT names the boot script',
+  );
   for (const url of ['/throw', '/reject', '/throw']) answeredError(await throwing.request({ url }), 500);
   assert.equal(kept(await throwing.request({ url: '/fine' })).result, 'continue');
 });
@@ -467,7 +619,11 @@ test('process.exit() in the core while a decision is pending: that request and e
 
 const uncaught = new WorkerProcess('uncaught', {
   moduleEnv: { GATEHOUSE_IIS_BOOT: path.join(__dirname, 'fake-iis', 'fatal-boot.cjs') },
-  coreEnv: { GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(siteConfig()), CORP_SECRET: 's3cret', GATEHOUSE_ENCRYPTION_KEY: Buffer.alloc(32, 8).toString('base64') },
+  coreEnv: {
+    GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(siteConfig()),
+    CORP_SECRET: 's3cret',
+    GATEHOUSE_ENCRYPTION_KEY: Buffer.alloc(32, 8).toString('base64'),
+  },
 });
 
 test('an uncaught exception in the core: its environment ends, the module answers 503, boot.cjs logs why, the process lives on', async () => {
@@ -495,7 +651,12 @@ test('RegisterModule fails cleanly when IIS refuses the factory or an allocation
     if (process.env.GATEHOUSE_FAKE_IIS_TRACE) console.log(`start ${name}`);
     let timer;
     try {
-      await Promise.race([fn(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no end within ${HANG_MS / 1000} s`)), HANG_MS)))]);
+      await Promise.race([
+        fn(),
+        new Promise(
+          (_, reject) => (timer = setTimeout(() => reject(new Error(`no end within ${HANG_MS / 1000} s`)), HANG_MS)),
+        ),
+      ]);
       results.passed++;
     } catch (error) {
       results.failed++;

@@ -23,7 +23,11 @@ function parseYaml(file) {
   try {
     yaml = require('js-yaml');
   } catch {
-    const json = execFileSync('python3', ['-c', 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))', file], { encoding: 'utf8' });
+    const json = execFileSync(
+      'python3',
+      ['-c', 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))', file],
+      { encoding: 'utf8' },
+    );
     return JSON.parse(json);
   }
   return yaml.load(fs.readFileSync(file, 'utf8'));
@@ -47,7 +51,16 @@ test('the workflow is well-formed YAML with one Windows job', () => {
 
 test('the zip holds the module, libnode.dll, the addon, the core with its production dependencies, and install.ps1', () => {
   const { run } = step('The release package');
-  for (const piece of ['gatehouse_iis.dll', 'libnode.dll', 'gatehouse_native.node', 'boot.cjs', 'Copy-Item -Recurse dist', 'scripts\\iis\\install.ps1', 'package-lock.json', 'node-LICENSE']) {
+  for (const piece of [
+    'gatehouse_iis.dll',
+    'libnode.dll',
+    'gatehouse_native.node',
+    'boot.cjs',
+    'Copy-Item -Recurse dist',
+    'scripts\\iis\\install.ps1',
+    'package-lock.json',
+    'node-LICENSE',
+  ]) {
     assert.ok(run.includes(piece), `the package step copies ${piece}`);
   }
   assert.match(run, /npm ci --omit=dev --ignore-scripts/);
@@ -69,7 +82,10 @@ test('the zip is this run’s artifact, and a v* tag’s release gets it once ev
   assert.equal(job.permissions.contents, 'write');
   const order = job.steps.map((s) => s.name);
   for (const before of ['Smoke tests', 'Uninstall']) {
-    assert.ok(order.findIndex((n) => (n || '').startsWith(before)) < order.indexOf(release.name), `${before} runs before the release`);
+    assert.ok(
+      order.findIndex((n) => (n || '').startsWith(before)) < order.indexOf(release.name),
+      `${before} runs before the release`,
+    );
   }
 });
 
@@ -94,7 +110,11 @@ test('install.ps1 is documented: synopsis, what it does, each parameter, example
 test('install.ps1 stops on the first failure: administrator only, errors stop, every appcmd call is checked', () => {
   assert.match(script, /^#Requires -RunAsAdministrator$/m);
   assert.match(script, /^\$ErrorActionPreference = 'Stop'$/m);
-  assert.equal((script.match(/& \$appcmd/g) || []).length, 1, 'appcmd is called in one place, Invoke-AppCmd, which checks its exit code');
+  assert.equal(
+    (script.match(/& \$appcmd/g) || []).length,
+    1,
+    'appcmd is called in one place, Invoke-AppCmd, which checks its exit code',
+  );
   assert.match(script, /if \(\$LASTEXITCODE -ne 0 -and -not \$Tolerate\) \{ throw/);
   // Tolerated only where removing something that may not be there.
   for (const line of script.split('\n').filter((l) => l.includes('Invoke-AppCmd -Tolerate'))) {
@@ -128,7 +148,11 @@ test('install.ps1 holds together as PowerShell: brackets balance outside strings
       const text = script.slice(i + 1, j);
       if (c === '"') {
         const trap = /\$(?!env:)[A-Za-z_]\w*:(?=[^\w\\/])/.exec(text);
-        assert.equal(trap, null, `"${text}" at line ${line}: PowerShell reads ${trap && trap[0]} as a scope (write \${name})`);
+        assert.equal(
+          trap,
+          null,
+          `"${text}" at line ${line}: PowerShell reads ${trap && trap[0]} as a scope (write \${name})`,
+        );
       }
       line += text.split('\n').length - 1;
       i = j;
@@ -136,7 +160,10 @@ test('install.ps1 holds together as PowerShell: brackets balance outside strings
       stack.push([c, line]);
     } else if (')]}'.includes(c)) {
       const open = stack.pop();
-      assert.ok(open && open[0] === pairs[c], `${c} at line ${line} closes ${open ? `${open[0]} of line ${open[1]}` : 'nothing'}`);
+      assert.ok(
+        open && open[0] === pairs[c],
+        `${c} at line ${line} closes ${open ? `${open[0]} of line ${open[1]}` : 'nothing'}`,
+      );
     }
   }
   assert.deepEqual(stack, [], 'every bracket is closed');

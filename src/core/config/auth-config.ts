@@ -29,10 +29,21 @@ export interface AuthConfig {
   readonly forwardProxy:
     | { readonly convention: 'NoProxy' }
     | { readonly convention: 'Standard' }
-    | { readonly convention: 'Custom'; readonly hostHeader: string | undefined; readonly protoHeader: string | undefined };
-  readonly tokenStore: { readonly enabled: boolean; readonly directory: string | undefined; readonly refreshExtensionMs: number };
+    | {
+        readonly convention: 'Custom';
+        readonly hostHeader: string | undefined;
+        readonly protoHeader: string | undefined;
+      };
+  readonly tokenStore: {
+    readonly enabled: boolean;
+    readonly directory: string | undefined;
+    readonly refreshExtensionMs: number;
+  };
   readonly allowedExternalRedirectUrls: readonly string[];
-  readonly cookieExpiration: { readonly convention: 'FixedTime' | 'IdentityProviderDerived'; readonly lifetimeMs: number };
+  readonly cookieExpiration: {
+    readonly convention: 'FixedTime' | 'IdentityProviderDerived';
+    readonly lifetimeMs: number;
+  };
   readonly nonce: { readonly validate: boolean; readonly lifetimeMs: number };
   readonly preserveUrlFragmentsForLogins: boolean;
   readonly providers: ReadonlyMap<string, ProviderConfig>;
@@ -58,7 +69,9 @@ export class AuthConfigError extends Error {
   ) {
     const list = (lines: readonly string[]) => lines.map((line) => `  - ${line}`).join('\n');
     const from = source === undefined ? '' : ` ${source}`;
-    super(`invalid authentication configuration${from}:\n${list(problems)}${warnings.length > 0 ? `\nand what was ignored (a misspelled key?):\n${list(warnings)}` : ''}`);
+    super(
+      `invalid authentication configuration${from}:\n${list(problems)}${warnings.length > 0 ? `\nand what was ignored (a misspelled key?):\n${list(warnings)}` : ''}`,
+    );
     this.name = 'AuthConfigError';
   }
 }
@@ -73,13 +86,19 @@ export interface ResolvedConfig {
 export function resolveAuthConfig(given: unknown, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   const registered = withoutUnregisteredProviders(authSettingsOf(given));
   const document = registered.document;
-  const warnings: string[] = [...registered.warnings, ...unknownKeys(document).map(({ path, key, known }) => `${path}: unknown key, ignored${didYouMean(key, known)}`)];
+  const warnings: string[] = [
+    ...registered.warnings,
+    ...unknownKeys(document).map(({ path, key, known }) => `${path}: unknown key, ignored${didYouMean(key, known)}`),
+  ];
   const parsed = authSettingsSchema.safeParse(document);
   if (!parsed.success) {
     throw new AuthConfigError(
       parsed.error.issues.map((issue) => {
         // A bad record key reports "Invalid key in record"; the key's own rule says what was expected.
-        const nested = 'issues' in issue && Array.isArray(issue.issues) ? (issue.issues as Array<{ message: string }>)[0]?.message : undefined;
+        const nested =
+          'issues' in issue && Array.isArray(issue.issues)
+            ? (issue.issues as Array<{ message: string }>)[0]?.message
+            : undefined;
         return `${issue.path.length ? jsonPath(issue.path) : '(document)'}: ${nested ?? issue.message}`;
       }),
       warnings,
@@ -90,16 +109,25 @@ export function resolveAuthConfig(given: unknown, env: NodeJS.ProcessEnv = proce
   const providers = resolveProviders(doc.identityProviders, env, problems, warnings);
 
   const global = doc.globalValidation ?? {};
-  const named = global.redirectToProvider === undefined ? undefined : providerAliasNamed(global.redirectToProvider, providers);
+  const named =
+    global.redirectToProvider === undefined ? undefined : providerAliasNamed(global.redirectToProvider, providers);
   const defaultProvider = named ?? (providers.size === 1 ? [...providers.keys()][0] : undefined);
   if (global.redirectToProvider !== undefined && named === undefined) {
-    problems.push(`globalValidation.redirectToProvider: ${JSON.stringify(global.redirectToProvider)} is not an enabled provider (${[...providers.keys()].join(', ') || 'none configured'})`);
+    problems.push(
+      `globalValidation.redirectToProvider: ${JSON.stringify(global.redirectToProvider)} is not an enabled provider (${[...providers.keys()].join(', ') || 'none configured'})`,
+    );
   }
   const excludedPaths = parseExcludedPaths(global.excludedPaths ?? []); // each rule checked by the schema
   const action = global.unauthenticatedClientAction ?? 'RedirectToLoginPage';
-  const unauthenticatedAction: UnauthenticatedAction = action === 'RejectWith401' ? 'Return401' : action === 'RejectWith404' ? 'Return404' : action;
+  const unauthenticatedAction: UnauthenticatedAction =
+    action === 'RejectWith401' ? 'Return401' : action === 'RejectWith404' ? 'Return404' : action;
   const requireAuthentication = global.requireAuthentication ?? unauthenticatedAction !== 'AllowAnonymous';
-  if (requireAuthentication && unauthenticatedAction === 'RedirectToLoginPage' && providers.size === 0 && (doc.platform?.enabled ?? true)) {
+  if (
+    requireAuthentication &&
+    unauthenticatedAction === 'RedirectToLoginPage' &&
+    providers.size === 0 &&
+    (doc.platform?.enabled ?? true)
+  ) {
     problems.push('identityProviders: authentication is required but no identity provider is enabled');
   }
 

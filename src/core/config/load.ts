@@ -23,7 +23,8 @@ function jsonProblem(text: string, error: Error): string {
   let reason = error.message.replace(/".*"/s, '…');
   // Node 22 and later add the line and column themselves; Node 20 gives the position alone.
   const position = /at position (\d+)/.exec(reason);
-  if (position !== null && !/\(line \d+ column \d+\)/.test(reason)) reason += ` (${lineAndColumn(text, Number(position[1]))})`;
+  if (position !== null && !/\(line \d+ column \d+\)/.test(reason))
+    reason += ` (${lineAndColumn(text, Number(position[1]))})`;
   return `not valid JSON (${reason})`;
 }
 
@@ -38,7 +39,9 @@ function parseJson(raw: string, source: string): unknown {
 
 /** The other sources that are set but lose to `chosen`: said, so that nobody edits the one that is not read. */
 function ignoredSources(chosen: string, env: NodeJS.ProcessEnv): string[] {
-  return CONFIG_VARIABLES.filter((variable) => variable !== chosen && env[variable] !== undefined && env[variable] !== '');
+  return CONFIG_VARIABLES.filter(
+    (variable) => variable !== chosen && env[variable] !== undefined && env[variable] !== '',
+  );
 }
 
 /** The document in `text` from `source`, resolved; its problems say where it came from, and which sources were passed over. */
@@ -47,16 +50,22 @@ function resolveFrom(text: string, source: string, env: NodeJS.ProcessEnv): Reso
   const ignored = ignoredSources(source, env);
   try {
     const resolved = resolveAuthConfig(document, env);
-    const notes = ignored.map((variable) => `${variable} is set too, and ignored: the configuration is read from ${source}`);
+    const notes = ignored.map(
+      (variable) => `${variable} is set too, and ignored: the configuration is read from ${source}`,
+    );
     return { ...resolved, warnings: [...notes, ...resolved.warnings], source };
   } catch (error) {
     if (!(error instanceof AuthConfigError)) throw error;
-    const passedOver = ignored.length > 0 ? ` (${ignored.join(' and ')} ${ignored.length > 1 ? 'are' : 'is'} set too, and ignored)` : '';
+    const passedOver =
+      ignored.length > 0 ? ` (${ignored.join(' and ')} ${ignored.length > 1 ? 'are' : 'is'} set too, and ignored)` : '';
     throw new AuthConfigError(error.problems, error.warnings, `from ${source}${passedOver}`);
   }
 }
 
-export function loadAuthConfig(configFile: string | undefined, env: NodeJS.ProcessEnv = process.env): ResolvedConfig & { source: string } {
+export function loadAuthConfig(
+  configFile: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedConfig & { source: string } {
   if (configFile !== undefined) {
     let text: string;
     try {

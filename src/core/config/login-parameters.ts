@@ -6,7 +6,17 @@
 // the login cookie, SameSite=Lax, did not come back).
 
 /** Set by gatehouse on every sign-in; a login parameter of the same name is ignored, with a warning. */
-const SET_BY_GATEHOUSE = ['client_id', 'redirect_uri', 'response_type', 'state', 'nonce', 'code_challenge', 'code_challenge_method', 'request', 'request_uri'] as const;
+const SET_BY_GATEHOUSE = [
+  'client_id',
+  'redirect_uri',
+  'response_type',
+  'state',
+  'nonce',
+  'code_challenge',
+  'code_challenge_method',
+  'request',
+  'request_uri',
+] as const;
 
 /** How a callback can reach gatehouse: in the query of a redirect, or as a form the browser POSTs. */
 const RESPONSE_MODES = ['query', 'form_post'] as const;
@@ -32,17 +42,26 @@ export interface LoginParameters {
 /** Every `name=value` string (the schema checked the `=`), then an object's entries; a later name wins. */
 function given(login: LoginSettings | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  const pairs = [...(Array.isArray(login?.loginParameters) ? login.loginParameters : []), ...(login?.loginParameterNames ?? [])];
+  const pairs = [
+    ...(Array.isArray(login?.loginParameters) ? login.loginParameters : []),
+    ...(login?.loginParameterNames ?? []),
+  ];
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
     out[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
-  if (login?.loginParameters !== undefined && !Array.isArray(login.loginParameters)) Object.assign(out, login.loginParameters);
+  if (login?.loginParameters !== undefined && !Array.isArray(login.loginParameters))
+    Object.assign(out, login.loginParameters);
   return out;
 }
 
 /** The login parameters of the provider at `path`; mistakes go to `problems`, ignored parameters to `warnings`. */
-export function loginParameters(path: string, login: LoginSettings | undefined, problems: string[], warnings: string[]): LoginParameters {
+export function loginParameters(
+  path: string,
+  login: LoginSettings | undefined,
+  problems: string[],
+  warnings: string[],
+): LoginParameters {
   const extra: Record<string, string> = {};
   const scopes: string[] = [];
   let responseMode: ResponseMode | undefined;
@@ -55,9 +74,14 @@ export function loginParameters(path: string, login: LoginSettings | undefined, 
       scopes.push(...tokens);
     } else if (name === 'response_mode') {
       if ((RESPONSE_MODES as readonly string[]).includes(value)) responseMode = value as ResponseMode;
-      else problems.push(`${where}: response_mode ${JSON.stringify(value)}: expected query or form_post (gatehouse cannot receive any other)`);
+      else
+        problems.push(
+          `${where}: response_mode ${JSON.stringify(value)}: expected query or form_post (gatehouse cannot receive any other)`,
+        );
     } else if ((SET_BY_GATEHOUSE as readonly string[]).includes(name)) {
-      warnings.push(`${where}: ${name} is set by gatehouse on every sign-in (authorization code flow with PKCE, the callback URL from the request's origin); this one is ignored`);
+      warnings.push(
+        `${where}: ${name} is set by gatehouse on every sign-in (authorization code flow with PKCE, the callback URL from the request's origin); this one is ignored`,
+      );
     } else {
       extra[name] = value;
     }

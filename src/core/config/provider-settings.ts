@@ -22,7 +22,13 @@ export interface OidcProviderConfig extends Common {
   readonly clientSecret: string | undefined;
   readonly discoveryUrl: string | undefined;
   readonly endpoints:
-    | { readonly authorization: string; readonly token: string; readonly issuer: string; readonly jwksUri: string; readonly endSession?: string }
+    | {
+        readonly authorization: string;
+        readonly token: string;
+        readonly issuer: string;
+        readonly jwksUri: string;
+        readonly endSession?: string;
+      }
     | undefined;
   readonly nameClaimType: string | undefined;
   /** After a sign-in, the userinfo endpoint's claims are added to the ID token's (login.claimsFromUserInfo). */
@@ -98,7 +104,12 @@ export const BUILT_IN_ALIASES: readonly string[] = Object.values(BUILT_IN_PROVID
  * documents name the default provider by either, in any case: `"redirectToProvider": "azureactivedirectory"`
  * is what App Service's own configurations carry.
  */
-const BUILT_IN_NAMES: ReadonlyMap<string, string> = new Map(Object.entries(BUILT_IN_PROVIDERS).flatMap(([key, alias]) => [[key.toLowerCase(), alias], [alias, alias]]));
+const BUILT_IN_NAMES: ReadonlyMap<string, string> = new Map(
+  Object.entries(BUILT_IN_PROVIDERS).flatMap(([key, alias]) => [
+    [key.toLowerCase(), alias],
+    [alias, alias],
+  ]),
+);
 
 type Aliases = ReadonlySet<string> | ReadonlyMap<string, unknown>;
 
@@ -152,7 +163,8 @@ const CONVENTIONAL_VARIABLE_NAME = /^[A-Z_][A-Z0-9_]{0,127}$/;
  * name is shown only when it is written as variable names are, and is no variable's value.
  */
 function variableNamed(name: string, env: NodeJS.ProcessEnv): string {
-  if (CONVENTIONAL_VARIABLE_NAME.test(name) && !Object.values(env).includes(name)) return `environment variable ${name}`;
+  if (CONVENTIONAL_VARIABLE_NAME.test(name) && !Object.values(env).includes(name))
+    return `environment variable ${name}`;
   return 'the environment variable it names (not shown: it is not written as variable names are, and may be a secret written in place of a name)';
 }
 
@@ -178,7 +190,12 @@ class SecretReader {
   }
 }
 
-function customProviders(block: Providers['customOpenIdConnectProviders'], secrets: SecretReader, problems: string[], warnings: string[]): OidcProviderConfig[] {
+function customProviders(
+  block: Providers['customOpenIdConnectProviders'],
+  secrets: SecretReader,
+  problems: string[],
+  warnings: string[],
+): OidcProviderConfig[] {
   const out: OidcProviderConfig[] = [];
   // Sign-in paths match aliases without regard to case (/.auth/login/Corp is /.auth/login/corp), so two may not differ only in case.
   const seen = new Map<string, string>();
@@ -187,7 +204,9 @@ function customProviders(block: Providers['customOpenIdConnectProviders'], secre
     if (!provider.enabled) continue;
     const twin = seen.get(alias.toLowerCase());
     if (twin !== undefined) {
-      problems.push(`${path}: "${alias}" differs from the alias "${twin}" only in case (sign-in paths ignore case); choose another`);
+      problems.push(
+        `${path}: "${alias}" differs from the alias "${twin}" only in case (sign-in paths ignore case); choose another`,
+      );
       continue;
     }
     seen.set(alias.toLowerCase(), alias);
@@ -196,7 +215,9 @@ function customProviders(block: Providers['customOpenIdConnectProviders'], secre
       continue;
     }
     if ((RESERVED_ALIASES as readonly string[]).includes(alias.toLowerCase())) {
-      problems.push(`${path}: "${alias}" is reserved (/.auth/login/${alias.toLowerCase()} is gatehouse's own page); choose another`);
+      problems.push(
+        `${path}: "${alias}" is reserved (/.auth/login/${alias.toLowerCase()} is gatehouse's own page); choose another`,
+      );
       continue;
     }
     const oidc = provider.registration.openIdConnectConfiguration;
@@ -204,7 +225,9 @@ function customProviders(block: Providers['customOpenIdConnectProviders'], secre
     let endpoints: OidcProviderConfig['endpoints'];
     if (oidc.wellKnownOpenIdConfiguration === undefined) {
       if (explicit.some((e) => e === undefined)) {
-        problems.push(`${path}.registration.openIdConnectConfiguration: expected wellKnownOpenIdConfiguration, or all of authorizationEndpoint, tokenEndpoint, issuer and certificationUri`);
+        problems.push(
+          `${path}.registration.openIdConnectConfiguration: expected wellKnownOpenIdConfiguration, or all of authorizationEndpoint, tokenEndpoint, issuer and certificationUri`,
+        );
         continue;
       }
       endpoints = {
@@ -221,7 +244,10 @@ function customProviders(block: Providers['customOpenIdConnectProviders'], secre
       kind: 'oidc',
       alias,
       clientId: provider.registration.clientId,
-      clientSecret: secrets.optional(`${path}.registration.clientCredential.clientSecretSettingName`, provider.registration.clientCredential?.clientSecretSettingName),
+      clientSecret: secrets.optional(
+        `${path}.registration.clientCredential.clientSecretSettingName`,
+        provider.registration.clientCredential?.clientSecretSettingName,
+      ),
       discoveryUrl: oidc.wellKnownOpenIdConfiguration,
       endpoints,
       nameClaimType: provider.login?.nameClaimType,
@@ -237,12 +263,19 @@ function customProviders(block: Providers['customOpenIdConnectProviders'], secre
   return out;
 }
 
-function directoryProvider(block: NonNullable<Providers['azureActiveDirectory']>, secrets: SecretReader, problems: string[], warnings: string[]): OidcProviderConfig | undefined {
+function directoryProvider(
+  block: NonNullable<Providers['azureActiveDirectory']>,
+  secrets: SecretReader,
+  problems: string[],
+  warnings: string[],
+): OidcProviderConfig | undefined {
   const path = 'identityProviders.azureActiveDirectory';
   const issuer = base(block.registration.openIdIssuer);
   const segments = new URL(issuer).pathname.split('/').filter(Boolean);
   if (segments.length === 0) {
-    problems.push(`${path}.registration.openIdIssuer: expected an issuer with a tenant, such as https://login.microsoftonline.com/<tenant>/v2.0`);
+    problems.push(
+      `${path}.registration.openIdIssuer: expected an issuer with a tenant, such as https://login.microsoftonline.com/<tenant>/v2.0`,
+    );
     return undefined;
   }
   const multiTenant = MULTI_TENANT_SEGMENTS.has(segments[0]!.toLowerCase());
@@ -255,7 +288,9 @@ function directoryProvider(block: NonNullable<Providers['azureActiveDirectory']>
     ['jwtClaimChecks.allowedClientApplications', validation.jwtClaimChecks?.allowedClientApplications],
   ] as const) {
     if (list !== undefined && list.length > 0) {
-      problems.push(`${path}.validation.${key}: not supported by gatehouse, which would let everyone in that it is meant to keep out; remove it (restrict by defaultAuthorizationPolicy.allowedPrincipals.identities or .allowedApplications instead)`);
+      problems.push(
+        `${path}.validation.${key}: not supported by gatehouse, which would let everyone in that it is meant to keep out; remove it (restrict by defaultAuthorizationPolicy.allowedPrincipals.identities or .allowedApplications instead)`,
+      );
     }
   }
   const login = loginParameters(path, block.login, problems, warnings);
@@ -263,7 +298,10 @@ function directoryProvider(block: NonNullable<Providers['azureActiveDirectory']>
     kind: 'aad',
     alias: 'aad',
     clientId: block.registration.clientId,
-    clientSecret: secrets.optional(`${path}.registration.clientSecretSettingName`, block.registration.clientSecretSettingName),
+    clientSecret: secrets.optional(
+      `${path}.registration.clientSecretSettingName`,
+      block.registration.clientSecretSettingName,
+    ),
     discoveryUrl: `${issuer}/.well-known/openid-configuration`,
     endpoints: undefined,
     nameClaimType: block.login?.nameClaimType ?? 'preferred_username',
@@ -283,16 +321,25 @@ function directoryProvider(block: NonNullable<Providers['azureActiveDirectory']>
   };
 }
 
-function googleProvider(block: NonNullable<Providers['google']>, secrets: SecretReader, problems: string[], warnings: string[]): OidcProviderConfig {
+function googleProvider(
+  block: NonNullable<Providers['google']>,
+  secrets: SecretReader,
+  problems: string[],
+  warnings: string[],
+): OidcProviderConfig {
   const path = 'identityProviders.google';
   const login = loginParameters(path, block.login, problems, warnings);
-  const discoveryUrl = block.wellKnownOpenIdConfiguration ?? 'https://accounts.google.com/.well-known/openid-configuration';
+  const discoveryUrl =
+    block.wellKnownOpenIdConfiguration ?? 'https://accounts.google.com/.well-known/openid-configuration';
   const audiences = block.validation?.allowedAudiences ?? [];
   return {
     kind: 'google',
     alias: 'google',
     clientId: block.registration.clientId,
-    clientSecret: secrets.required(`${path}.registration.clientSecretSettingName`, block.registration.clientSecretSettingName),
+    clientSecret: secrets.required(
+      `${path}.registration.clientSecretSettingName`,
+      block.registration.clientSecretSettingName,
+    ),
     discoveryUrl,
     endpoints: undefined,
     nameClaimType: block.login?.nameClaimType ?? 'email',
@@ -306,10 +353,15 @@ function googleProvider(block: NonNullable<Providers['google']>, secrets: Secret
   };
 }
 
-function appleProvider(block: NonNullable<Providers['apple']>, secrets: SecretReader, problems: string[]): OidcProviderConfig | undefined {
+function appleProvider(
+  block: NonNullable<Providers['apple']>,
+  secrets: SecretReader,
+  problems: string[],
+): OidcProviderConfig | undefined {
   const path = 'identityProviders.apple.registration';
   const registration = block.registration;
-  const discoveryUrl = block.wellKnownOpenIdConfiguration ?? 'https://appleid.apple.com/.well-known/openid-configuration';
+  const discoveryUrl =
+    block.wellKnownOpenIdConfiguration ?? 'https://appleid.apple.com/.well-known/openid-configuration';
   let signedClientSecret: OidcProviderConfig['signedClientSecret'];
   let clientSecret: string | undefined;
   if (registration.privateKeySettingName !== undefined) {
@@ -351,7 +403,10 @@ function facebookProvider(fb: NonNullable<Providers['facebook']>, secrets: Secre
     kind: 'facebook',
     alias: 'facebook',
     appId: fb.registration.appId,
-    appSecret: secrets.required('identityProviders.facebook.registration.appSecretSettingName', fb.registration.appSecretSettingName),
+    appSecret: secrets.required(
+      'identityProviders.facebook.registration.appSecretSettingName',
+      fb.registration.appSecretSettingName,
+    ),
     graphApiVersion: fb.graphApiVersion ?? DEFAULT_FACEBOOK_GRAPH_VERSION,
     scopes: fb.login?.scopes ?? ['public_profile', 'email'],
     dialogOrigin: base(endpoints.authorization ?? 'https://www.facebook.com'),
@@ -366,7 +421,10 @@ function gitHubProvider(gh: NonNullable<Providers['gitHub']>, secrets: SecretRea
     kind: 'github',
     alias: 'github',
     clientId: gh.registration.clientId,
-    clientSecret: secrets.required('identityProviders.gitHub.registration.clientSecretSettingName', gh.registration.clientSecretSettingName),
+    clientSecret: secrets.required(
+      'identityProviders.gitHub.registration.clientSecretSettingName',
+      gh.registration.clientSecretSettingName,
+    ),
     // user:email reads the primary verified address when the profile's is private.
     scopes: gh.login?.scopes ?? ['read:user', 'user:email'],
     webOrigin: base(endpoints.web ?? 'https://github.com'),
@@ -380,19 +438,28 @@ function twitterProvider(tw: NonNullable<Providers['twitter']>, secrets: SecretR
     kind: 'twitter',
     alias: 'twitter',
     consumerKey: tw.registration.consumerKey,
-    consumerSecret: secrets.required('identityProviders.twitter.registration.consumerSecretSettingName', tw.registration.consumerSecretSettingName),
+    consumerSecret: secrets.required(
+      'identityProviders.twitter.registration.consumerSecretSettingName',
+      tw.registration.consumerSecretSettingName,
+    ),
     apiOrigin: base(tw.endpoints?.api ?? 'https://api.twitter.com'),
     fingerprint: fingerprint([tw.registration.consumerKey, tw.endpoints ?? {}]),
   };
 }
 
 /** Every enabled provider of the document, keyed by alias; settings that are ignored are said in `warnings`. */
-export function resolveProviders(providers: Providers | undefined, env: NodeJS.ProcessEnv, problems: string[], warnings: string[]): Map<string, ProviderConfig> {
+export function resolveProviders(
+  providers: Providers | undefined,
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+  warnings: string[],
+): Map<string, ProviderConfig> {
   const secrets = new SecretReader(env, problems);
   const out = new Map<string, ProviderConfig>();
   const add = (config: ProviderConfig | undefined) => config !== undefined && out.set(config.alias, config);
   const block = providers ?? {};
-  if (block.azureActiveDirectory?.enabled) add(directoryProvider(block.azureActiveDirectory, secrets, problems, warnings));
+  if (block.azureActiveDirectory?.enabled)
+    add(directoryProvider(block.azureActiveDirectory, secrets, problems, warnings));
   if (block.google?.enabled) add(googleProvider(block.google, secrets, problems, warnings));
   if (block.facebook?.enabled) add(facebookProvider(block.facebook, secrets));
   if (block.gitHub?.enabled) add(gitHubProvider(block.gitHub, secrets));

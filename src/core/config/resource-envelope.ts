@@ -6,7 +6,18 @@
 import { isJsonObject } from './json-object.js';
 
 /** The keys of an Azure resource around its `properties`. */
-const RESOURCE_KEYS: ReadonlySet<string> = new Set(['id', 'name', 'type', 'kind', 'location', 'systemData', 'tags', 'apiVersion', 'dependsOn', 'properties']);
+const RESOURCE_KEYS: ReadonlySet<string> = new Set([
+  'id',
+  'name',
+  'type',
+  'kind',
+  'location',
+  'systemData',
+  'tags',
+  'apiVersion',
+  'dependsOn',
+  'properties',
+]);
 
 /**
  * The settings of `document`: its `properties` when it is such a resource (an object of `properties`

@@ -15,9 +15,15 @@ const LONGEST_DURATION_MS = LONGEST_DURATION_DAYS * 24 * 3600_000;
 /** TimeSpan text: `hh:mm:ss` or `d.hh:mm:ss`, read as .NET reads it for Easy Auth (hours to 23, minutes and seconds to 59). */
 export const timeSpan = z
   .string()
-  .regex(/^(\d+\.)?([01]?\d|2[0-3]):[0-5]\d:[0-5]\d$/, { error: 'expected a time span "hh:mm:ss" or "d.hh:mm:ss" (hours 0-23, minutes and seconds 0-59)', abort: true })
+  .regex(/^(\d+\.)?([01]?\d|2[0-3]):[0-5]\d:[0-5]\d$/, {
+    error: 'expected a time span "hh:mm:ss" or "d.hh:mm:ss" (hours 0-23, minutes and seconds 0-59)',
+    abort: true,
+  })
   .refine((text) => timeSpanMs(text) > 0, { error: 'expected a positive time span', abort: true })
-  .refine((text) => timeSpanMs(text) <= LONGEST_DURATION_MS, `expected at most ${LONGEST_DURATION_DAYS}.00:00:00 (ten years)`);
+  .refine(
+    (text) => timeSpanMs(text) <= LONGEST_DURATION_MS,
+    `expected at most ${LONGEST_DURATION_DAYS}.00:00:00 (ten years)`,
+  );
 
 /** A whole or fractional count of `unit`s, from 0 up to ten years. */
 function duration(unit: 'hours' | 'seconds', perDay: number) {
@@ -97,20 +103,33 @@ const azureActiveDirectory = z.object({
       defaultAuthorizationPolicy: z
         .object({
           allowedApplications: z.array(z.string().min(1)).optional(),
-          allowedPrincipals: z.object({ identities: z.array(z.string().min(1)).optional(), groups: z.array(z.string().min(1)).optional() }).optional(),
+          allowedPrincipals: z
+            .object({
+              identities: z.array(z.string().min(1)).optional(),
+              groups: z.array(z.string().min(1)).optional(),
+            })
+            .optional(),
         })
         .optional(),
       /** Multi-tenant apps: the tenants (`tid`) allowed to sign in; absent means any. */
       allowedTenants: z.array(z.string().min(1)).optional(),
       /** Known so that a restriction in it is refused rather than ignored as an unknown key (gatehouse does not check these). */
-      jwtClaimChecks: z.object({ allowedGroups: z.array(z.string()).optional(), allowedClientApplications: z.array(z.string()).optional() }).optional(),
+      jwtClaimChecks: z
+        .object({
+          allowedGroups: z.array(z.string()).optional(),
+          allowedClientApplications: z.array(z.string()).optional(),
+        })
+        .optional(),
     })
     .optional(),
 });
 
 const google = z.object({
   enabled: z.boolean().default(true),
-  registration: z.object({ clientId: z.string().min(1, 'clientId must not be empty'), clientSecretSettingName: settingName }),
+  registration: z.object({
+    clientId: z.string().min(1, 'clientId must not be empty'),
+    clientSecretSettingName: settingName,
+  }),
   login: loginSettings,
   validation: audienceValidation,
   /** Default https://accounts.google.com/.well-known/openid-configuration. */
@@ -121,14 +140,20 @@ const facebook = z.object({
   enabled: z.boolean().default(true),
   registration: z.object({ appId: z.string().min(1, 'appId must not be empty'), appSecretSettingName: settingName }),
   /** Graph API version, such as "v19.0". */
-  graphApiVersion: z.string().regex(/^v\d+\.\d+$/, 'expected a Graph API version such as "v19.0"').optional(),
+  graphApiVersion: z
+    .string()
+    .regex(/^v\d+\.\d+$/, 'expected a Graph API version such as "v19.0"')
+    .optional(),
   login: z.object({ scopes: z.array(scopeToken).optional() }).optional(),
   endpoints: z.object({ authorization: endpoint, graph: endpoint }).optional(),
 });
 
 const gitHub = z.object({
   enabled: z.boolean().default(true),
-  registration: z.object({ clientId: z.string().min(1, 'clientId must not be empty'), clientSecretSettingName: settingName }),
+  registration: z.object({
+    clientId: z.string().min(1, 'clientId must not be empty'),
+    clientSecretSettingName: settingName,
+  }),
   login: z.object({ scopes: z.array(scopeToken).optional() }).optional(),
   /** GitHub Enterprise Server: its web origin and API base (`https://host/api/v3`). */
   endpoints: z.object({ web: endpoint, api: endpoint }).optional(),
@@ -136,7 +161,10 @@ const gitHub = z.object({
 
 const twitter = z.object({
   enabled: z.boolean().default(true),
-  registration: z.object({ consumerKey: z.string().min(1, 'consumerKey must not be empty'), consumerSecretSettingName: settingName }),
+  registration: z.object({
+    consumerKey: z.string().min(1, 'consumerKey must not be empty'),
+    consumerSecretSettingName: settingName,
+  }),
   endpoints: z.object({ api: endpoint }).optional(),
 });
 
@@ -179,14 +207,30 @@ export const authSettingsSchema = z.object({
   httpSettings: z
     .object({
       requireHttps: z.boolean().optional(),
-      routes: z.object({ apiPrefix: z.string().regex(/^\/[A-Za-z0-9._~/-]*[A-Za-z0-9._~-]$/, 'expected a path such as "/.auth"').optional() }).optional(),
+      routes: z
+        .object({
+          apiPrefix: z
+            .string()
+            .regex(/^\/[A-Za-z0-9._~/-]*[A-Za-z0-9._~-]$/, 'expected a path such as "/.auth"')
+            .optional(),
+        })
+        .optional(),
       forwardProxy: z
         .object({
           convention: z.enum(['NoProxy', 'Standard', 'Custom']).optional(),
-          customHostHeaderName: z.string().regex(/^[A-Za-z0-9-]+$/, 'expected a header name').optional(),
-          customProtoHeaderName: z.string().regex(/^[A-Za-z0-9-]+$/, 'expected a header name').optional(),
+          customHostHeaderName: z
+            .string()
+            .regex(/^[A-Za-z0-9-]+$/, 'expected a header name')
+            .optional(),
+          customProtoHeaderName: z
+            .string()
+            .regex(/^[A-Za-z0-9-]+$/, 'expected a header name')
+            .optional(),
         })
-        .refine((proxy) => proxy.convention !== 'Custom' || proxy.customHostHeaderName || proxy.customProtoHeaderName, 'convention Custom needs customHostHeaderName and/or customProtoHeaderName')
+        .refine(
+          (proxy) => proxy.convention !== 'Custom' || proxy.customHostHeaderName || proxy.customProtoHeaderName,
+          'convention Custom needs customHostHeaderName and/or customProtoHeaderName',
+        )
         .optional(),
     })
     .optional(),
@@ -207,7 +251,9 @@ export const authSettingsSchema = z.object({
           timeToExpiration: timeSpan.optional(),
         })
         .optional(),
-      nonce: z.object({ validateNonce: z.boolean().optional(), nonceExpirationInterval: timeSpan.optional() }).optional(),
+      nonce: z
+        .object({ validateNonce: z.boolean().optional(), nonceExpirationInterval: timeSpan.optional() })
+        .optional(),
       preserveUrlFragmentsForLogins: z.boolean().optional(),
     })
     .optional(),
@@ -219,18 +265,34 @@ export const authSettingsSchema = z.object({
       gitHub: gitHub.optional(),
       twitter: twitter.optional(),
       apple: apple.optional(),
-      customOpenIdConnectProviders: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'expected a provider alias of letters, digits, "-" and "_"'), customOpenIdConnectProvider).optional(),
+      customOpenIdConnectProviders: z
+        .record(
+          z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'expected a provider alias of letters, digits, "-" and "_"'),
+          customOpenIdConnectProvider,
+        )
+        .optional(),
     })
     .optional(),
   /** gatehouse's own settings. */
   gatehouse: z
     .object({
       /** App scope of sessions and token-store records (part of the key derivation's input, which is bounded). */
-      app: z.string().regex(/^[^\u0000-\u001f\u007f]{1,200}$/, 'expected a name of 1 to 200 characters, none a control character').optional(),
-      headerPrefix: z.string().regex(/^[A-Za-z0-9-_]+-$/, 'expected a header prefix ending in "-", such as "X-PLATFORM-"').optional(),
-      sessionCookieName: z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'expected a cookie name').optional(),
+      app: z
+        .string()
+        .regex(/^[^\u0000-\u001f\u007f]{1,200}$/, 'expected a name of 1 to 200 characters, none a control character')
+        .optional(),
+      headerPrefix: z
+        .string()
+        .regex(/^[A-Za-z0-9-_]+-$/, 'expected a header prefix ending in "-", such as "X-PLATFORM-"')
+        .optional(),
+      sessionCookieName: z
+        .string()
+        .regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'expected a cookie name')
+        .optional(),
       /** Refresh implicitly when the access token expires within this many seconds. */
-      refreshWindowSeconds: duration('seconds', 24 * 3600).int().optional(),
+      refreshWindowSeconds: duration('seconds', 24 * 3600)
+        .int()
+        .optional(),
       /** Forward CORS preflights (OPTIONS with Origin and Access-Control-Request-Method) on protected paths to the app, anonymously. */
       forwardCorsPreflights: z.boolean().optional(),
     })
@@ -262,19 +324,29 @@ export interface UnknownKey {
   readonly known: readonly string[];
 }
 
-export function unknownKeys(value: unknown, def: Def = (authSettingsSchema as unknown as { _zod: { def: Def } })._zod.def, path: readonly string[] = []): UnknownKey[] {
+export function unknownKeys(
+  value: unknown,
+  def: Def = (authSettingsSchema as unknown as { _zod: { def: Def } })._zod.def,
+  path: readonly string[] = [],
+): UnknownKey[] {
   if (def.innerType) return unknownKeys(value, def.innerType._zod.def, path);
   if (typeof value !== 'object' || value === null) return [];
   if (def.type === 'object' && def.shape && !Array.isArray(value)) {
     const shape = def.shape;
     return Object.entries(value).flatMap(([key, child]) => {
       const childPath = [...path, key];
-      return Object.hasOwn(shape, key) ? unknownKeys(child, shape[key]!._zod.def, childPath) : [{ path: jsonPath(childPath), key, known: Object.keys(shape) }];
+      return Object.hasOwn(shape, key)
+        ? unknownKeys(child, shape[key]!._zod.def, childPath)
+        : [{ path: jsonPath(childPath), key, known: Object.keys(shape) }];
     });
   }
   if (def.type === 'record' && def.valueType && !Array.isArray(value)) {
     const valueDef = def.valueType._zod.def;
-    return Object.entries(value).flatMap(([key, child]) => (key === '__proto__' ? [{ path: jsonPath([...path, key]), key, known: [] }] : unknownKeys(child, valueDef, [...path, key])));
+    return Object.entries(value).flatMap(([key, child]) =>
+      key === '__proto__'
+        ? [{ path: jsonPath([...path, key]), key, known: [] }]
+        : unknownKeys(child, valueDef, [...path, key]),
+    );
   }
   if (def.type === 'union' && def.options) {
     const object = def.options.find((o) => o._zod.def.type === 'object');

@@ -14,7 +14,10 @@ function unregistered(block: Record<string, unknown>): boolean {
 }
 
 /** `document` without its unregistered built-in provider blocks, and a warning for each enabled one left out. */
-export function withoutUnregisteredProviders(document: unknown): { readonly document: unknown; readonly warnings: readonly string[] } {
+export function withoutUnregisteredProviders(document: unknown): {
+  readonly document: unknown;
+  readonly warnings: readonly string[];
+} {
   if (!isJsonObject(document) || !isJsonObject(document.identityProviders)) return { document, warnings: [] };
   const providers: Record<string, unknown> = { ...document.identityProviders };
   const warnings: string[] = [];

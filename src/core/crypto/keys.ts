@@ -27,7 +27,8 @@ export function encryptionKeyFromEnv(env: NodeJS.ProcessEnv = process.env): Buff
   return undefined;
 }
 
-export type KeyPurpose = 'session-cookie' | 'login-transaction' | 'token-store' | 'token-store-names' | 'authentication-token';
+export type KeyPurpose =
+  'session-cookie' | 'login-transaction' | 'token-store' | 'token-store-names' | 'authentication-token';
 
 /**
  * A 32-byte key for one purpose (HKDF-SHA256), so that no two uses share a

@@ -25,7 +25,9 @@ export function seal<T>(key: Buffer, label: string, value: T, expiresAt: number)
   return Buffer.concat([Buffer.from([VERSION]), iv, ciphertext, cipher.getAuthTag()]).toString('base64url');
 }
 
-export type Unsealed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: 'malformed' | 'forged' | 'expired' };
+export type Unsealed<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly reason: 'malformed' | 'forged' | 'expired' };
 
 /** Opens a sealed value; any tampering, another key or label, or expiry fails. */
 export function unseal<T>(key: Buffer, label: string, sealed: string, now: number = Date.now()): Unsealed<T> {

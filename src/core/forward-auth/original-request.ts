@@ -58,7 +58,10 @@ export const MISSING_ORIGINAL_MESSAGE =
  * (httpSettings.forwardProxy's custom names), which would otherwise override the host and scheme
  * read here.
  */
-export function readOriginalRequest(verify: RequestView, withheld: readonly string[] = []): OriginalRequest | UnreadableOriginal {
+export function readOriginalRequest(
+  verify: RequestView,
+  withheld: readonly string[] = [],
+): OriginalRequest | UnreadableOriginal {
   const found = new Map<string, string>();
   const headers: Array<readonly [string, string]> = [];
   for (const pair of verify.headers) {
@@ -73,7 +76,11 @@ export function readOriginalRequest(verify: RequestView, withheld: readonly stri
   }
   const nginx = found.has(NGINX_URI) || found.has(NGINX_METHOD);
   const forwarded = found.has(FORWARDED_URI) || found.has(FORWARDED_METHOD);
-  if (nginx && forwarded) return { problem: 'both X-Original-* (nginx) and X-Forwarded-Uri/-Method (Traefik, Caddy) were sent: the web server must send one convention only' };
+  if (nginx && forwarded)
+    return {
+      problem:
+        'both X-Original-* (nginx) and X-Forwarded-Uri/-Method (Traefik, Caddy) were sent: the web server must send one convention only',
+    };
   if (!nginx && !forwarded) return { problem: MISSING_ORIGINAL_MESSAGE };
   const convention: Convention = nginx ? 'nginx' : 'forwarded';
   const [uriName, methodName] = nginx ? [NGINX_URI, NGINX_METHOD] : [FORWARDED_URI, FORWARDED_METHOD];
@@ -111,7 +118,8 @@ export function readOriginalRequest(verify: RequestView, withheld: readonly stri
 function originFormProblem(uri: string): string | undefined {
   if (uri.length > MAX_ORIGINAL_URI_LENGTH) return `is longer than ${MAX_ORIGINAL_URI_LENGTH} characters`;
   if (!uri.startsWith('/')) return 'is not a path starting with "/" (an absolute URI or no path at all)';
-  if (!ORIGIN_FORM.test(uri)) return 'holds a character no request target has (a blank, a control character, a fragment or a non-ASCII character)';
+  if (!ORIGIN_FORM.test(uri))
+    return 'holds a character no request target has (a blank, a control character, a fragment or a non-ASCII character)';
   return undefined;
 }
 

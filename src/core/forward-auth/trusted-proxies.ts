@@ -41,7 +41,8 @@ export class TrustedProxies {
       .split(',')
       .map((entry) => entry.trim())
       .filter((entry) => entry !== '');
-    if (entries.length === 0) throw new TrustedProxiesError(`${TRUSTED_PROXIES_VARIABLE} names no address (leave it unset for loopback)`);
+    if (entries.length === 0)
+      throw new TrustedProxiesError(`${TRUSTED_PROXIES_VARIABLE} names no address (leave it unset for loopback)`);
     const list = new BlockList();
     for (const entry of entries) {
       for (const range of NAMED_RANGES[entry.toLowerCase()] ?? [entry]) addRange(list, range, entry);
@@ -83,11 +84,17 @@ function addRange(list: BlockList, range: string, entry: string): void {
   const given = /^\d{1,3}$/.test(bits) ? Number(bits) : Number.NaN;
   const prefix = mapped !== undefined ? given - 96 : given;
   if (!(prefix >= 0 && prefix <= (family === 4 ? 32 : 128))) {
-    throw new TrustedProxiesError(mapped !== undefined ? `${TRUSTED_PROXIES_VARIABLE}: ${JSON.stringify(entry)}: an IPv4-mapped range needs a prefix from 96 to 128 (or write ${address}/${Math.max(0, given)} as IPv4)` : problem);
+    throw new TrustedProxiesError(
+      mapped !== undefined
+        ? `${TRUSTED_PROXIES_VARIABLE}: ${JSON.stringify(entry)}: an IPv4-mapped range needs a prefix from 96 to 128 (or write ${address}/${Math.max(0, given)} as IPv4)`
+        : problem,
+    );
   }
   // Bits past the prefix are a typo for another range (10.0.0.5/0 would trust everyone).
   if (family === 4 && hostBits(address, prefix) !== 0) {
-    throw new TrustedProxiesError(`${TRUSTED_PROXIES_VARIABLE}: ${JSON.stringify(entry)} has address bits past its /${prefix}: write the range's first address`);
+    throw new TrustedProxiesError(
+      `${TRUSTED_PROXIES_VARIABLE}: ${JSON.stringify(entry)} has address bits past its /${prefix}: write the range's first address`,
+    );
   }
   list.addSubnet(address, prefix, type);
 }

@@ -35,8 +35,10 @@ export interface ForwardAuthOptions {
 /** The verify endpoint's own path under the prefix. */
 export const VERIFY_ROUTE = '/verify';
 
-export const UNTRUSTED_PEER_MESSAGE = 'The verify endpoint answers only the web servers in front of gatehouse (GATEHOUSE_TRUSTED_PROXIES).';
-export const OWN_ROUTE_MESSAGE = "gatehouse's own routes are not judged by the verify endpoint: the web server must send them to gatehouse.";
+export const UNTRUSTED_PEER_MESSAGE =
+  'The verify endpoint answers only the web servers in front of gatehouse (GATEHOUSE_TRUSTED_PROXIES).';
+export const OWN_ROUTE_MESSAGE =
+  "gatehouse's own routes are not judged by the verify endpoint: the web server must send them to gatehouse.";
 export const SPOOFED_MESSAGE = 'The request carries identity or override headers of its own.';
 
 /**
@@ -45,7 +47,12 @@ export const SPOOFED_MESSAGE = 'The request carries identity or override headers
  */
 const WEBHOOK_VERIFIED = 'X-GATEHOUSE-WEBHOOK-VERIFIED';
 
-const ALLOWED_ANONYMOUS: RespondDecision = Object.freeze({ kind: 'respond', status: 200, headers: Object.freeze({ 'Cache-Control': 'no-store' }), body: Buffer.alloc(0) });
+const ALLOWED_ANONYMOUS: RespondDecision = Object.freeze({
+  kind: 'respond',
+  status: 200,
+  headers: Object.freeze({ 'Cache-Control': 'no-store' }),
+  body: Buffer.alloc(0),
+});
 
 export class ForwardAuth {
   readonly #layer: AuthLayer;
@@ -62,7 +69,10 @@ export class ForwardAuth {
 
   /** Whether a request path is the verify endpoint's. */
   isVerifyPath(path: string): boolean {
-    return path.length === this.#layer.config.apiPrefix.length + VERIFY_ROUTE.length && path === `${this.#layer.config.apiPrefix}${VERIFY_ROUTE}`;
+    return (
+      path.length === this.#layer.config.apiPrefix.length + VERIFY_ROUTE.length &&
+      path === `${this.#layer.config.apiPrefix}${VERIFY_ROUTE}`
+    );
   }
 
   /** The answer to one verify request (`view`: the request the web server sent gatehouse). */
@@ -72,9 +82,13 @@ export class ForwardAuth {
       logger.info({ reason: 'verify from an untrusted peer', remoteAddress: view.remoteAddress }, 'request rejected');
       return jsonDecision(403, { error: UNTRUSTED_PEER_MESSAGE });
     }
-    if (view.method !== 'GET' && view.method !== 'HEAD') return jsonDecision(405, { error: 'Method not allowed.' }, { headers: { Allow: 'GET, HEAD' } });
+    if (view.method !== 'GET' && view.method !== 'HEAD')
+      return jsonDecision(405, { error: 'Method not allowed.' }, { headers: { Allow: 'GET, HEAD' } });
     const proxy = config.forwardProxy;
-    const withheld = proxy.convention === 'Custom' ? [proxy.hostHeader, proxy.protoHeader].flatMap((name) => (name ? [name.toLowerCase()] : [])) : [];
+    const withheld =
+      proxy.convention === 'Custom'
+        ? [proxy.hostHeader, proxy.protoHeader].flatMap((name) => (name ? [name.toLowerCase()] : []))
+        : [];
     const original = readOriginalRequest(view, withheld);
     if ('problem' in original) {
       logger.warn({ reason: original.problem }, 'verify request rejected');
@@ -83,12 +97,18 @@ export class ForwardAuth {
     const { convention, view: judged } = original;
     const prefix = config.apiPrefix;
     if (judged.path === prefix || judged.path.startsWith(`${prefix}/`)) {
-      logger.warn({ reason: 'verify asked about an authentication route', path: judged.path }, 'verify request rejected');
+      logger.warn(
+        { reason: 'verify asked about an authentication route', path: judged.path },
+        'verify request rejected',
+      );
       return jsonDecision(403, { error: OWN_ROUTE_MESSAGE });
     }
     const spoofed = this.#spoofedHeader(judged.headers);
     if (spoofed !== undefined) {
-      logger.info({ reason: 'identity or override header from the client', header: spoofed, path: judged.path }, 'request rejected');
+      logger.info(
+        { reason: 'identity or override header from the client', header: spoofed, path: judged.path },
+        'request rejected',
+      );
       return jsonDecision(403, { error: SPOOFED_MESSAGE });
     }
     return this.#answerFor(await this.#layer.decide(judged), convention);
@@ -97,7 +117,10 @@ export class ForwardAuth {
   /** The name of a header the app must never get from a client and no web server strips for it, if the request has one. */
   #spoofedHeader(headers: ReadonlyArray<readonly [string, string]>): string | undefined {
     const { config } = this.#layer;
-    const aliases = inboundAliases(this.#headers, headers, { prefix: config.headerPrefix, exposeTokens: config.tokenStore.enabled });
+    const aliases = inboundAliases(this.#headers, headers, {
+      prefix: config.headerPrefix,
+      exposeTokens: config.tokenStore.enabled,
+    });
     if (aliases.length > 0) return aliases[0];
     for (const [name] of headers) {
       if (isSpoofedForwarding(name.toLowerCase(), true)) return name;
@@ -116,14 +139,19 @@ export class ForwardAuth {
     if (convention === 'forwarded' || decision.status === 403) return decision;
     const challenge = emptyDecision(401);
     const wwwAuthenticate = decision.headers['WWW-Authenticate'];
-    return wwwAuthenticate === undefined ? challenge : { ...challenge, headers: { ...challenge.headers, 'WWW-Authenticate': wwwAuthenticate } };
+    return wwwAuthenticate === undefined
+      ? challenge
+      : { ...challenge, headers: { ...challenge.headers, 'WWW-Authenticate': wwwAuthenticate } };
   }
 
   #allowedAnswer(set: ReadonlyArray<readonly [string, string]>): RespondDecision {
     if (set.length === 0) return ALLOWED_ANONYMOUS;
     let answer = this.#allowed.get(set);
     if (answer === undefined) {
-      answer = Object.freeze({ ...ALLOWED_ANONYMOUS, headers: Object.freeze({ ...ALLOWED_ANONYMOUS.headers, ...Object.fromEntries(set) }) });
+      answer = Object.freeze({
+        ...ALLOWED_ANONYMOUS,
+        headers: Object.freeze({ ...ALLOWED_ANONYMOUS.headers, ...Object.fromEntries(set) }),
+      });
       this.#allowed.set(set, answer);
     }
     return answer;

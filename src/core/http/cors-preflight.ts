@@ -8,5 +8,9 @@ import { headerValue, type RequestView } from './request-view.js';
 
 export function isCorsPreflight(view: Pick<RequestView, 'method' | 'headers'>): boolean {
   // Methods are case-sensitive (RFC 9110 §9.1): browsers send exactly OPTIONS.
-  return view.method === 'OPTIONS' && headerValue(view, 'origin') !== undefined && headerValue(view, 'access-control-request-method') !== undefined;
+  return (
+    view.method === 'OPTIONS' &&
+    headerValue(view, 'origin') !== undefined &&
+    headerValue(view, 'access-control-request-method') !== undefined
+  );
 }

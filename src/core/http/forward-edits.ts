@@ -46,14 +46,25 @@ const NOTHING: readonly string[] = Object.freeze([]);
 const NO_IDENTITY: ReadonlyArray<readonly [string, string]> = Object.freeze([]);
 
 /** The edits for a request the core forwards with `identity` (null: anonymous), judged by `origin`. */
-export function forwardEdits(policy: HeaderPolicy, headers: ReadonlyArray<readonly [string, string]>, identity: Identity | null, origin: Origin, remoteAddress: string): ForwardEdits {
+export function forwardEdits(
+  policy: HeaderPolicy,
+  headers: ReadonlyArray<readonly [string, string]>,
+  identity: Identity | null,
+  origin: Origin,
+  remoteAddress: string,
+): ForwardEdits {
   let remove: string[] | undefined;
   let chain: string | undefined;
   for (const [name, value] of headers) {
     if (!mayConcernForwarding(name)) continue;
     const lower = name.toLowerCase();
-    if (lower === 'x-forwarded-for' && policy.behindTrustedProxy) chain = chain === undefined ? value : `${chain}, ${value}`;
-    if ((SET_BY_GATEHOUSE.has(lower) || isSpoofedForwarding(lower, policy.behindTrustedProxy)) && !(remove ??= []).includes(lower)) remove.push(lower);
+    if (lower === 'x-forwarded-for' && policy.behindTrustedProxy)
+      chain = chain === undefined ? value : `${chain}, ${value}`;
+    if (
+      (SET_BY_GATEHOUSE.has(lower) || isSpoofedForwarding(lower, policy.behindTrustedProxy)) &&
+      !(remove ??= []).includes(lower)
+    )
+      remove.push(lower);
   }
   for (const alias of inboundAliases(policy.normalizer, headers, policy.options)) {
     const lower = alias.toLowerCase();
@@ -66,7 +77,8 @@ export function forwardEdits(policy: HeaderPolicy, headers: ReadonlyArray<readon
   return {
     remove: remove ?? NOTHING,
     get set() {
-      return (set ??= identity === null ? NO_IDENTITY : identityHeaderPairs(policy.normalizer, identity, policy.options));
+      return (set ??=
+        identity === null ? NO_IDENTITY : identityHeaderPairs(policy.normalizer, identity, policy.options));
     },
     forwarded: { for: chain ? `${chain}, ${remoteAddress}` : remoteAddress, proto: origin.scheme, host: origin.host },
   };

@@ -30,6 +30,7 @@ export function namesIdentityUnder(canonical: string, prefix: string): boolean {
 /** canonicalHeaderName(name).startsWith(canonicalPrefix), without building a string per name. */
 export function hasCanonicalPrefix(name: string, canonicalPrefix: string): boolean {
   if (name.length < canonicalPrefix.length) return false;
-  for (let i = 0; i < canonicalPrefix.length; i++) if (canonicalCharCode(name.charCodeAt(i)) !== canonicalPrefix.charCodeAt(i)) return false;
+  for (let i = 0; i < canonicalPrefix.length; i++)
+    if (canonicalCharCode(name.charCodeAt(i)) !== canonicalPrefix.charCodeAt(i)) return false;
   return true;
 }

@@ -10,7 +10,11 @@ import { APP_SERVICE_PREFIX, canonicalHeaderName, hasCanonicalPrefix } from './h
 
 /** The shared core's normalization (the C++ addon, or its TypeScript fallback): what the header policy is built on. */
 export interface HeaderNormalizer {
-  normalizeHeaders(inbound: ReadonlyArray<readonly [string, string]>, identity: Identity | null, options?: NormalizeOptions): NormalizedHeaders;
+  normalizeHeaders(
+    inbound: ReadonlyArray<readonly [string, string]>,
+    identity: Identity | null,
+    options?: NormalizeOptions,
+  ): NormalizedHeaders;
 }
 
 /**
@@ -38,7 +42,11 @@ function canonicalPrefixOf(prefix: string): string {
 const NOTHING_TO_REMOVE: readonly string[] = Object.freeze([]);
 
 /** The inbound header names the core strips (identity aliases, values that could split a header), as the core spells them. */
-export function inboundAliases(core: HeaderNormalizer, rawPairs: ReadonlyArray<readonly [string, string]>, options: NormalizeOptions): readonly string[] {
+export function inboundAliases(
+  core: HeaderNormalizer,
+  rawPairs: ReadonlyArray<readonly [string, string]>,
+  options: NormalizeOptions,
+): readonly string[] {
   if (!mayCarryIdentityAliases(rawPairs, options.prefix ?? DEFAULT_HEADER_PREFIX)) return NOTHING_TO_REMOVE;
   return core.normalizeHeaders(rawPairs, null, options).remove;
 }
@@ -56,9 +64,14 @@ const built = new WeakMap<Identity, BuiltHeaders>();
  * values), built once per identity object and options, and frozen (they are shared).
  * Throws HeaderValueError, every time, for an identity whose values could split a header.
  */
-export function identityHeaderPairs(core: HeaderNormalizer, identity: Identity, options: NormalizeOptions): ReadonlyArray<readonly [string, string]> {
+export function identityHeaderPairs(
+  core: HeaderNormalizer,
+  identity: Identity,
+  options: NormalizeOptions,
+): ReadonlyArray<readonly [string, string]> {
   const cached = built.get(identity);
-  if (cached !== undefined && cached.prefix === options.prefix && cached.exposeTokens === options.exposeTokens) return cached.set;
+  if (cached !== undefined && cached.prefix === options.prefix && cached.exposeTokens === options.exposeTokens)
+    return cached.set;
   // Frozen: every request of the identity shares these arrays, so none may change them.
   const set = Object.freeze(core.normalizeHeaders([], identity, options).set.map((pair) => Object.freeze(pair)));
   built.set(identity, { prefix: options.prefix, exposeTokens: options.exposeTokens, set });

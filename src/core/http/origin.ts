@@ -9,7 +9,8 @@ export interface Origin {
   readonly host: string;
 }
 
-const HOST = /^((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\]))(?::(\d{1,5}))?$/;
+const HOST =
+  /^((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\]))(?::(\d{1,5}))?$/;
 const MAX_PORT = 65535;
 
 function firstValue(value: string | undefined): string | undefined {
@@ -36,7 +37,11 @@ export function requestOrigin(request: RequestView, config: Pick<AuthConfig, 'fo
   return origin;
 }
 
-let last: { readonly host: string; readonly scheme: string; readonly origin: Origin | null } = { host: '', scheme: '', origin: null };
+let last: { readonly host: string; readonly scheme: string; readonly origin: Origin | null } = {
+  host: '',
+  scheme: '',
+  origin: null,
+};
 
 function checkedOrigin(rawScheme: string, host: string): Origin | null {
   const scheme = rawScheme.toLowerCase();
@@ -73,5 +78,10 @@ export function originUrl(origin: Origin): string {
  */
 export function isLoopbackHost(host: string): boolean {
   const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
-  return name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
+  return (
+    name === 'localhost' ||
+    name.endsWith('.localhost') ||
+    name === '[::1]' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)
+  );
 }

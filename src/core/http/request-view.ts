@@ -58,12 +58,16 @@ export interface BodyRefusal {
 }
 
 /** The body of an /.auth/* POST, at most `limit` bytes, or why it was not taken: over the limit, too slow, or broken off. */
-export async function readBoundedBody(view: RequestView, limit: number): Promise<{ readonly body: Buffer } | BodyRefusal> {
+export async function readBoundedBody(
+  view: RequestView,
+  limit: number,
+): Promise<{ readonly body: Buffer } | BodyRefusal> {
   try {
     return { body: await view.readBody(limit) };
   } catch (error) {
     if (error instanceof BodyTooLargeError) return { status: 413, reason: `the body is larger than ${limit} bytes` };
-    if (error instanceof BodyTimeoutError) return { status: 408, reason: 'the body did not arrive in time', headers: TIMED_OUT_BODY_HEADERS };
+    if (error instanceof BodyTimeoutError)
+      return { status: 408, reason: 'the body did not arrive in time', headers: TIMED_OUT_BODY_HEADERS };
     return { status: 400, reason: 'the body could not be read' };
   }
 }
@@ -120,10 +124,13 @@ export function headerValue(request: Pick<RequestView, 'headers'>, name: string)
  * where its value lies in `header`, and stops the scan by returning true. Pair by pair with
  * indexOf: no array of pairs, and a value is sliced only by a visitor that wants it.
  */
-function scanCookies(request: Pick<RequestView, 'headers'>, visit: (name: string, header: string, valueStart: number, valueEnd: number) => boolean): void {
+function scanCookies(
+  request: Pick<RequestView, 'headers'>,
+  visit: (name: string, header: string, valueStart: number, valueEnd: number) => boolean,
+): void {
   for (const [n, v] of request.headers) {
     if (n.length !== 6 || n.toLowerCase() !== 'cookie') continue; // every Cookie header counts
-    for (let start = 0; start < v.length; ) {
+    for (let start = 0; start < v.length;) {
       const semicolon = v.indexOf(';', start);
       const end = semicolon < 0 ? v.length : semicolon;
       const eq = v.indexOf('=', start);
@@ -145,10 +152,14 @@ export function requestCookie(request: Pick<RequestView, 'headers'>, name: strin
 }
 
 /** Every cookie whose name starts with `prefix` (and is longer), in the order sent. */
-export function requestCookiesByPrefix(request: Pick<RequestView, 'headers'>, prefix: string): Array<{ readonly name: string; readonly value: string }> {
+export function requestCookiesByPrefix(
+  request: Pick<RequestView, 'headers'>,
+  prefix: string,
+): Array<{ readonly name: string; readonly value: string }> {
   const found: Array<{ name: string; value: string }> = [];
   scanCookies(request, (name, header, from, to) => {
-    if (name.length > prefix.length && name.startsWith(prefix)) found.push({ name, value: header.slice(from, to).trim() });
+    if (name.length > prefix.length && name.startsWith(prefix))
+      found.push({ name, value: header.slice(from, to).trim() });
     return false;
   });
   return found;

@@ -44,13 +44,25 @@ export function setCookie(spec: CookieSpec): string {
 
 type Extra = { readonly cookies?: readonly string[]; readonly headers?: Readonly<Record<string, string>> };
 
-function withCookies(headers: Record<string, string | readonly string[]>, extra: Extra): Record<string, string | readonly string[]> {
-  return { ...headers, ...extra.headers, ...(extra.cookies && extra.cookies.length > 0 ? { 'Set-Cookie': extra.cookies } : {}) };
+function withCookies(
+  headers: Record<string, string | readonly string[]>,
+  extra: Extra,
+): Record<string, string | readonly string[]> {
+  return {
+    ...headers,
+    ...extra.headers,
+    ...(extra.cookies && extra.cookies.length > 0 ? { 'Set-Cookie': extra.cookies } : {}),
+  };
 }
 
 export function jsonDecision(status: number, value: unknown, extra: Extra = {}): RespondDecision {
   const body = Buffer.from(JSON.stringify(value), 'utf8');
-  return { kind: 'respond', status, headers: withCookies({ 'Content-Type': JSON_TYPE, ...SECURITY_HEADERS }, extra), body };
+  return {
+    kind: 'respond',
+    status,
+    headers: withCookies({ 'Content-Type': JSON_TYPE, ...SECURITY_HEADERS }, extra),
+    body,
+  };
 }
 
 /** An answer without a body (for callers that are servers, not people). */
@@ -59,7 +71,12 @@ export function emptyDecision(status: number): RespondDecision {
 }
 
 export function redirectDecision(location: string, extra: Extra = {}): RespondDecision {
-  return { kind: 'respond', status: 302, headers: withCookies({ Location: location, ...SECURITY_HEADERS }, extra), body: Buffer.alloc(0) };
+  return {
+    kind: 'respond',
+    status: 302,
+    headers: withCookies({ Location: location, ...SECURITY_HEADERS }, extra),
+    body: Buffer.alloc(0),
+  };
 }
 
 export function escapeHtml(text: string): string {
@@ -67,14 +84,28 @@ export function escapeHtml(text: string): string {
 }
 
 /** A small self-contained page (no scripts, no external resources). */
-export function pageDecision(status: number, title: string, message: string, extra: Extra = {}, linksHtml = ''): RespondDecision {
+export function pageDecision(
+  status: number,
+  title: string,
+  message: string,
+  extra: Extra = {},
+  linksHtml = '',
+): RespondDecision {
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}</style></head>
 <body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${linksHtml}</body></html>`;
   return {
     kind: 'respond',
     status,
-    headers: withCookies({ 'Content-Type': HTML_TYPE, ...SECURITY_HEADERS, 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'", 'X-Frame-Options': 'DENY' }, extra),
+    headers: withCookies(
+      {
+        'Content-Type': HTML_TYPE,
+        ...SECURITY_HEADERS,
+        'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
+        'X-Frame-Options': 'DENY',
+      },
+      extra,
+    ),
     body: Buffer.from(html, 'utf8'),
   };
 }
@@ -86,7 +117,10 @@ export function pageDecision(status: number, title: string, message: string, ext
  */
 export function framedPageDecision(title: string, message: string, frameAncestor: string): RespondDecision {
   const page = pageDecision(200, title, message);
-  const headers: Record<string, string | readonly string[]> = { ...page.headers, 'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline'; frame-ancestors ${frameAncestor}` };
+  const headers: Record<string, string | readonly string[]> = {
+    ...page.headers,
+    'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline'; frame-ancestors ${frameAncestor}`,
+  };
   delete headers['X-Frame-Options'];
   return { ...page, headers };
 }
@@ -107,8 +141,17 @@ export function linksParagraph(links: readonly PageLink[]): string {
  * An error for a browser (page) or an API client (JSON `{"error"}`), as the caller prefers.
  * `links` are for the page only: what a person can do next (an API client has its own way back).
  */
-export function errorDecision(status: number, title: string, message: string, json: boolean, extra: Extra = {}, links: readonly PageLink[] = []): RespondDecision {
-  return json ? jsonDecision(status, { error: message }, extra) : pageDecision(status, title, message, extra, linksParagraph(links));
+export function errorDecision(
+  status: number,
+  title: string,
+  message: string,
+  json: boolean,
+  extra: Extra = {},
+  links: readonly PageLink[] = [],
+): RespondDecision {
+  return json
+    ? jsonDecision(status, { error: message }, extra)
+    : pageDecision(status, title, message, extra, linksParagraph(links));
 }
 
 /**
@@ -117,7 +160,11 @@ export function errorDecision(status: number, title: string, message: string, js
  * return URL before going to the login route. The script is pinned by hash in
  * the page's CSP; without JavaScript, a link signs in without the fragment.
  */
-export function fragmentPreservingRedirect(loginPrefix: string, returnTo: string, cookies: readonly string[]): RespondDecision {
+export function fragmentPreservingRedirect(
+  loginPrefix: string,
+  returnTo: string,
+  cookies: readonly string[],
+): RespondDecision {
   // JSON.stringify plus escaping `<` keeps the values inside the script as data.
   const literal = (value: string) => JSON.stringify(value).replace(/</g, '\\u003c');
   // Without the fragment when it would make the return URL longer than sign-in accepts.

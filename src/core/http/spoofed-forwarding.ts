@@ -25,9 +25,27 @@ const SET_BY_GATEHOUSE = new Set(['X-FORWARDED-FOR', 'X-FORWARDED-PROTO', 'X-FOR
  * (`X-HTTP-Method-Override` and its kin, which Rails, Laravel, ASP.NET and Express honour: an
  * anonymous CORS preflight the app would run as a DELETE).
  */
-const OVERRIDES = new Set(['X-ORIGINAL-URL', 'X-REWRITE-URL', 'X-HTTP-METHOD-OVERRIDE', 'X-HTTP-METHOD', 'X-METHOD-OVERRIDE']);
+const OVERRIDES = new Set([
+  'X-ORIGINAL-URL',
+  'X-REWRITE-URL',
+  'X-HTTP-METHOD-OVERRIDE',
+  'X-HTTP-METHOD',
+  'X-METHOD-OVERRIDE',
+]);
 /** Claims of where a request came from or was sent to, beside the X-Forwarded-* family, that servers and frameworks read. */
-const CLIENT_CLAIMS = new Set(['FORWARDED', 'X-FORWARDED', 'X-REAL-IP', 'TRUE-CLIENT-IP', 'X-CLIENT-IP', 'X-CLUSTER-CLIENT-IP', 'X-PROXYUSER-IP', 'X-HOST', 'X-ORIGINAL-HOST', 'X-URL-SCHEME', 'FRONT-END-HTTPS']);
+const CLIENT_CLAIMS = new Set([
+  'FORWARDED',
+  'X-FORWARDED',
+  'X-REAL-IP',
+  'TRUE-CLIENT-IP',
+  'X-CLIENT-IP',
+  'X-CLUSTER-CLIENT-IP',
+  'X-PROXYUSER-IP',
+  'X-HOST',
+  'X-ORIGINAL-HOST',
+  'X-URL-SCHEME',
+  'FRONT-END-HTTPS',
+]);
 
 /**
  * Whether a client's request header (its lower-case name, as node gives it) is left out of

@@ -30,13 +30,16 @@ function identifier(claims: JWTPayload, claim: 'sub' | 'sid'): string | undefine
 /** The notice a verified logout token's claims give; throws InvalidTokenError when they are not a logout. */
 export function logoutNotice(claims: JWTPayload, nowMs: number): LogoutNotice {
   const { events } = claims;
-  if (!isJsonObject(events) || !isJsonObject(events[BACK_CHANNEL_LOGOUT_EVENT])) throw new InvalidTokenError('not a logout token (no back-channel logout event)');
+  if (!isJsonObject(events) || !isJsonObject(events[BACK_CHANNEL_LOGOUT_EVENT]))
+    throw new InvalidTokenError('not a logout token (no back-channel logout event)');
   if (claims.nonce !== undefined) throw new InvalidTokenError('claim nonce present');
   // Required by §2.4. Not used to refuse replays: a sign-out replayed ends nothing more (ProviderSignOuts.record).
   const { jti } = claims;
-  if (typeof jti !== 'string' || jti === '') throw new InvalidTokenError(jti === undefined ? 'claim jti missing' : 'claim jti invalid');
+  if (typeof jti !== 'string' || jti === '')
+    throw new InvalidTokenError(jti === undefined ? 'claim jti missing' : 'claim jti invalid');
   const { iat } = claims;
-  if (typeof iat !== 'number' || !Number.isFinite(iat)) throw new InvalidTokenError(iat === undefined ? 'claim iat missing' : 'claim iat invalid');
+  if (typeof iat !== 'number' || !Number.isFinite(iat))
+    throw new InvalidTokenError(iat === undefined ? 'claim iat missing' : 'claim iat invalid');
   // A logout dated later than now would also end sign-ins made after it arrived.
   if (iat > nowMs / 1000 + CLOCK_TOLERANCE_SECONDS) throw new InvalidTokenError('claim iat in the future');
   const sub = identifier(claims, 'sub');

@@ -13,9 +13,15 @@ import type { AccountPrompt } from '../providers/provider.js';
  * the configured one; elsewhere values combine (Google's default `consent`, which keeps refresh
  * tokens coming, stays), except `none`, which must stand alone. Apple's has no prompt.
  */
-export function promptParameter(kind: OidcKind, configured: string | undefined, asked: AccountPrompt | undefined, supported: readonly string[] | undefined): string | undefined {
+export function promptParameter(
+  kind: OidcKind,
+  configured: string | undefined,
+  asked: AccountPrompt | undefined,
+  supported: readonly string[] | undefined,
+): string | undefined {
   if (asked === undefined || kind === 'apple') return configured;
-  const knowsSelectAccount = supported !== undefined ? supported.includes('select_account') : kind === 'aad' || kind === 'google';
+  const knowsSelectAccount =
+    supported !== undefined ? supported.includes('select_account') : kind === 'aad' || kind === 'google';
   const value = asked === 'select_account' && !knowsSelectAccount ? 'login' : asked;
   if (kind === 'aad') return value;
   const values = (configured ?? '').split(' ').filter((v) => v !== '' && v !== 'none');

@@ -14,9 +14,22 @@ import { isLoopbackHost } from '../http/origin.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import { refusalWithCode } from '../providers/oauth-error-code.js';
 import type { AccountPrompt } from '../providers/provider.js';
-import { boundedFetch, callProvider, expiryAfter, jsonAnswer, optionalString, stringField } from '../providers/provider-http.js';
+import {
+  boundedFetch,
+  callProvider,
+  expiryAfter,
+  jsonAnswer,
+  optionalString,
+  stringField,
+} from '../providers/provider-http.js';
 import { InvalidTokenError } from '../tokens/errors.js';
-import { asymmetricAlgorithms, validateJwt, type JwtExpectations, type JwtRules, type PeekedToken } from '../tokens/jwt-validator.js';
+import {
+  asymmetricAlgorithms,
+  validateJwt,
+  type JwtExpectations,
+  type JwtRules,
+  type PeekedToken,
+} from '../tokens/jwt-validator.js';
 import { RemoteKeySet } from '../tokens/key-set.js';
 import { ClientSecretJwt } from './client-secret-jwt.js';
 import { promptParameter } from './prompt-parameter.js';
@@ -56,7 +69,9 @@ function isUnreachable(error: unknown): boolean {
   if (error.name === 'TimeoutError' || error.name === 'AbortError') return true;
   if (error instanceof TypeError && /fetch failed/i.test(error.message)) return true;
   const cause = (error as { cause?: { code?: string } }).cause;
-  return typeof cause?.code === 'string' && /^(ECONN|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|UND_ERR)/.test(cause.code);
+  return (
+    typeof cause?.code === 'string' && /^(ECONN|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|UND_ERR)/.test(cause.code)
+  );
 }
 
 /** Why a provider could not be reached, in a word a reader can act on (ECONNREFUSED, ENOTFOUND, a timeout). */
@@ -73,7 +88,8 @@ function classify(error: unknown, during: string): Error {
   const cause = (error as { cause?: unknown } | undefined)?.cause;
   if (cause instanceof ProviderUnavailableError) return new ProviderUnavailableError(`${during}: ${cause.message}`);
   if (error instanceof InvalidTokenError) return new ProviderRefusedError(`${during}: ID token ${error.reason}`);
-  if (isUnreachable(error)) return new ProviderUnavailableError(`${during}: provider unreachable (${unreachableCause(error as Error)})`);
+  if (isUnreachable(error))
+    return new ProviderUnavailableError(`${during}: provider unreachable (${unreachableCause(error as Error)})`);
   if (error instanceof oidc.ResponseBodyError) return refusalWithCode(`${during}: provider answered`, error.error);
   if (error instanceof oidc.AuthorizationResponseError) return refusalWithCode(`${during}:`, error.error);
   const message = error instanceof Error ? error.message : String(error);
@@ -101,7 +117,9 @@ export class OidcProviderClient {
     readonly config: OidcProviderConfig,
     private readonly now: () => number = Date.now,
   ) {
-    this.#clientSecretJwt = config.signedClientSecret ? new ClientSecretJwt(config.signedClientSecret, config.clientId, now) : undefined;
+    this.#clientSecretJwt = config.signedClientSecret
+      ? new ClientSecretJwt(config.signedClientSecret, config.clientId, now)
+      : undefined;
     this.keys = new RemoteKeySet(async () => {
       const uri = (await this.configuration()).serverMetadata().jwks_uri;
       if (uri === undefined) throw new ProviderUnavailableError('discovery: no jwks_uri');
@@ -121,7 +139,10 @@ export class OidcProviderClient {
   configuration(): Promise<oidc.Configuration> {
     this.#configuration ??= this.#discover().catch((error: unknown) => {
       this.#configuration = undefined;
-      throw classify(error, this.config.discoveryUrl !== undefined ? `discovery (${this.config.discoveryUrl})` : 'discovery');
+      throw classify(
+        error,
+        this.config.discoveryUrl !== undefined ? `discovery (${this.config.discoveryUrl})` : 'discovery',
+      );
     });
     return this.#configuration;
   }
@@ -133,7 +154,10 @@ export class OidcProviderClient {
       const discovery = new URL(config.discoveryUrl);
       // Pass the issuer when the URL is the standard one, so openid-client validates the issuer it returns.
       const suffix = '/.well-known/openid-configuration';
-      const issuer = discovery.pathname.endsWith(suffix) && discovery.search === '' ? new URL(discovery.href.slice(0, -suffix.length)) : discovery;
+      const issuer =
+        discovery.pathname.endsWith(suffix) && discovery.search === ''
+          ? new URL(discovery.href.slice(0, -suffix.length))
+          : discovery;
       const configuration = await oidc.discovery(issuer, config.clientId, config.clientSecret, undefined, {
         timeout: HTTP_TIMEOUT_SECONDS,
         [oidc.customFetch]: boundedFetch,
@@ -153,11 +177,20 @@ export class OidcProviderClient {
 
   /** A multi-tenant directory's metadata: its issuer must be the tenant template on the configured origin. */
   async #discoverTemplated(url: string): Promise<oidc.ServerMetadata> {
-    const metadata = jsonAnswer(await callProvider(url, { headers: { accept: 'application/json' } }, 'discovery'), 'discovery');
+    const metadata = jsonAnswer(
+      await callProvider(url, { headers: { accept: 'application/json' } }, 'discovery'),
+      'discovery',
+    );
     const issuer = stringField(metadata, 'issuer', 'discovery');
-    for (const field of ['authorization_endpoint', 'token_endpoint', 'jwks_uri']) stringField(metadata, field, 'discovery');
-    if (!issuer.includes(TENANT_PLACEHOLDER) || new URL(issuer.replace(TENANT_PLACEHOLDER, 'x')).origin !== new URL(url).origin) {
-      throw new ProviderUnavailableError(`discovery: multi-tenant issuer "${issuer}" is not a tenant template on ${new URL(url).origin}`);
+    for (const field of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'])
+      stringField(metadata, field, 'discovery');
+    if (
+      !issuer.includes(TENANT_PLACEHOLDER) ||
+      new URL(issuer.replace(TENANT_PLACEHOLDER, 'x')).origin !== new URL(url).origin
+    ) {
+      throw new ProviderUnavailableError(
+        `discovery: multi-tenant issuer "${issuer}" is not a tenant template on ${new URL(url).origin}`,
+      );
     }
     return metadata as unknown as oidc.ServerMetadata;
   }
@@ -181,20 +214,27 @@ export class OidcProviderClient {
       auth = oidc.None();
     } else {
       const methods = metadata.token_endpoint_auth_methods_supported;
-      const basic = this.config.secretInBody !== true && (methods === undefined || methods.includes('client_secret_basic'));
+      const basic =
+        this.config.secretInBody !== true && (methods === undefined || methods.includes('client_secret_basic'));
       auth = basic ? oidc.ClientSecretBasic(clientSecret) : oidc.ClientSecretPost(clientSecret);
     }
     const configuration = new oidc.Configuration(metadata, clientId, clientSecret, auth);
     configuration.timeout = HTTP_TIMEOUT_SECONDS;
     configuration[oidc.customFetch] = boundedFetch;
-    if (isLoopbackHost(new URL(metadata.token_endpoint ?? metadata.issuer.replace(TENANT_PLACEHOLDER, 'x')).host)) oidc.allowInsecureRequests(configuration);
+    if (isLoopbackHost(new URL(metadata.token_endpoint ?? metadata.issuer.replace(TENANT_PLACEHOLDER, 'x')).host))
+      oidc.allowInsecureRequests(configuration);
     return configuration;
   }
 
   async authorizationUrl(request: AuthorizationRequest): Promise<URL> {
     const configuration = await this.configuration();
     const { prompt_values_supported: supported } = configuration.serverMetadata();
-    const prompt = promptParameter(this.config.kind, this.config.loginParameters.prompt, request.prompt, Array.isArray(supported) ? supported.map(String) : undefined);
+    const prompt = promptParameter(
+      this.config.kind,
+      this.config.loginParameters.prompt,
+      request.prompt,
+      Array.isArray(supported) ? supported.map(String) : undefined,
+    );
     return oidc.buildAuthorizationUrl(configuration, {
       ...this.config.loginParameters,
       ...(prompt !== undefined ? { prompt } : {}),
@@ -215,9 +255,20 @@ export class OidcProviderClient {
       const configuration = await this.configuration();
       await this.#clientSecretJwt?.renew();
       if (this.#multiTenant) {
-        if (callbackUrl.searchParams.get('state') !== checks.state) throw new ProviderRefusedError('code redemption: state mismatch');
+        if (callbackUrl.searchParams.get('state') !== checks.state)
+          throw new ProviderRefusedError('code redemption: state mismatch');
         const code = callbackUrl.searchParams.get('code') ?? '';
-        return await this.#ownGrant(configuration, { grant_type: 'authorization_code', code, redirect_uri: checks.redirectUri, code_verifier: checks.codeVerifier }, checks.nonce, true);
+        return await this.#ownGrant(
+          configuration,
+          {
+            grant_type: 'authorization_code',
+            code,
+            redirect_uri: checks.redirectUri,
+            code_verifier: checks.codeVerifier,
+          },
+          checks.nonce,
+          true,
+        );
       }
       const response = await oidc.authorizationCodeGrant(
         configuration,
@@ -255,7 +306,12 @@ export class OidcProviderClient {
       const configuration = await this.configuration();
       await this.#clientSecretJwt?.renew();
       const tokens = this.#multiTenant
-        ? await this.#ownGrant(configuration, { grant_type: 'refresh_token', refresh_token: refreshToken }, undefined, false)
+        ? await this.#ownGrant(
+            configuration,
+            { grant_type: 'refresh_token', refresh_token: refreshToken },
+            undefined,
+            false,
+          )
         : this.#tokenSet(await oidc.refreshTokenGrant(configuration, refreshToken));
       // Providers that do not rotate refresh tokens omit them from the answer: keep the old one.
       return { ...tokens, refreshToken: tokens.refreshToken ?? refreshToken };
@@ -265,13 +321,22 @@ export class OidcProviderClient {
   }
 
   /** Client-directed: a code the client obtained itself (its own redirect URI and PKCE verifier, if any). */
-  async redeemClientCode(code: string, redirectUri: string | undefined, codeVerifier: string | undefined): Promise<TokenSet> {
+  async redeemClientCode(
+    code: string,
+    redirectUri: string | undefined,
+    codeVerifier: string | undefined,
+  ): Promise<TokenSet> {
     try {
       const configuration = await this.configuration();
       await this.#clientSecretJwt?.renew();
       return await this.#ownGrant(
         configuration,
-        { grant_type: 'authorization_code', code, ...(redirectUri !== undefined ? { redirect_uri: redirectUri } : {}), ...(codeVerifier !== undefined ? { code_verifier: codeVerifier } : {}) },
+        {
+          grant_type: 'authorization_code',
+          code,
+          ...(redirectUri !== undefined ? { redirect_uri: redirectUri } : {}),
+          ...(codeVerifier !== undefined ? { code_verifier: codeVerifier } : {}),
+        },
         undefined,
         true,
       );
@@ -281,21 +346,37 @@ export class OidcProviderClient {
   }
 
   /** A token request without openid-client, for templated issuers: the ID token is checked by validateJwt. */
-  async #ownGrant(configuration: oidc.Configuration, parameters: Record<string, string>, nonce: string | undefined, idTokenExpected: boolean): Promise<TokenSet> {
+  async #ownGrant(
+    configuration: oidc.Configuration,
+    parameters: Record<string, string>,
+    nonce: string | undefined,
+    idTokenExpected: boolean,
+  ): Promise<TokenSet> {
     const metadata = configuration.serverMetadata();
     const body = new URLSearchParams({ ...parameters, client_id: this.config.clientId });
     const secret = this.#clientSecretJwt?.current() ?? this.config.clientSecret;
     if (secret !== undefined) body.set('client_secret', secret);
     const answer = await callProvider(
       metadata.token_endpoint!,
-      { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: body.toString() },
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: body.toString(),
+      },
       'token request',
     );
     const response = jsonAnswer(answer, 'token request');
-    if (String(response.token_type ?? '').toLowerCase() !== 'bearer') throw new ProviderRefusedError('token request: token_type is not Bearer');
+    if (String(response.token_type ?? '').toLowerCase() !== 'bearer')
+      throw new ProviderRefusedError('token request: token_type is not Bearer');
     const idToken = optionalString(response, 'id_token');
     if (idTokenExpected && idToken === undefined) throw new ProviderRefusedError('token request: no ID token');
-    const claims = idToken === undefined ? undefined : await this.validateJwt(idToken, { audiences: [this.config.clientId], ...(nonce !== undefined ? { nonce } : {}) });
+    const claims =
+      idToken === undefined
+        ? undefined
+        : await this.validateJwt(idToken, {
+            audiences: [this.config.clientId],
+            ...(nonce !== undefined ? { nonce } : {}),
+          });
     return {
       accessToken: optionalString(response, 'access_token'),
       idToken,
@@ -354,7 +435,11 @@ export class OidcProviderClient {
   }
 
   /** The provider's end-session URL, or undefined when it has none. */
-  async endSessionUrl(parameters: { idTokenHint?: string; postLogoutRedirectUri: string; state: string }): Promise<URL | undefined> {
+  async endSessionUrl(parameters: {
+    idTokenHint?: string;
+    postLogoutRedirectUri: string;
+    state: string;
+  }): Promise<URL | undefined> {
     const configuration = await this.configuration();
     if (configuration.serverMetadata().end_session_endpoint === undefined) return undefined;
     return oidc.buildEndSessionUrl(configuration, {

@@ -10,7 +10,15 @@ import { authorizationCode } from './authorization-callback.js';
 import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError } from './errors.js';
 import type { LoginBegun, LoginCallback, LoginStart, Provider, SignIn, TokenExchange } from './provider.js';
-import { callProvider, decimalIdField, expiryAfter, expiryAt, jsonAnswer, optionalText, stringField } from './provider-http.js';
+import {
+  callProvider,
+  decimalIdField,
+  expiryAfter,
+  expiryAt,
+  jsonAnswer,
+  optionalText,
+  stringField,
+} from './provider-http.js';
 
 export class FacebookProvider extends ConfiguredProvider<FacebookProviderConfig> implements Provider {
   readonly responseMode = 'query' as const;
@@ -48,7 +56,16 @@ export class FacebookProvider extends ConfiguredProvider<FacebookProviderConfig>
   async complete(callback: LoginCallback): Promise<SignIn> {
     const code = authorizationCode(callback);
     const short = jsonAnswer(
-      await callProvider(this.#graph('/oauth/access_token', { client_id: this.config.appId, client_secret: this.config.appSecret, redirect_uri: callback.redirectUri, code }), {}, 'code redemption'),
+      await callProvider(
+        this.#graph('/oauth/access_token', {
+          client_id: this.config.appId,
+          client_secret: this.config.appSecret,
+          redirect_uri: callback.redirectUri,
+          code,
+        }),
+        {},
+        'code redemption',
+      ),
       'code redemption',
     );
     return this.#signIn(await this.#longLived(stringField(short, 'access_token', 'code redemption')));
@@ -59,31 +76,58 @@ export class FacebookProvider extends ConfiguredProvider<FacebookProviderConfig>
     const token = request.accessToken;
     if (token === undefined) throw new ProviderRefusedError('token exchange: expected access_token', 'invalid_request');
     const debug = jsonAnswer(
-      await callProvider(this.#graph('/debug_token', { input_token: token, access_token: `${this.config.appId}|${this.config.appSecret}` }), {}, 'token check'),
+      await callProvider(
+        this.#graph('/debug_token', {
+          input_token: token,
+          access_token: `${this.config.appId}|${this.config.appSecret}`,
+        }),
+        {},
+        'token check',
+      ),
       'token check',
     );
     const data = (typeof debug.data === 'object' && debug.data !== null ? debug.data : {}) as Record<string, unknown>;
-    if (data.is_valid !== true || String(data.app_id ?? '') !== this.config.appId) throw new ProviderRefusedError('token exchange: not a valid token of this app', 'invalid_token');
+    if (data.is_valid !== true || String(data.app_id ?? '') !== this.config.appId)
+      throw new ProviderRefusedError('token exchange: not a valid token of this app', 'invalid_token');
     const expires = Number(data.expires_at);
-    return this.#signIn({ accessToken: token, ...(Number.isFinite(expires) && expires > 0 ? { expiresAt: expiryAt(expires, this.now()) } : {}) });
+    return this.#signIn({
+      accessToken: token,
+      ...(Number.isFinite(expires) && expires > 0 ? { expiresAt: expiryAt(expires, this.now()) } : {}),
+    });
   }
 
   async #longLived(shortLived: string): Promise<{ accessToken: string; expiresAt?: number }> {
     const answer = jsonAnswer(
       await callProvider(
-        this.#graph('/oauth/access_token', { grant_type: 'fb_exchange_token', client_id: this.config.appId, client_secret: this.config.appSecret, fb_exchange_token: shortLived }),
+        this.#graph('/oauth/access_token', {
+          grant_type: 'fb_exchange_token',
+          client_id: this.config.appId,
+          client_secret: this.config.appSecret,
+          fb_exchange_token: shortLived,
+        }),
         {},
         'long-lived token',
       ),
       'long-lived token',
     );
     const expires = expiryAfter(answer.expires_in, this.now());
-    return { accessToken: stringField(answer, 'access_token', 'long-lived token'), ...(expires !== undefined ? { expiresAt: expires } : {}) };
+    return {
+      accessToken: stringField(answer, 'access_token', 'long-lived token'),
+      ...(expires !== undefined ? { expiresAt: expires } : {}),
+    };
   }
 
   async #signIn(token: { accessToken: string; expiresAt?: number }): Promise<SignIn> {
     const profile = jsonAnswer(
-      await callProvider(this.#graph('/me', { fields: 'id,name,email', access_token: token.accessToken, appsecret_proof: this.#proof(token.accessToken) }), {}, 'profile'),
+      await callProvider(
+        this.#graph('/me', {
+          fields: 'id,name,email',
+          access_token: token.accessToken,
+          appsecret_proof: this.#proof(token.accessToken),
+        }),
+        {},
+        'profile',
+      ),
       'profile',
     );
     // Graph writes user ids as strings of digits (app-scoped ids).
@@ -101,7 +145,10 @@ export class FacebookProvider extends ConfiguredProvider<FacebookProviderConfig>
       nameType: name !== undefined ? 'name' : email !== undefined ? 'email' : 'id',
       roleType: 'roles',
       claims,
-      tokens: { accessToken: token.accessToken, ...(token.expiresAt !== undefined ? { accessTokenExpiresAt: token.expiresAt } : {}) },
+      tokens: {
+        accessToken: token.accessToken,
+        ...(token.expiresAt !== undefined ? { accessTokenExpiresAt: token.expiresAt } : {}),
+      },
     };
   }
 }

@@ -41,8 +41,18 @@ export class GitHubProvider extends ConfiguredProvider<GitHubProviderConfig> imp
       `${this.config.webOrigin}/login/oauth/access_token`,
       {
         method: 'POST',
-        headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', 'user-agent': USER_AGENT },
-        body: new URLSearchParams({ client_id: this.config.clientId, client_secret: this.config.clientSecret, code, redirect_uri: callback.redirectUri, code_verifier: callback.codeVerifier }).toString(),
+        headers: {
+          accept: 'application/json',
+          'content-type': 'application/x-www-form-urlencoded',
+          'user-agent': USER_AGENT,
+        },
+        body: new URLSearchParams({
+          client_id: this.config.clientId,
+          client_secret: this.config.clientSecret,
+          code,
+          redirect_uri: callback.redirectUri,
+          code_verifier: callback.codeVerifier,
+        }).toString(),
       },
       'code redemption',
     );
@@ -57,14 +67,21 @@ export class GitHubProvider extends ConfiguredProvider<GitHubProviderConfig> imp
   async exchange(request: TokenExchange): Promise<SignIn> {
     const token = request.accessToken;
     if (token === undefined) throw new ProviderRefusedError('token exchange: expected access_token', 'invalid_request');
-    const basic = Buffer.from(`${encodeURIComponent(this.config.clientId)}:${encodeURIComponent(this.config.clientSecret)}`).toString('base64');
+    const basic = Buffer.from(
+      `${encodeURIComponent(this.config.clientId)}:${encodeURIComponent(this.config.clientSecret)}`,
+    ).toString('base64');
     const answer = await callProvider(
       `${this.config.apiBase}/applications/${encodeURIComponent(this.config.clientId)}/token`,
-      { method: 'POST', headers: { ...this.#apiHeaders(), authorization: `Basic ${basic}`, 'content-type': 'application/json' }, body: JSON.stringify({ access_token: token }) },
+      {
+        method: 'POST',
+        headers: { ...this.#apiHeaders(), authorization: `Basic ${basic}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ access_token: token }),
+      },
       'token check',
     );
     // 404: not a token of this app (or not a token at all).
-    if (answer.status === 404 || answer.status === 422) throw new ProviderRefusedError('token exchange: not a token of this application', 'invalid_token');
+    if (answer.status === 404 || answer.status === 422)
+      throw new ProviderRefusedError('token exchange: not a token of this application', 'invalid_token');
     jsonAnswer(answer, 'token check');
     return this.#signIn(token);
   }
@@ -79,12 +96,17 @@ export class GitHubProvider extends ConfiguredProvider<GitHubProviderConfig> imp
   }
 
   async #signIn(accessToken: string): Promise<SignIn> {
-    const userAnswer = await callProvider(`${this.config.apiBase}/user`, { headers: this.#apiHeaders(accessToken) }, 'profile');
+    const userAnswer = await callProvider(
+      `${this.config.apiBase}/user`,
+      { headers: this.#apiHeaders(accessToken) },
+      'profile',
+    );
     if (userAnswer.status === 401) throw new ProviderRefusedError('profile: token refused', 'invalid_token');
     const user = jsonAnswer(userAnswer, 'profile');
     const id = user.id;
     // GitHub's ids are positive integers: anything else is not GitHub's answer, and must not become a -ID.
-    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) throw new ProviderUnavailableError('profile: no numeric id');
+    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0)
+      throw new ProviderUnavailableError('profile: no numeric id');
     const login = stringField(user, 'login', 'profile');
     const email = await this.#primaryEmail(accessToken);
     const name = optionalText(user, 'name');
@@ -94,12 +116,23 @@ export class GitHubProvider extends ConfiguredProvider<GitHubProviderConfig> imp
       ...(name !== undefined ? [{ typ: 'name', val: name }] : []),
       ...(email !== undefined ? [{ typ: 'email', val: email }] : []),
     ];
-    return { userId: String(id), userName: login, nameType: 'login', roleType: 'roles', claims, tokens: { accessToken } };
+    return {
+      userId: String(id),
+      userName: login,
+      nameType: 'login',
+      roleType: 'roles',
+      claims,
+      tokens: { accessToken },
+    };
   }
 
   /** The primary, verified address; none when the token lacks the user:email scope. */
   async #primaryEmail(accessToken: string): Promise<string | undefined> {
-    const answer = await callProvider(`${this.config.apiBase}/user/emails`, { headers: this.#apiHeaders(accessToken) }, 'e-mail addresses');
+    const answer = await callProvider(
+      `${this.config.apiBase}/user/emails`,
+      { headers: this.#apiHeaders(accessToken) },
+      'e-mail addresses',
+    );
     if (answer.status === 403 || answer.status === 404) return undefined;
     let list: unknown;
     try {
@@ -107,10 +140,15 @@ export class GitHubProvider extends ConfiguredProvider<GitHubProviderConfig> imp
     } catch {
       list = undefined;
     }
-    if (answer.status !== 200 || !Array.isArray(list)) throw new ProviderUnavailableError(`e-mail addresses: provider answered ${answer.status}`);
-    const primary = list.find((e: unknown) => typeof e === 'object' && e !== null && (e as { primary?: unknown }).primary === true && (e as { verified?: unknown }).verified === true) as
-      | { email?: unknown }
-      | undefined;
+    if (answer.status !== 200 || !Array.isArray(list))
+      throw new ProviderUnavailableError(`e-mail addresses: provider answered ${answer.status}`);
+    const primary = list.find(
+      (e: unknown) =>
+        typeof e === 'object' &&
+        e !== null &&
+        (e as { primary?: unknown }).primary === true &&
+        (e as { verified?: unknown }).verified === true,
+    ) as { email?: unknown } | undefined;
     return typeof primary?.email === 'string' ? primary.email : undefined;
   }
 }

@@ -40,7 +40,9 @@ const REGISTERED_CODES: ReadonlySet<string> = new Set([
 
 /** What a code is logged and matched as: itself when well-formed and short, else `provider_error`. */
 export function loggableErrorCode(value: unknown): string {
-  return typeof value === 'string' && value.length <= MAX_CODE_LENGTH && CODE_SYNTAX.test(value) ? value : 'provider_error';
+  return typeof value === 'string' && value.length <= MAX_CODE_LENGTH && CODE_SYNTAX.test(value)
+    ? value
+    : 'provider_error';
 }
 
 /** The code a page may name: only a registered one; a provider's own codes stay in the log. */

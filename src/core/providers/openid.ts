@@ -14,7 +14,16 @@ import type { PeekedToken } from '../tokens/jwt-validator.js';
 import { authorizationCode } from './authorization-callback.js';
 import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError } from './errors.js';
-import type { BearerValidation, LoginBegun, LoginCallback, LoginStart, Provider, RefreshedTokens, SignIn, TokenExchange } from './provider.js';
+import type {
+  BearerValidation,
+  LoginBegun,
+  LoginCallback,
+  LoginStart,
+  Provider,
+  RefreshedTokens,
+  SignIn,
+  TokenExchange,
+} from './provider.js';
 
 /** Apple's `user` form field (first sign-in only) is small JSON; anything else is ignored. */
 const MAX_APPLE_USER_FIELD = 4096;
@@ -104,7 +113,11 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     return this.client.refresh(refreshToken);
   }
 
-  endSessionUrl(parameters: { idTokenHint?: string; postLogoutRedirectUri: string; state: string }): Promise<URL | undefined> {
+  endSessionUrl(parameters: {
+    idTokenHint?: string;
+    postLogoutRedirectUri: string;
+    state: string;
+  }): Promise<URL | undefined> {
     return this.client.endSessionUrl(parameters);
   }
 
@@ -112,7 +125,9 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
   async exchange(request: TokenExchange): Promise<SignIn> {
     try {
       if (request.idToken !== undefined) {
-        const claims = await this.client.validateJwt(request.idToken, { audiences: [...new Set([this.config.clientId, ...this.config.allowedAudiences])] });
+        const claims = await this.client.validateJwt(request.idToken, {
+          audiences: [...new Set([this.config.clientId, ...this.config.allowedAudiences])],
+        });
         // An ID token's audience is the signing-in app itself: the allowed-applications rule is for access tokens.
         this.#checkPolicy(claims, false);
         const signIn = this.#signIn(claims, {
@@ -123,32 +138,47 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
       }
       if (request.accessToken !== undefined) {
         // Many providers' access tokens are opaque (Google's, oidc-provider's by default): only a JWT can be checked here.
-        if (request.accessToken.split('.', 4).length !== 3) throw new ProviderRefusedError('token exchange: the access token is not a JWT', 'unsupported_token_type');
+        if (request.accessToken.split('.', 4).length !== 3)
+          throw new ProviderRefusedError('token exchange: the access token is not a JWT', 'unsupported_token_type');
         return await this.#accessToken(request.accessToken, undefined, true);
       }
     } catch (error) {
-      if (error instanceof InvalidTokenError) throw new ProviderRefusedError(`token exchange: ${error.reason}`, 'invalid_token');
+      if (error instanceof InvalidTokenError)
+        throw new ProviderRefusedError(`token exchange: ${error.reason}`, 'invalid_token');
       throw error;
     }
     if (request.authorizationCode !== undefined) {
-      const tokens = await this.client.redeemClientCode(request.authorizationCode, request.redirectUri, request.codeVerifier);
+      const tokens = await this.client.redeemClientCode(
+        request.authorizationCode,
+        request.redirectUri,
+        request.codeVerifier,
+      );
       const claims = tokens.claims ?? {};
       this.#checkPolicy(claims, false);
       return withProviderSession(this.#signIn(claims, storedTokens(tokens)), claims);
     }
-    throw new ProviderRefusedError('token exchange: expected id_token, access_token or authorization_code', 'invalid_request');
+    throw new ProviderRefusedError(
+      'token exchange: expected id_token, access_token or authorization_code',
+      'invalid_request',
+    );
   }
 
   /**
    * A JWT access token of this provider, its policy applied; valid until its `exp` (validateJwt
    * requires one). `forSession`: a token exchange, whose session a back-channel logout may end.
    */
-  async #accessToken(token: string, peeked?: PeekedToken, forSession = false): Promise<SignIn & { readonly expiresAt: number }> {
+  async #accessToken(
+    token: string,
+    peeked?: PeekedToken,
+    forSession = false,
+  ): Promise<SignIn & { readonly expiresAt: number }> {
     const claims = await this.client.validateJwt(token, this.#bearerRules, peeked);
     this.#checkPolicy(claims, true);
     const expiresAt = claims.exp! * 1000;
     // Added in place, not spread into a copy: this runs for every bearer token checked.
-    const signIn = Object.assign(this.#signIn(claims, { accessToken: token, accessTokenExpiresAt: expiresAt }), { expiresAt });
+    const signIn = Object.assign(this.#signIn(claims, { accessToken: token, accessTokenExpiresAt: expiresAt }), {
+      expiresAt,
+    });
     return forSession ? withProviderSession(signIn, claims) : signIn;
   }
 
@@ -163,11 +193,14 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     const directory = this.config.directory;
     if (directory === undefined) return;
     if (clientDirected && directory.allowedApplications.length > 0) {
-      const application = typeof claims.azp === 'string' ? claims.azp : typeof claims.appid === 'string' ? claims.appid : undefined;
-      if (application === undefined || !directory.allowedApplications.includes(application)) throw new TokenForbiddenError('client application not allowed');
+      const application =
+        typeof claims.azp === 'string' ? claims.azp : typeof claims.appid === 'string' ? claims.appid : undefined;
+      if (application === undefined || !directory.allowedApplications.includes(application))
+        throw new TokenForbiddenError('client application not allowed');
     }
     if (directory.allowedIdentities.length > 0) {
-      if (typeof claims.oid !== 'string' || !directory.allowedIdentities.includes(claims.oid)) throw new TokenForbiddenError('principal not allowed');
+      if (typeof claims.oid !== 'string' || !directory.allowedIdentities.includes(claims.oid))
+        throw new TokenForbiddenError('principal not allowed');
     }
   }
 
@@ -178,7 +211,9 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     if (raw === null || raw.length > MAX_APPLE_USER_FIELD) return {};
     try {
       const user = JSON.parse(raw) as { name?: { firstName?: unknown; lastName?: unknown } };
-      const parts = [user.name?.firstName, user.name?.lastName].filter((p): p is string => typeof p === 'string' && p.trim() !== '');
+      const parts = [user.name?.firstName, user.name?.lastName].filter(
+        (p): p is string => typeof p === 'string' && p.trim() !== '',
+      );
       return parts.length > 0 ? { name: parts.join(' ') } : {};
     } catch {
       return {};
@@ -189,8 +224,18 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
   #signIn(claims: Readonly<Record<string, unknown>>, tokens: SessionTokens): SignIn {
     const subject = typeof claims.sub === 'string' ? claims.sub : '';
     const userId = this.kind === 'aad' && typeof claims.oid === 'string' ? claims.oid : subject;
-    const name = userNameFrom(claims, this.kind === 'apple' && typeof claims.name === 'string' ? 'name' : this.config.nameClaimType);
-    const signIn: { -readonly [K in keyof SignIn]: SignIn[K] } = { userId, userName: name.name, nameType: name.type, roleType: 'roles', claims: claimList(claims), tokens };
+    const name = userNameFrom(
+      claims,
+      this.kind === 'apple' && typeof claims.name === 'string' ? 'name' : this.config.nameClaimType,
+    );
+    const signIn: { -readonly [K in keyof SignIn]: SignIn[K] } = {
+      userId,
+      userName: name.name,
+      nameType: name.type,
+      roleType: 'roles',
+      claims: claimList(claims),
+      tokens,
+    };
     if (typeof claims.exp === 'number') signIn.assertionExpiresAt = claims.exp * 1000;
     return signIn;
   }

@@ -55,11 +55,19 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 export async function boundedFetch(url: string, init: RequestInit): Promise<Response> {
   const response = await fetch(url, init);
   const body = await readAnswerBody(response, 'provider answer');
-  return new Response(NULL_BODY_STATUSES.has(response.status) ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  return new Response(NULL_BODY_STATUSES.has(response.status) ? null : body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }
 
 /** One request to a provider; network failures, timeouts and oversized answers are ProviderUnavailableError. */
-export async function callProvider(url: string, init: { method?: string; headers?: Record<string, string>; body?: string }, during: string): Promise<ProviderAnswer> {
+export async function callProvider(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string },
+  during: string,
+): Promise<ProviderAnswer> {
   let response: Response;
   try {
     response = await fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS) });
@@ -81,7 +89,10 @@ export function jsonAnswer(answer: ProviderAnswer, during: string): Record<strin
   } catch {
     parsed = undefined;
   }
-  const object = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  const object =
+    typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
   if (answer.status >= 200 && answer.status < 300) {
     if (object === undefined) throw new ProviderUnavailableError(`${during}: answer is not a JSON object`);
     return object;

@@ -104,7 +104,11 @@ export interface Provider {
   /** Absent for providers that issue no refresh tokens. */
   refresh?(refreshToken: string): Promise<RefreshedTokens>;
   /** The provider's end-session URL (RP-initiated logout), when it has one. */
-  endSessionUrl?(parameters: { idTokenHint?: string; postLogoutRedirectUri: string; state: string }): Promise<URL | undefined>;
+  endSessionUrl?(parameters: {
+    idTokenHint?: string;
+    postLogoutRedirectUri: string;
+    state: string;
+  }): Promise<URL | undefined>;
   /**
    * OpenID providers: checks a back-channel logout token (signature, iss, aud, exp, and the
    * logout event); says whose sign-ins ended at the provider. Throws InvalidTokenError.

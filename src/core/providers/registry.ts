@@ -19,6 +19,9 @@ export function createProvider(config: ProviderConfig, now: () => number = Date.
   }
 }
 
-export function createProviders(configs: ReadonlyMap<string, ProviderConfig>, now: () => number = Date.now): Map<string, Provider> {
+export function createProviders(
+  configs: ReadonlyMap<string, ProviderConfig>,
+  now: () => number = Date.now,
+): Map<string, Provider> {
   return new Map([...configs].map(([alias, config]) => [alias, createProvider(config, now)]));
 }

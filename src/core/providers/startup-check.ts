@@ -12,7 +12,11 @@ export interface StartupCheckOptions {
   readonly maxRetryMs?: number;
 }
 
-export function checkProvidersAtStart(providers: Iterable<Provider>, logger: Logger, options: StartupCheckOptions = {}): { stop(): void } {
+export function checkProvidersAtStart(
+  providers: Iterable<Provider>,
+  logger: Logger,
+  options: StartupCheckOptions = {},
+): { stop(): void } {
   const timers = new Set<NodeJS.Timeout>();
   let stopped = false;
   const first = options.firstRetryMs ?? 5_000;
@@ -23,12 +27,24 @@ export function checkProvidersAtStart(providers: Iterable<Provider>, logger: Log
     const attempt = (pauseMs: number, failedBefore: boolean): void => {
       prepare().then(
         () => {
-          if (failedBefore && !stopped) logger.info({ provider: provider.alias }, 'identity provider reachable: its discovery document was fetched');
+          if (failedBefore && !stopped)
+            logger.info(
+              { provider: provider.alias },
+              'identity provider reachable: its discovery document was fetched',
+            );
         },
         (error: unknown) => {
           if (stopped) return;
           if (!failedBefore) {
-            logger.warn({ provider: provider.alias, discovery: provider.discoveryUrl, reason: (error as Error).message, retryInMs: pauseMs }, 'identity provider not reachable at start: its sign-ins fail until it is; trying again in the background');
+            logger.warn(
+              {
+                provider: provider.alias,
+                discovery: provider.discoveryUrl,
+                reason: (error as Error).message,
+                retryInMs: pauseMs,
+              },
+              'identity provider not reachable at start: its sign-ins fail until it is; trying again in the background',
+            );
           }
           const timer = setTimeout(() => {
             timers.delete(timer);

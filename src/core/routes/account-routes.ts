@@ -18,7 +18,11 @@ const AUTHENTICATION_TOKEN_HEADER = 'x-zumo-auth';
  * sends one (then the cookie is not looked at), else its session cookie. null
  * when it names none; InvalidTokenError for a forged or expired token.
  */
-export async function sessionIdOf(context: LayerContext, request: RouteRequest, expiredGraceMs = 0): Promise<{ id: string; via: 'token' | 'cookie' } | null> {
+export async function sessionIdOf(
+  context: LayerContext,
+  request: RouteRequest,
+  expiredGraceMs = 0,
+): Promise<{ id: string; via: 'token' | 'cookie' } | null> {
   const token = headerValue(request.view, AUTHENTICATION_TOKEN_HEADER);
   if (token !== undefined) return { id: await context.authTokens.sessionId(token, expiredGraceMs), via: 'token' };
   const id = context.sessions.idFromRequest(request.view);
@@ -26,7 +30,11 @@ export async function sessionIdOf(context: LayerContext, request: RouteRequest, 
 }
 
 /** sessionIdOf, with a forged or expired authentication token naming no session (where no reason is owed). */
-async function namedSessionOrNone(context: LayerContext, request: RouteRequest, expiredGraceMs = 0): Promise<{ id: string; via: 'token' | 'cookie' } | null> {
+async function namedSessionOrNone(
+  context: LayerContext,
+  request: RouteRequest,
+  expiredGraceMs = 0,
+): Promise<{ id: string; via: 'token' | 'cookie' } | null> {
   try {
     return await sessionIdOf(context, request, expiredGraceMs);
   } catch (error) {
@@ -36,7 +44,10 @@ async function namedSessionOrNone(context: LayerContext, request: RouteRequest, 
 }
 
 /** The caller's live session, or undefined (no cookie or token, a forged one, an absent or invalid record). */
-export async function currentSession(context: LayerContext, request: RouteRequest): Promise<{ id: string; record: SessionRecord } | undefined> {
+export async function currentSession(
+  context: LayerContext,
+  request: RouteRequest,
+): Promise<{ id: string; record: SessionRecord } | undefined> {
   const named = await namedSessionOrNone(context, request);
   if (named === null) return undefined;
   const id = named.id;
@@ -78,7 +89,10 @@ export async function me(context: LayerContext, request: RouteRequest): Promise<
  * its lifetime no longer ago than the extension; with an authentication token,
  * that token may have expired as long ago too.
  */
-async function refreshableSession(context: LayerContext, request: RouteRequest): Promise<{ id: string; record: SessionRecord; via: 'token' | 'cookie'; lapsed: boolean } | undefined> {
+async function refreshableSession(
+  context: LayerContext,
+  request: RouteRequest,
+): Promise<{ id: string; record: SessionRecord; via: 'token' | 'cookie'; lapsed: boolean } | undefined> {
   const extension = context.config.tokenStore.refreshExtensionMs;
   const named = await namedSessionOrNone(context, request, extension);
   if (named === null) return undefined;
@@ -86,7 +100,8 @@ async function refreshableSession(context: LayerContext, request: RouteRequest):
   const assessment = context.sessions.assess(record, request.origin.host);
   if (record === undefined) return undefined;
   if (assessment.kind !== 'reauth') return { ...named, record, lapsed: false };
-  if (assessment.reason === 'cookie-expired' && context.now() < record.expiresAt + extension) return { ...named, record, lapsed: true };
+  if (assessment.reason === 'cookie-expired' && context.now() < record.expiresAt + extension)
+    return { ...named, record, lapsed: true };
   return undefined;
 }
 
@@ -97,27 +112,45 @@ export async function refresh(context: LayerContext, request: RouteRequest): Pro
   const outcome = await context.sessions.refresh(session.id, session.record, extendedUntil);
   if (outcome.ok) {
     const expires = outcome.record.tokens.accessTokenExpiresAt;
-    const answer: Record<string, unknown> = { refreshed: true, expires_on: expires !== undefined ? new Date(expires).toISOString() : '' };
+    const answer: Record<string, unknown> = {
+      refreshed: true,
+      expires_on: expires !== undefined ? new Date(expires).toISOString() : '',
+    };
     if (session.via === 'token') {
       // A renewed authentication token, valid as long as the session now is.
-      answer.authenticationToken = await context.authTokens.issue(session.id, { userId: outcome.record.userId, provider: outcome.record.provider, expiresAt: outcome.record.expiresAt });
+      answer.authenticationToken = await context.authTokens.issue(session.id, {
+        userId: outcome.record.userId,
+        provider: outcome.record.provider,
+        expiresAt: outcome.record.expiresAt,
+      });
       answer.user = { userId: outcome.record.userId };
     }
     return jsonDecision(200, answer);
   }
   switch (outcome.reason) {
     case 'no-refresh-token':
-      context.logger.info({ reason: 'no refresh token', provider: session.record.provider, path: request.view.path }, 'request refused');
+      context.logger.info(
+        { reason: 'no refresh token', provider: session.record.provider, path: request.view.path },
+        'request refused',
+      );
       return jsonDecision(401, { error: 'This session has no refresh token; sign in again to renew it.' });
     case 'unavailable':
       return jsonDecision(502, { error: 'The identity provider could not be reached.' });
     case 'ended':
       // Signed out on another instance since this one cached the session.
-      return jsonDecision(401, { error: 'This session has ended; sign in again.' }, { cookies: [context.sessions.clearCookie(request.secure)] });
+      return jsonDecision(
+        401,
+        { error: 'This session has ended; sign in again.' },
+        { cookies: [context.sessions.clearCookie(request.secure)] },
+      );
     default:
       // Refused by the provider: the session is over (ReauthRequired).
       await context.sessions.destroy(session.id);
-      return jsonDecision(401, { error: 'The identity provider refused to refresh; sign in again.' }, { cookies: [context.sessions.clearCookie(request.secure)] });
+      return jsonDecision(
+        401,
+        { error: 'The identity provider refused to refresh; sign in again.' },
+        { cookies: [context.sessions.clearCookie(request.secure)] },
+      );
   }
 }
 
@@ -129,11 +162,19 @@ function logoutDonePath(context: LayerContext): string {
 export async function logout(context: LayerContext, request: RouteRequest): Promise<Decision> {
   const requested = returnUrlParameter(request.searchParams, ['post_logout_redirect_uri', 'post_logout_redirect_url']);
   const done = logoutDonePath(context);
-  const verdict = validateReturnUrl(requested ?? done, context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
+  const verdict = validateReturnUrl(
+    requested ?? done,
+    context.config.allowedExternalRedirectUrls,
+    context.config.apiPrefix,
+  );
   // A return address that is not allowed is not followed, but the sign-out still happens: someone who
   // pressed "Sign out" on a shared computer must not stay signed in because the link was wrong.
   const location = verdict.ok ? verdict.location : done;
-  if (!verdict.ok) context.logger.warn({ reason: `return URL refused (${verdict.reason})`, path: request.view.path }, 'logout redirect refused');
+  if (!verdict.ok)
+    context.logger.warn(
+      { reason: `return URL refused (${verdict.reason})`, path: request.view.path },
+      'logout redirect refused',
+    );
   const cookies = [context.sessions.clearCookie(request.secure)];
   // An authentication token ends its session too (a forged one names none). One that expired is still
   // taken within the refresh extension: /.auth/refresh would revive its session with it, so logout must end it.
@@ -155,7 +196,10 @@ export async function logout(context: LayerContext, request: RouteRequest): Prom
       if (endSession !== undefined) return redirectDecision(endSession.href, { cookies });
     } catch (error) {
       // The local session is gone either way; the provider session outlives it.
-      context.logger.warn({ provider: provider.alias, reason: (error as Error).message }, 'provider logout unavailable');
+      context.logger.warn(
+        { provider: provider.alias, reason: (error as Error).message },
+        'provider logout unavailable',
+      );
     }
   }
   return redirectDecision(location, { cookies });
@@ -174,9 +218,13 @@ export function logoutComplete(context: LayerContext, request: RouteRequest): De
 
 /** Where a sign-in with no return address lands: it says so only to a browser that holds a session. */
 export async function loginDone(context: LayerContext, request: RouteRequest): Promise<Decision> {
-  if ((await currentSession(context, request)) !== undefined) return pageDecision(200, 'Signed in', 'You are signed in.', {}, linksParagraph([{ href: '/', text: 'Continue' }]));
+  if ((await currentSession(context, request)) !== undefined)
+    return pageDecision(200, 'Signed in', 'You are signed in.', {}, linksParagraph([{ href: '/', text: 'Continue' }]));
   const provider = context.config.defaultProvider;
-  const links = provider !== undefined ? [{ href: `${context.config.apiPrefix}/login/${provider}`, text: 'Sign in' }] : [{ href: '/', text: 'Home' }];
+  const links =
+    provider !== undefined
+      ? [{ href: `${context.config.apiPrefix}/login/${provider}`, text: 'Sign in' }]
+      : [{ href: '/', text: 'Home' }];
   return pageDecision(200, 'Not signed in', 'You are not signed in.', {}, linksParagraph(links));
 }
 
@@ -193,12 +241,19 @@ export function logoutDone(): Decision {
 export function ready(context: LayerContext): Decision {
   const store = context.storeHealth;
   if (store !== undefined && !store.available) {
-    return jsonDecision(503, { ready: false, tokenStore: { kind: store.kind, available: false } }, { headers: { 'Retry-After': '5' } });
+    return jsonDecision(
+      503,
+      { ready: false, tokenStore: { kind: store.kind, available: false } },
+      { headers: { 'Retry-After': '5' } },
+    );
   }
   return jsonDecision(200, { ready: true });
 }
 
 export function version(context: LayerContext): Decision {
   const store = context.storeHealth;
-  return jsonDecision(200, { version: context.version, ...(store !== undefined ? { tokenStore: { kind: store.kind, available: store.available } } : {}) });
+  return jsonDecision(200, {
+    version: context.version,
+    ...(store !== undefined ? { tokenStore: { kind: store.kind, available: store.available } } : {}),
+  });
 }

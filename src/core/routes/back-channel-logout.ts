@@ -11,7 +11,11 @@ import { InvalidTokenError } from '../tokens/errors.js';
 import type { LayerContext, RouteRequest } from './context.js';
 
 /** `alias`: as the path names it (letters, digits, '-' and '_'); matched exactly, since it is the URL registered with the provider. */
-export async function backChannelLogout(context: LayerContext, request: RouteRequest, alias: string): Promise<Decision> {
+export async function backChannelLogout(
+  context: LayerContext,
+  request: RouteRequest,
+  alias: string,
+): Promise<Decision> {
   const refuse = (status: number, reason: string, headers?: Readonly<Record<string, string>>): Decision => {
     context.logger.warn({ provider: alias, reason, path: request.view.path }, 'back-channel logout refused');
     return jsonDecision(status, { error: 'invalid_request', error_description: reason }, headers ? { headers } : {});
@@ -19,12 +23,15 @@ export async function backChannelLogout(context: LayerContext, request: RouteReq
   const provider = context.providers.get(alias);
   if (provider === undefined) return refuse(404, `no identity provider "${alias}" is configured`);
   // Only OpenID providers sign logout tokens.
-  if (provider.verifyLogoutToken === undefined) return refuse(404, `${provider.displayName} has no back-channel logout`);
-  if (mediaType(request.view) !== 'application/x-www-form-urlencoded') return refuse(415, 'the logout token must come as a form (application/x-www-form-urlencoded)');
+  if (provider.verifyLogoutToken === undefined)
+    return refuse(404, `${provider.displayName} has no back-channel logout`);
+  if (mediaType(request.view) !== 'application/x-www-form-urlencoded')
+    return refuse(415, 'the logout token must come as a form (application/x-www-form-urlencoded)');
   const read = await readBoundedBody(request.view, MAX_AUTH_BODY_BYTES);
   if (!('body' in read)) return refuse(read.status, read.reason, read.headers);
   const tokens = new URLSearchParams(read.body.toString('utf8')).getAll('logout_token');
-  if (tokens.length !== 1 || tokens[0] === '') return refuse(400, tokens.length > 1 ? 'more than one logout_token' : 'no logout_token');
+  if (tokens.length !== 1 || tokens[0] === '')
+    return refuse(400, tokens.length > 1 ? 'more than one logout_token' : 'no logout_token');
   let notice;
   try {
     notice = await provider.verifyLogoutToken(tokens[0]!);
@@ -33,13 +40,19 @@ export async function backChannelLogout(context: LayerContext, request: RouteReq
     if (error instanceof ProviderUnavailableError) {
       // Its keys or metadata cannot be fetched: the token cannot be checked either way.
       context.logger.error({ provider: alias, reason: error.message }, 'identity provider unavailable');
-      return jsonDecision(503, { error: 'temporarily_unavailable', error_description: 'the identity provider could not be reached to check the logout token' });
+      return jsonDecision(503, {
+        error: 'temporarily_unavailable',
+        error_description: 'the identity provider could not be reached to check the logout token',
+      });
     }
     throw error;
   }
   const endedHere = await context.sessions.signedOutAtProvider(alias, notice);
   context.metrics.logout(alias, 'provider');
   // Neither sub nor sid is logged: a sid is all a front-channel logout needs to name a session.
-  context.logger.info({ provider: alias, scope: notice.sid !== undefined ? 'provider session' : 'user', cachedSessionsEnded: endedHere }, 'signed out at the provider (back-channel logout)');
+  context.logger.info(
+    { provider: alias, scope: notice.sid !== undefined ? 'provider session' : 'user', cachedSessionsEnded: endedHere },
+    'signed out at the provider (back-channel logout)',
+  );
   return emptyDecision(200);
 }

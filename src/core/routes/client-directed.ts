@@ -2,7 +2,14 @@
 // protected path, and token exchange at `POST /.auth/login/<provider>` that
 // answers an authentication token for X-ZUMO-AUTH.
 import { lacksUserId, unsendableHeaderValue, type Identity } from '../identity.js';
-import { asSentence, headerValue, MAX_AUTH_BODY_BYTES, mediaType, readBoundedBody, type Decision } from '../http/request-view.js';
+import {
+  asSentence,
+  headerValue,
+  MAX_AUTH_BODY_BYTES,
+  mediaType,
+  readBoundedBody,
+  type Decision,
+} from '../http/request-view.js';
 import { jsonDecision } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import type { Provider, SignIn, TokenExchange } from '../providers/provider.js';
@@ -40,8 +47,13 @@ export function bearerToken(request: RouteRequest): string | undefined {
 }
 
 /** The identity a bearer token proves, or the 401/403/503 to answer. */
-export async function bearerIdentity(context: LayerContext, request: RouteRequest, token: string): Promise<{ identity: Identity } | { decision: Decision }> {
-  if (token === '' || token.length > MAX_TOKEN_LENGTH) return refuseToken(context, request, token === '' ? 'empty token' : 'token too large');
+export async function bearerIdentity(
+  context: LayerContext,
+  request: RouteRequest,
+  token: string,
+): Promise<{ identity: Identity } | { decision: Decision }> {
+  if (token === '' || token.length > MAX_TOKEN_LENGTH)
+    return refuseToken(context, request, token === '' ? 'empty token' : 'token too large');
   const cacheKey = ValidatedTokenCache.key(token);
   const cached = context.bearerCache.get(cacheKey);
   if (cached !== undefined) return { identity: cached };
@@ -81,8 +93,16 @@ export async function bearerIdentity(context: LayerContext, request: RouteReques
       return { identity };
     } catch (error) {
       if (error instanceof TokenForbiddenError) {
-        context.logger.warn({ provider: provider.alias, reason: error.reason, path: request.view.path }, 'bearer token forbidden');
-        return { decision: jsonDecision(403, { error: 'forbidden', error_description: 'The token is valid but not allowed here.' }) };
+        context.logger.warn(
+          { provider: provider.alias, reason: error.reason, path: request.view.path },
+          'bearer token forbidden',
+        );
+        return {
+          decision: jsonDecision(403, {
+            error: 'forbidden',
+            error_description: 'The token is valid but not allowed here.',
+          }),
+        };
       }
       if (error instanceof InvalidTokenError) lastReason = error.reason;
       else if (error instanceof ProviderUnavailableError) unavailable = true;
@@ -90,8 +110,20 @@ export async function bearerIdentity(context: LayerContext, request: RouteReques
     }
   }
   if (unavailable) {
-    context.logger.error({ reason: 'provider keys or metadata unavailable', path: request.view.path }, 'bearer token not checkable');
-    return { decision: jsonDecision(503, { error: 'temporarily_unavailable', error_description: 'The identity provider could not be reached to check the token.' }, { headers: { 'Retry-After': '5' } }) };
+    context.logger.error(
+      { reason: 'provider keys or metadata unavailable', path: request.view.path },
+      'bearer token not checkable',
+    );
+    return {
+      decision: jsonDecision(
+        503,
+        {
+          error: 'temporarily_unavailable',
+          error_description: 'The identity provider could not be reached to check the token.',
+        },
+        { headers: { 'Retry-After': '5' } },
+      ),
+    };
   }
   return refuseToken(context, request, lastReason);
 }
@@ -116,7 +148,8 @@ function identityOf(provider: Provider, signIn: SignIn, exposeTokens: boolean): 
     claims: signIn.claims,
   };
   // Assigned rather than spread into the literal: this runs for every validated token.
-  if (exposeTokens) identity.tokens = signIn.tokens.accessToken !== undefined ? { accessToken: signIn.tokens.accessToken } : {};
+  if (exposeTokens)
+    identity.tokens = signIn.tokens.accessToken !== undefined ? { accessToken: signIn.tokens.accessToken } : {};
   return identity;
 }
 
@@ -137,21 +170,25 @@ interface MalformedExchange {
 }
 
 async function exchangeRequest(request: RouteRequest): Promise<{ exchange: TokenExchange } | MalformedExchange> {
-  if (mediaType(request.view) !== 'application/json') return { status: 415, error: 'Send the provider token as JSON (Content-Type: application/json).' };
+  if (mediaType(request.view) !== 'application/json')
+    return { status: 415, error: 'Send the provider token as JSON (Content-Type: application/json).' };
   const read = await readBoundedBody(request.view, MAX_AUTH_BODY_BYTES);
-  if (!('body' in read)) return { status: read.status, error: asSentence(read.reason), ...(read.headers ? { headers: read.headers } : {}) };
+  if (!('body' in read))
+    return { status: read.status, error: asSentence(read.reason), ...(read.headers ? { headers: read.headers } : {}) };
   let parsed: unknown;
   try {
     parsed = JSON.parse(read.body.toString('utf8'));
   } catch {
     return { status: 400, error: 'The body is not valid JSON.' };
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { status: 400, error: 'The body must be a JSON object.' };
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    return { status: 400, error: 'The body must be a JSON object.' };
   const out: Record<string, string> = {};
   for (const [wire, field] of EXCHANGE_FIELDS) {
     const value = (parsed as Record<string, unknown>)[wire];
     if (value === undefined || value === null) continue;
-    if (typeof value !== 'string' || value === '' || value.length > MAX_TOKEN_LENGTH) return { status: 400, error: `"${wire}" must be a non-empty string of at most ${MAX_TOKEN_LENGTH} characters.` };
+    if (typeof value !== 'string' || value === '' || value.length > MAX_TOKEN_LENGTH)
+      return { status: 400, error: `"${wire}" must be a non-empty string of at most ${MAX_TOKEN_LENGTH} characters.` };
     out[field] = value;
   }
   if (out.accessToken === undefined && out.idToken === undefined && out.authorizationCode === undefined) {
@@ -161,11 +198,18 @@ async function exchangeRequest(request: RouteRequest): Promise<{ exchange: Token
 }
 
 /** POST /.auth/login/<provider>: a provider token in, an authentication token (and a session) out. */
-export async function exchangeToken(context: LayerContext, request: RouteRequest, provider: Provider): Promise<Decision> {
+export async function exchangeToken(
+  context: LayerContext,
+  request: RouteRequest,
+  provider: Provider,
+): Promise<Decision> {
   const parsed = await exchangeRequest(request);
   if (!('exchange' in parsed)) {
     // The message is the reason: it names fields and limits, never what the client sent.
-    context.logger.info({ provider: provider.alias, reason: parsed.error, path: request.view.path }, 'token exchange refused');
+    context.logger.info(
+      { provider: provider.alias, reason: parsed.error, path: request.view.path },
+      'token exchange refused',
+    );
     return jsonDecision(parsed.status, { error: parsed.error }, parsed.headers ? { headers: parsed.headers } : {});
   }
   let signIn: SignIn;
@@ -179,7 +223,8 @@ export async function exchangeToken(context: LayerContext, request: RouteRequest
     if (error instanceof ProviderRefusedError) {
       context.logger.warn({ provider: provider.alias, reason: error.message }, 'token exchange refused');
       if (error.oauthError === 'invalid_request') return jsonDecision(400, { error: error.message });
-      if (error.oauthError === 'unsupported_token_type') return invalidTokenDecision('the access token is not a JWT; send the id_token instead');
+      if (error.oauthError === 'unsupported_token_type')
+        return invalidTokenDecision('the access token is not a JWT; send the id_token instead');
       return invalidTokenDecision('the provider token is not valid');
     }
     if (error instanceof ProviderUnavailableError) {
@@ -194,7 +239,10 @@ export async function exchangeToken(context: LayerContext, request: RouteRequest
   }
   const unsendable = unsendableHeaderValue(signIn);
   if (unsendable !== undefined) {
-    context.logger.warn({ provider: provider.alias, reason: `${unsendable} holds a control character` }, 'token exchange refused');
+    context.logger.warn(
+      { provider: provider.alias, reason: `${unsendable} holds a control character` },
+      'token exchange refused',
+    );
     return invalidTokenDecision(`the ${unsendable} holds a control character: it cannot be passed on as a header`);
   }
   const made = sessionRecord(context, provider, signIn, request.origin.host);
@@ -203,7 +251,11 @@ export async function exchangeToken(context: LayerContext, request: RouteRequest
     (known) => usableExchangedSession(context, known, made, request.origin.host),
     async () => ({ id: await context.sessions.create(made), session: made }),
   );
-  const authenticationToken = await context.authTokens.issue(id, { userId: record.userId, provider: provider.alias, expiresAt: record.expiresAt });
+  const authenticationToken = await context.authTokens.issue(id, {
+    userId: record.userId,
+    provider: provider.alias,
+    expiresAt: record.expiresAt,
+  });
   context.logger.info({ provider: provider.alias, path: request.view.path }, 'signed in (token exchange)');
   return jsonDecision(200, { authenticationToken, user: { userId: record.userId } });
 }
@@ -212,7 +264,12 @@ export async function exchangeToken(context: LayerContext, request: RouteRequest
  * The session an earlier exchange of the same token made, if it still is one a request could use: not
  * signed out or expired, and still this user's with today's provider configuration.
  */
-async function usableExchangedSession(context: LayerContext, id: string, made: SessionRecord, host: string): Promise<SessionRecord | undefined> {
+async function usableExchangedSession(
+  context: LayerContext,
+  id: string,
+  made: SessionRecord,
+  host: string,
+): Promise<SessionRecord | undefined> {
   // A store that cannot be read now is no reason to refuse the exchange: a new session is made (or fails to be, clearly).
   const record = await context.sessions.load(id).catch(() => undefined);
   if (record === undefined || record.provider !== made.provider || record.userId !== made.userId) return undefined;

@@ -20,7 +20,11 @@ import type { LayerContext, RouteRequest } from './context.js';
 const MAX_SID_LENGTH = 512;
 
 /** `alias`: as the path names it; matched exactly, since it is the URL registered with the provider. */
-export async function frontChannelLogout(context: LayerContext, request: RouteRequest, alias: string): Promise<Decision> {
+export async function frontChannelLogout(
+  context: LayerContext,
+  request: RouteRequest,
+  alias: string,
+): Promise<Decision> {
   const refuse = (status: number, reason: string): Decision => {
     context.logger.warn({ provider: alias, reason, path: request.view.path }, 'front-channel logout refused');
     return errorDecision(status, 'Sign-out not done', `Front-channel logout refused: ${reason}.`, false);
@@ -28,11 +32,13 @@ export async function frontChannelLogout(context: LayerContext, request: RouteRe
   const provider = context.providers.get(alias);
   if (provider === undefined) return refuse(404, `no identity provider "${alias}" is configured`);
   // Only OpenID providers have provider sessions to name (the same as back-channel logout).
-  if (provider.verifyLogoutToken === undefined || provider.bearer === undefined) return refuse(404, `${provider.displayName} has no front-channel logout`);
+  if (provider.verifyLogoutToken === undefined || provider.bearer === undefined)
+    return refuse(404, `${provider.displayName} has no front-channel logout`);
   const params = request.searchParams;
   const issuers = params.getAll('iss');
   const sids = params.getAll('sid');
-  if (issuers.length !== 1 || sids.length !== 1 || issuers[0] === '' || sids[0] === '') return refuse(400, 'iss and sid must each be given once');
+  if (issuers.length !== 1 || sids.length !== 1 || issuers[0] === '' || sids[0] === '')
+    return refuse(400, 'iss and sid must each be given once');
   const [iss, sid] = [issuers[0]!, sids[0]!];
   if (sid.length > MAX_SID_LENGTH) return refuse(400, 'sid too long');
   let origin: string;
@@ -42,11 +48,20 @@ export async function frontChannelLogout(context: LayerContext, request: RouteRe
   } catch (error) {
     if (!(error instanceof ProviderUnavailableError)) throw error;
     context.logger.error({ provider: alias, reason: error.message }, 'identity provider unavailable');
-    return errorDecision(503, 'Sign-out not done', 'The identity provider could not be reached to check the sign-out.', false, { headers: { 'Retry-After': '5' } });
+    return errorDecision(
+      503,
+      'Sign-out not done',
+      'The identity provider could not be reached to check the sign-out.',
+      false,
+      { headers: { 'Retry-After': '5' } },
+    );
   }
   const endedHere = await context.sessions.signedOutAtProvider(alias, { sid, issuedAt: context.now() }, 'unproven');
   context.metrics.logout(alias, 'provider');
   // The sid is not logged: it is all a front-channel logout needs to name a session.
-  context.logger.info({ provider: alias, scope: 'provider session', cachedSessionsEnded: endedHere }, 'signed out at the provider (front-channel logout)');
+  context.logger.info(
+    { provider: alias, scope: 'provider session', cachedSessionsEnded: endedHere },
+    'signed out at the provider (front-channel logout)',
+  );
   return framedPageDecision('Signed out', 'You are signed out of this application.', origin);
 }

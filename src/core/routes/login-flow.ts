@@ -5,7 +5,15 @@ import * as oidc from 'openid-client';
 
 import { seal, unseal } from '../crypto/sealed.js';
 import { isLoopbackHost, originUrl } from '../http/origin.js';
-import { asSentence, MAX_AUTH_BODY_BYTES, mediaType, readBoundedBody, requestCookie, requestCookiesByPrefix, type Decision } from '../http/request-view.js';
+import {
+  asSentence,
+  MAX_AUTH_BODY_BYTES,
+  mediaType,
+  readBoundedBody,
+  requestCookie,
+  requestCookiesByPrefix,
+  type Decision,
+} from '../http/request-view.js';
 import { errorDecision, nameRequiresSecure, redirectDecision, setCookie, type PageLink } from '../http/responses.js';
 import { lacksUserId, unsendableHeaderValue } from '../identity.js';
 import { secondsSince } from '../auth-metrics.js';
@@ -67,9 +75,24 @@ function callbackPath(context: LayerContext, alias: string): string {
  * (form_post) needs SameSite=None (https only) to get it back; over plain http the
  * attribute is left out (the browser's default lets a top-level POST carry it briefly).
  */
-function transactionCookie(context: LayerContext, provider: Provider, name: string, value: string, maxAgeSeconds: number, secure: boolean): string {
-  const sameSite = provider.responseMode === 'form_post' ? (secure || nameRequiresSecure(name) ? 'None' : 'Unset') : 'Lax';
-  return setCookie({ name, value, path: loginPath(context.config.apiPrefix, provider.alias), secure, maxAgeSeconds, sameSite });
+function transactionCookie(
+  context: LayerContext,
+  provider: Provider,
+  name: string,
+  value: string,
+  maxAgeSeconds: number,
+  secure: boolean,
+): string {
+  const sameSite =
+    provider.responseMode === 'form_post' ? (secure || nameRequiresSecure(name) ? 'None' : 'Unset') : 'Lax';
+  return setCookie({
+    name,
+    value,
+    path: loginPath(context.config.apiPrefix, provider.alias),
+    secure,
+    maxAgeSeconds,
+    sameSite,
+  });
 }
 
 /**
@@ -84,7 +107,12 @@ function displacedLogins(context: LayerContext, request: RouteRequest, provider:
   const now = context.now();
   const byAge = pending
     .map(({ name, value }) => {
-      const opened = unseal<LoginTransaction>(context.transactionKey, transactionLabel(provider.alias, name), value, now);
+      const opened = unseal<LoginTransaction>(
+        context.transactionKey,
+        transactionLabel(provider.alias, name),
+        value,
+        now,
+      );
       return { name, startedAt: opened.ok ? opened.value.t : Number.NEGATIVE_INFINITY };
     })
     .sort((a, b) => a.startedAt - b.startedAt);
@@ -106,8 +134,22 @@ export function returnUrlParameter(params: URLSearchParams, names: readonly stri
  * there says where sign-in starts. A link, never an automatic restart: a sign-in that fails every
  * time (a browser that keeps no cookies, an account the policy refuses) must not become a loop.
  */
-function signInAgain(context: LayerContext, alias: string, text: string, returnTo?: string, prompt?: AccountPrompt): PageLink {
-  return { href: loginPath(context.config.apiPrefix, alias, returnTo === loginDonePath(context) ? undefined : returnTo, prompt), text };
+function signInAgain(
+  context: LayerContext,
+  alias: string,
+  text: string,
+  returnTo?: string,
+  prompt?: AccountPrompt,
+): PageLink {
+  return {
+    href: loginPath(
+      context.config.apiPrefix,
+      alias,
+      returnTo === loginDonePath(context) ? undefined : returnTo,
+      prompt,
+    ),
+    text,
+  };
 }
 
 /**
@@ -128,30 +170,80 @@ function loginDonePath(context: LayerContext): string {
   return `${context.config.apiPrefix}/login/done`;
 }
 
-function unavailable(context: LayerContext, request: RouteRequest, alias: string, error: unknown, returnTo: string | undefined): Decision {
-  context.logger.error({ provider: alias, reason: (error as Error).message, path: request.view.path }, 'identity provider unavailable');
-  return errorDecision(502, 'Sign-in is unavailable', 'The identity provider could not be reached. Please try again in a moment.', request.json, {}, [signInAgain(context, alias, 'Try again', returnTo)]);
+function unavailable(
+  context: LayerContext,
+  request: RouteRequest,
+  alias: string,
+  error: unknown,
+  returnTo: string | undefined,
+): Decision {
+  context.logger.error(
+    { provider: alias, reason: (error as Error).message, path: request.view.path },
+    'identity provider unavailable',
+  );
+  return errorDecision(
+    502,
+    'Sign-in is unavailable',
+    'The identity provider could not be reached. Please try again in a moment.',
+    request.json,
+    {},
+    [signInAgain(context, alias, 'Try again', returnTo)],
+  );
 }
 
-export async function startLogin(context: LayerContext, request: RouteRequest, provider: Provider, returnUrlRaw: string | undefined): Promise<Decision> {
-  const verdict = validateReturnUrl(returnUrlRaw ?? loginDonePath(context), context.config.allowedExternalRedirectUrls, context.config.apiPrefix);
+export async function startLogin(
+  context: LayerContext,
+  request: RouteRequest,
+  provider: Provider,
+  returnUrlRaw: string | undefined,
+): Promise<Decision> {
+  const verdict = validateReturnUrl(
+    returnUrlRaw ?? loginDonePath(context),
+    context.config.allowedExternalRedirectUrls,
+    context.config.apiPrefix,
+  );
   if (!verdict.ok) {
     context.logger.warn({ reason: `return URL refused (${verdict.reason})`, path: request.view.path }, 'login refused');
     // Refused rather than replaced (nobody lands somewhere they did not ask for), with a way to sign in all the same.
-    return errorDecision(400, 'Invalid return address', 'The post-login redirect address is not allowed.', request.json, {}, [signInAgain(context, provider.alias, 'Sign in')]);
+    return errorDecision(
+      400,
+      'Invalid return address',
+      'The post-login redirect address is not allowed.',
+      request.json,
+      {},
+      [signInAgain(context, provider.alias, 'Sign in')],
+    );
   }
   const prompt = request.searchParams.get('prompt') || null; // empty: none asked for
   if (prompt !== null && !(ACCOUNT_PROMPTS as readonly string[]).includes(prompt)) {
     // Not the value: it is the link's, anyone's to write.
     context.logger.warn({ reason: 'prompt refused', path: request.view.path }, 'login refused');
-    return errorDecision(400, 'Invalid prompt', `The prompt must be ${ACCOUNT_PROMPTS.join(' or ')}.`, request.json, {}, [signInAgain(context, provider.alias, 'Sign in', verdict.location)]);
+    return errorDecision(
+      400,
+      'Invalid prompt',
+      `The prompt must be ${ACCOUNT_PROMPTS.join(' or ')}.`,
+      request.json,
+      {},
+      [signInAgain(context, provider.alias, 'Sign in', verdict.location)],
+    );
   }
   const cookieName = context.config.sessionCookieName;
   if (nameRequiresSecure(cookieName) && request.origin.scheme === 'http' && !isLoopbackHost(request.origin.host)) {
     // The browser would drop the login cookie and then the session cookie: the sign-in could only end at the
     // callback with "this sign-in was not started here". Said here instead, where the cause is known.
-    context.logger.error({ reason: `the session cookie name ${cookieName} needs https, and this request came over http (behind a TLS terminator, set httpSettings.forwardProxy)`, path: request.view.path }, 'login refused');
-    return errorDecision(500, 'Sign-in needs https', 'This site can sign you in over https only. Please open it with https://.', request.json);
+    context.logger.error(
+      {
+        reason: `the session cookie name ${cookieName} needs https, and this request came over http (behind a TLS terminator, set httpSettings.forwardProxy)`,
+        path: request.view.path,
+      },
+      'login refused',
+    );
+    return errorDecision(
+      500,
+      'Sign-in needs https',
+      'This site can sign you in over https only. Please open it with https://.',
+      request.json,
+    );
   }
   const started = {
     p: provider.alias,
@@ -173,15 +265,30 @@ export async function startLogin(context: LayerContext, request: RouteRequest, p
     });
   } catch (error) {
     if (error instanceof ProviderRefusedError) {
-      context.logger.error({ provider: provider.alias, reason: error.message }, 'identity provider refused to start a sign-in');
-      return errorDecision(502, 'Sign-in is unavailable', 'The identity provider refused to start the sign-in. Please try again later.', request.json, {}, [signInAgain(context, provider.alias, 'Try again', verdict.location)]);
+      context.logger.error(
+        { provider: provider.alias, reason: error.message },
+        'identity provider refused to start a sign-in',
+      );
+      return errorDecision(
+        502,
+        'Sign-in is unavailable',
+        'The identity provider refused to start the sign-in. Please try again later.',
+        request.json,
+        {},
+        [signInAgain(context, provider.alias, 'Try again', verdict.location)],
+      );
     }
     return unavailable(context, request, provider.alias, error, verdict.location);
   }
   const transaction: LoginTransaction = { ...started, ...(begun.saved ? { x: begun.saved } : {}) };
   const lifetime = context.config.nonce.lifetimeMs + TRANSACTION_COOKIE_GRACE_MS;
   const name = transactionCookieName(context, begun.correlation ?? started.s);
-  const sealed = seal(context.transactionKey, transactionLabel(provider.alias, name), transaction, context.now() + lifetime);
+  const sealed = seal(
+    context.transactionKey,
+    transactionLabel(provider.alias, name),
+    transaction,
+    context.now() + lifetime,
+  );
   const cookie = transactionCookie(context, provider, name, sealed, Math.floor(lifetime / 1000), request.secure);
   return redirectDecision(begun.url.href, { cookies: [...displacedLogins(context, request, provider), cookie] });
 }
@@ -196,11 +303,20 @@ interface Refusal {
 async function callbackParameters(request: RouteRequest): Promise<URLSearchParams | Refusal> {
   if (request.view.method === 'GET') return request.searchParams;
   if (mediaType(request.view) !== 'application/x-www-form-urlencoded') {
-    return { status: 415, reason: 'callback POST is not a form', message: 'The callback must be a GET or a form POST.' };
+    return {
+      status: 415,
+      reason: 'callback POST is not a form',
+      message: 'The callback must be a GET or a form POST.',
+    };
   }
   const read = await readBoundedBody(request.view, MAX_AUTH_BODY_BYTES);
   if ('body' in read) return new URLSearchParams(read.body.toString('utf8'));
-  return { status: read.status, reason: `callback: ${read.reason}`, message: asSentence(read.reason), ...(read.headers ? { headers: read.headers } : {}) };
+  return {
+    status: read.status,
+    reason: `callback: ${read.reason}`,
+    message: asSentence(read.reason),
+    ...(read.headers ? { headers: read.headers } : {}),
+  };
 }
 
 export async function finishLogin(context: LayerContext, request: RouteRequest, provider: Provider): Promise<Decision> {
@@ -208,21 +324,40 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
   let clearTransaction: readonly string[] = []; // once the callback has named its login
   let returnTo: string | undefined; // once its login has opened: where it was going
   const again = () => [signInAgain(context, alias, 'Sign in again', returnTo)];
-  const refuse = (status: number, reason: string, message: string, headers?: Readonly<Record<string, string>>, links = again()): Decision => {
+  const refuse = (
+    status: number,
+    reason: string,
+    message: string,
+    headers?: Readonly<Record<string, string>>,
+    links = again(),
+  ): Decision => {
     context.logger.warn({ provider: alias, reason, path: request.view.path }, 'sign-in callback refused');
     context.metrics.signIn(alias, 'refused');
-    return errorDecision(status, 'Sign-in failed', message, request.json, { cookies: clearTransaction, ...(headers ? { headers } : {}) }, links);
+    return errorDecision(
+      status,
+      'Sign-in failed',
+      message,
+      request.json,
+      { cookies: clearTransaction, ...(headers ? { headers } : {}) },
+      links,
+    );
   };
   // The callback's `error` is whatever the link said: logged bounded, named on the page only when registered.
   const refuseProviderError = (code: string, note: string): Decision => {
     const shown = shownErrorCode(code);
-    return refuse(401, `provider error ${loggableErrorCode(code)}${note}`, `The identity provider did not sign you in${shown ? ` (${shown})` : ''}.`);
+    return refuse(
+      401,
+      `provider error ${loggableErrorCode(code)}${note}`,
+      `The identity provider did not sign you in${shown ? ` (${shown})` : ''}.`,
+    );
   };
 
   const params = await callbackParameters(request);
   if (!(params instanceof URLSearchParams)) return refuse(params.status, params.reason, params.message, params.headers);
 
-  const correlation = provider.callbackCorrelation ? provider.callbackCorrelation(params) : params.get('state') || undefined;
+  const correlation = provider.callbackCorrelation
+    ? provider.callbackCorrelation(params)
+    : params.get('state') || undefined;
   if (correlation === undefined) {
     const providerError = params.get('error');
     if (providerError !== null) return refuseProviderError(providerError, ' (no state)');
@@ -232,11 +367,16 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
   clearTransaction = [transactionCookie(context, provider, name, '', 0, request.secure)];
   const sealed = requestCookie(request.view, name);
   if (sealed === undefined) {
-    return refuse(400, 'no login transaction cookie for this state', 'This sign-in was not started here, or your browser did not keep its cookie. Please start again.');
+    return refuse(
+      400,
+      'no login transaction cookie for this state',
+      'This sign-in was not started here, or your browser did not keep its cookie. Please start again.',
+    );
   }
   const opened = unseal<LoginTransaction>(context.transactionKey, transactionLabel(alias, name), sealed, context.now());
   if (!opened.ok) {
-    if (opened.reason === 'expired') return redirectDecision(loginPath(context.config.apiPrefix, alias), { cookies: clearTransaction });
+    if (opened.reason === 'expired')
+      return redirectDecision(loginPath(context.config.apiPrefix, alias), { cookies: clearTransaction });
     return refuse(400, `login transaction ${opened.reason}`, 'The sign-in state is invalid. Please start again.');
   }
   const transaction = opened.value;
@@ -247,8 +387,10 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
     context.logger.info({ provider: alias, path: request.view.path }, 'login transaction expired; restarting sign-in');
     return redirectDecision(loginPath(context.config.apiPrefix, alias, transaction.r), { cookies: clearTransaction });
   }
-  if (transaction.p !== alias) return refuse(400, 'transaction for another provider', 'The sign-in state does not match this provider.');
-  if (transaction.h !== request.origin.host) return refuse(400, 'callback host mismatch', 'The sign-in finished on another host than it started on.');
+  if (transaction.p !== alias)
+    return refuse(400, 'transaction for another provider', 'The sign-in state does not match this provider.');
+  if (transaction.h !== request.origin.host)
+    return refuse(400, 'callback host mismatch', 'The sign-in finished on another host than it started on.');
 
   const providerError = params.get('error');
   if (providerError !== null) return refuseProviderError(providerError, '');
@@ -274,22 +416,45 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
     }
     if (error instanceof TokenForbiddenError) {
       // Signing in again plainly would bring the same account back from the provider's own session.
-      return refuse(403, error.message, 'Your account is not allowed to sign in to this application.', undefined, [signInAgain(context, alias, 'Sign in with another account', returnTo, 'select_account')]);
+      return refuse(403, error.message, 'Your account is not allowed to sign in to this application.', undefined, [
+        signInAgain(context, alias, 'Sign in with another account', returnTo, 'select_account'),
+      ]);
     }
     if (error instanceof ProviderRefusedError) {
-      if (error.oauthError === 'invalid_state') return refuse(400, error.message, 'The sign-in state does not match. Please start again.');
-      if (error.oauthError === 'invalid_request') return refuse(400, error.message, 'The identity provider returned an incomplete answer. Please start again.');
+      if (error.oauthError === 'invalid_state')
+        return refuse(400, error.message, 'The sign-in state does not match. Please start again.');
+      if (error.oauthError === 'invalid_request')
+        return refuse(400, error.message, 'The identity provider returned an incomplete answer. Please start again.');
       return refuse(401, error.message, 'The identity provider response could not be verified. Please sign in again.');
     }
-    context.logger.error({ provider: alias, reason: (error as Error).message, path: request.view.path }, 'sign-in failed unexpectedly');
+    context.logger.error(
+      { provider: alias, reason: (error as Error).message, path: request.view.path },
+      'sign-in failed unexpectedly',
+    );
     context.metrics.signIn(alias, 'error');
-    return errorDecision(500, 'Sign-in failed', 'Something went wrong while signing you in. Please try again.', request.json, { cookies: clearTransaction }, again());
+    return errorDecision(
+      500,
+      'Sign-in failed',
+      'Something went wrong while signing you in. Please try again.',
+      request.json,
+      { cookies: clearTransaction },
+      again(),
+    );
   }
   context.metrics.providerCall(alias, 'sign_in', secondsSince(started));
-  if (lacksUserId(signIn)) return refuse(502, "the provider's answer names no user", 'The identity provider sent an answer that names no user.');
+  if (lacksUserId(signIn))
+    return refuse(
+      502,
+      "the provider's answer names no user",
+      'The identity provider sent an answer that names no user.',
+    );
   const unsendable = unsendableHeaderValue(signIn);
   if (unsendable !== undefined) {
-    return refuse(502, `the provider's ${unsendable} holds a control character`, 'The identity provider sent an answer that cannot be passed on to the application.');
+    return refuse(
+      502,
+      `the provider's ${unsendable} holds a control character`,
+      'The identity provider sent an answer that cannot be passed on to the application.',
+    );
   }
   const record = sessionRecord(context, provider, signIn, request.origin.host);
   // Rotate: a session id the browser held before signing in is never promoted.
@@ -298,7 +463,9 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
   const id = await context.sessions.create(record);
   context.logger.info({ provider: alias, path: request.view.path }, 'signed in');
   context.metrics.signIn(alias, 'success');
-  return redirectDecision(transaction.r, { cookies: [context.sessions.cookie(id, request.secure, record), ...clearTransaction] });
+  return redirectDecision(transaction.r, {
+    cookies: [context.sessions.cookie(id, request.secure, record), ...clearTransaction],
+  });
 }
 
 /** The session a sign-in establishes; its lifetime per the cookieExpiration convention. */

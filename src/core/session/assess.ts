@@ -31,7 +31,8 @@ export function assessSession(record: SessionRecord | undefined, context: Assess
   if (context.configFingerprints.get(record.provider) !== record.configFingerprint) {
     return { kind: 'reauth', reason: 'configuration-changed' };
   }
-  if (record.host.toLowerCase() !== context.host.toLowerCase()) return { kind: 'reauth', reason: 'callback-host-mismatch' };
+  if (record.host.toLowerCase() !== context.host.toLowerCase())
+    return { kind: 'reauth', reason: 'callback-host-mismatch' };
   const expiresAt = record.tokens.accessTokenExpiresAt;
   if (expiresAt !== undefined && expiresAt - context.refreshWindowMs <= context.now) return { kind: 'expiring' };
   return { kind: 'valid' };

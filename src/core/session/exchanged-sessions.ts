@@ -47,7 +47,14 @@ export class ExchangedSessions<Session> {
    * for which provider and host: a session is bound to the host it was made on.
    */
   static key(provider: string, host: string, exchange: TokenExchange): ExchangeKey {
-    const fields = [exchange.accessToken, exchange.accessTokenSecret, exchange.idToken, exchange.authorizationCode, exchange.redirectUri, exchange.codeVerifier];
+    const fields = [
+      exchange.accessToken,
+      exchange.accessTokenSecret,
+      exchange.idToken,
+      exchange.authorizationCode,
+      exchange.redirectUri,
+      exchange.codeVerifier,
+    ];
     return hash('sha256', JSON.stringify([provider, host.toLowerCase(), fields]), 'binary') as ExchangeKey;
   }
 
@@ -55,7 +62,11 @@ export class ExchangedSessions<Session> {
    * The session this exchange made before, when `stillUsable` finds it still is one; else a new one
    * from `make`. Concurrent callers with one key share the session one of them makes.
    */
-  async session(key: ExchangeKey, stillUsable: (id: string) => Promise<Session | undefined>, make: () => Promise<{ id: string; session: Session }>): Promise<{ id: string; session: Session }> {
+  async session(
+    key: ExchangeKey,
+    stillUsable: (id: string) => Promise<Session | undefined>,
+    make: () => Promise<{ id: string; session: Session }>,
+  ): Promise<{ id: string; session: Session }> {
     const making = this.#making.get(key);
     if (making !== undefined) return making;
     const storeId = Buffer.from(key, 'binary').toString('hex');

@@ -29,12 +29,7 @@ export type LifecycleTrigger =
 
 /** What the layer does when a transition is taken. */
 export type LifecycleEffect =
-  | 'none'
-  | 'redirectToProvider'
-  | 'storeTokensAndSetCookie'
-  | 'forwardWithIdentity'
-  | 'refreshTokens'
-  | 'deleteSession';
+  'none' | 'redirectToProvider' | 'storeTokensAndSetCookie' | 'forwardWithIdentity' | 'refreshTokens' | 'deleteSession';
 
 export interface Transition {
   readonly from: SessionState | null; // null: the initial pseudo-state
@@ -57,20 +52,80 @@ export type ReauthReason =
 
 export const LIFECYCLE: readonly Transition[] = [
   { from: null, trigger: 'start', condition: '', to: 'Unauthenticated', effect: 'none' },
-  { from: 'Unauthenticated', trigger: 'protectedRequest', condition: '', to: 'Challenged', effect: 'redirectToProvider' },
-  { from: 'Challenged', trigger: 'callbackSucceeded', condition: 'sign-in and consent succeed; callback carries an authorization code', to: 'AuthenticatedSession', effect: 'storeTokensAndSetCookie' },
-  { from: 'AuthenticatedSession', trigger: 'sessionChecked', condition: 'session cookie and token store both valid', to: 'AccessTokenValid', effect: 'forwardWithIdentity' },
-  { from: 'AccessTokenValid', trigger: 'timePasses', condition: 'access token nears or passes expiry', to: 'AccessTokenExpiring', effect: 'refreshTokens' },
-  { from: 'AccessTokenExpiring', trigger: 'refreshSucceeded', condition: '/.auth/refresh or implicit refresh succeeds', to: 'Refreshed', effect: 'none' },
+  {
+    from: 'Unauthenticated',
+    trigger: 'protectedRequest',
+    condition: '',
+    to: 'Challenged',
+    effect: 'redirectToProvider',
+  },
+  {
+    from: 'Challenged',
+    trigger: 'callbackSucceeded',
+    condition: 'sign-in and consent succeed; callback carries an authorization code',
+    to: 'AuthenticatedSession',
+    effect: 'storeTokensAndSetCookie',
+  },
+  {
+    from: 'AuthenticatedSession',
+    trigger: 'sessionChecked',
+    condition: 'session cookie and token store both valid',
+    to: 'AccessTokenValid',
+    effect: 'forwardWithIdentity',
+  },
+  {
+    from: 'AccessTokenValid',
+    trigger: 'timePasses',
+    condition: 'access token nears or passes expiry',
+    to: 'AccessTokenExpiring',
+    effect: 'refreshTokens',
+  },
+  {
+    from: 'AccessTokenExpiring',
+    trigger: 'refreshSucceeded',
+    condition: '/.auth/refresh or implicit refresh succeeds',
+    to: 'Refreshed',
+    effect: 'none',
+  },
   { from: 'Refreshed', trigger: 'automatic', condition: '', to: 'AccessTokenValid', effect: 'forwardWithIdentity' },
-  { from: 'AccessTokenExpiring', trigger: 'refreshFailed', condition: 'no refresh token, refresh unavailable or refused', to: 'ReauthRequired', effect: 'deleteSession' },
+  {
+    from: 'AccessTokenExpiring',
+    trigger: 'refreshFailed',
+    condition: 'no refresh token, refresh unavailable or refused',
+    to: 'ReauthRequired',
+    effect: 'deleteSession',
+  },
   { from: 'ReauthRequired', trigger: 'nextRequest', condition: '', to: 'Challenged', effect: 'redirectToProvider' },
-  { from: 'AuthenticatedSession', trigger: 'logout', condition: '/.auth/logout or provider logout', to: 'SignedOut', effect: 'deleteSession' },
+  {
+    from: 'AuthenticatedSession',
+    trigger: 'logout',
+    condition: '/.auth/logout or provider logout',
+    to: 'SignedOut',
+    effect: 'deleteSession',
+  },
   { from: 'SignedOut', trigger: 'automatic', condition: '', to: 'Unauthenticated', effect: 'none' },
   // Re-authentication triggers: the session record stops counting, whatever its token state.
-  { from: 'AuthenticatedSession', trigger: 'sessionInvalidated', condition: 'cookie timeout or invalidation, revocation, configuration change, callback host mismatch', to: 'ReauthRequired', effect: 'deleteSession' },
-  { from: 'AccessTokenValid', trigger: 'sessionInvalidated', condition: 'as above', to: 'ReauthRequired', effect: 'deleteSession' },
-  { from: 'AccessTokenExpiring', trigger: 'sessionInvalidated', condition: 'as above', to: 'ReauthRequired', effect: 'deleteSession' },
+  {
+    from: 'AuthenticatedSession',
+    trigger: 'sessionInvalidated',
+    condition: 'cookie timeout or invalidation, revocation, configuration change, callback host mismatch',
+    to: 'ReauthRequired',
+    effect: 'deleteSession',
+  },
+  {
+    from: 'AccessTokenValid',
+    trigger: 'sessionInvalidated',
+    condition: 'as above',
+    to: 'ReauthRequired',
+    effect: 'deleteSession',
+  },
+  {
+    from: 'AccessTokenExpiring',
+    trigger: 'sessionInvalidated',
+    condition: 'as above',
+    to: 'ReauthRequired',
+    effect: 'deleteSession',
+  },
 ];
 
 export class LifecycleError extends Error {}
@@ -86,6 +141,7 @@ export function transition(from: SessionState | null, trigger: LifecycleTrigger)
 const BY_STATE = new Map<SessionState | null, Map<LifecycleTrigger, Transition>>();
 for (const t of LIFECYCLE) {
   const byTrigger = BY_STATE.get(t.from) ?? new Map<LifecycleTrigger, Transition>();
-  if (byTrigger.has(t.trigger)) throw new LifecycleError(`two transitions from ${t.from ?? '(initial)'} on ${t.trigger}`);
+  if (byTrigger.has(t.trigger))
+    throw new LifecycleError(`two transitions from ${t.from ?? '(initial)'} on ${t.trigger}`);
   BY_STATE.set(t.from, byTrigger.set(t.trigger, t));
 }

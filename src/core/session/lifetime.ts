@@ -15,7 +15,11 @@ export const LONGEST_DERIVED_SESSION_MS = 30 * 24 * 3600_000;
  * when the provider's assertion (the ID token's `exp`) does, at most 30 days on, and after
  * `timeToExpiration` for a sign-in that has no such assertion (OAuth 2.0 and 1.0a providers).
  */
-export function sessionExpiresAt(cookieExpiration: AuthConfig['cookieExpiration'], now: number, assertionExpiresAt?: number): number {
+export function sessionExpiresAt(
+  cookieExpiration: AuthConfig['cookieExpiration'],
+  now: number,
+  assertionExpiresAt?: number,
+): number {
   if (cookieExpiration.convention === 'IdentityProviderDerived' && assertionExpiresAt !== undefined) {
     return Math.min(assertionExpiresAt, now + LONGEST_DERIVED_SESSION_MS);
   }
@@ -24,5 +28,7 @@ export function sessionExpiresAt(cookieExpiration: AuthConfig['cookieExpiration'
 
 /** The longest a session can last under this configuration (before any refresh extension). */
 export function longestSessionMs(cookieExpiration: AuthConfig['cookieExpiration']): number {
-  return cookieExpiration.convention === 'IdentityProviderDerived' ? Math.max(cookieExpiration.lifetimeMs, LONGEST_DERIVED_SESSION_MS) : cookieExpiration.lifetimeMs;
+  return cookieExpiration.convention === 'IdentityProviderDerived'
+    ? Math.max(cookieExpiration.lifetimeMs, LONGEST_DERIVED_SESSION_MS)
+    : cookieExpiration.lifetimeMs;
 }

@@ -23,7 +23,9 @@ export interface ProviderSignOut {
  * cached (for up to `sessionCacheTtlMs`) is not checked against sign-outs.
  */
 export function signOutRetentionMs(config: AuthConfig, sessionCacheTtlMs: number): number {
-  return longestSessionMs(config.cookieExpiration) + config.tokenStore.refreshExtensionMs + Math.max(0, sessionCacheTtlMs);
+  return (
+    longestSessionMs(config.cookieExpiration) + config.tokenStore.refreshExtensionMs + Math.max(0, sessionCacheTtlMs)
+  );
 }
 
 function sessionKey(provider: string, sid: string): string {
@@ -97,7 +99,11 @@ export class ProviderSignOuts {
   async noteSession(record: SessionRecord): Promise<void> {
     const sid = record.providerSession?.sid;
     if (sid === undefined) return;
-    await this.knownSessions.put(knownSessionKey(record.provider, sid), { at: this.now() }, this.now() + this.retentionMs);
+    await this.knownSessions.put(
+      knownSessionKey(record.provider, sid),
+      { at: this.now() },
+      this.now() + this.retentionMs,
+    );
   }
 
   /**

@@ -99,7 +99,9 @@ export class Sessions {
 
   /** Whether what is read from the store may be cached now: not while another instance's changes could go unheard. */
   get #mayCache(): boolean {
-    return this.cacheTtlMs > 0 && this.store.changes?.watching !== false && this.#signOutStore.changes?.watching !== false;
+    return (
+      this.cacheTtlMs > 0 && this.store.changes?.watching !== false && this.#signOutStore.changes?.watching !== false
+    );
   }
 
   #forgetNamed(name: string): void {
@@ -218,12 +220,17 @@ export class Sessions {
    * removed now. Returns how many of those there were. `unproven` (a front-channel logout, which
    * carries no signature): kept only for a provider session a sign-in here was made in.
    */
-  async signedOutAtProvider(provider: string, notice: LogoutNotice, proof: 'signed' | 'unproven' = 'signed'): Promise<number> {
+  async signedOutAtProvider(
+    provider: string,
+    notice: LogoutNotice,
+    proof: 'signed' | 'unproven' = 'signed',
+  ): Promise<number> {
     // Before and after: a read that started before the sign-out was stored may have missed it.
     this.#signOutsReported++;
     if (proof === 'unproven') {
       // Only a provider session a sign-in here was made in: nothing else is written for such a request.
-      const kept = notice.sid !== undefined && (await this.#signOuts.recordKnown(provider, { ...notice, sid: notice.sid }));
+      const kept =
+        notice.sid !== undefined && (await this.#signOuts.recordKnown(provider, { ...notice, sid: notice.sid }));
       if (!kept) {
         this.#signOutsReported++;
         return 0;
@@ -253,7 +260,13 @@ export class Sessions {
   }
 
   assess(record: SessionRecord | undefined, host: string): Assessment {
-    return assessSession(record, { now: this.now(), app: this.config.app, configFingerprints: this.#fingerprints, host, refreshWindowMs: this.config.refreshWindowMs });
+    return assessSession(record, {
+      now: this.now(),
+      app: this.config.app,
+      configFingerprints: this.#fingerprints,
+      host,
+      refreshWindowMs: this.config.refreshWindowMs,
+    });
   }
 
   /** Stores a new session under a fresh id (never a reused one: no fixation). */
@@ -295,7 +308,12 @@ export class Sessions {
 
   cookie(id: string, secure: boolean, record: SessionRecord): string {
     const maxAge = Math.max(0, Math.floor((record.expiresAt - this.now()) / 1000));
-    return setCookie({ name: this.config.sessionCookieName, value: signSessionId(this.cookieKey, id), secure, maxAgeSeconds: maxAge });
+    return setCookie({
+      name: this.config.sessionCookieName,
+      value: signSessionId(this.cookieKey, id),
+      secure,
+      maxAgeSeconds: maxAge,
+    });
   }
 
   clearCookie(secure: boolean): string {
@@ -335,7 +353,8 @@ export class Sessions {
         return { ok: false, reason: 'ended' };
       }
       // The renewed record is cached only if no provider reported a sign-out meanwhile, which the read may have missed.
-      const keep = (renewed: SessionRecord) => (this.#signOutsReported === signOutsBefore ? this.#remember(id, renewed) : this.#forget(id));
+      const keep = (renewed: SessionRecord) =>
+        this.#signOutsReported === signOutsBefore ? this.#remember(id, renewed) : this.#forget(id);
       if (refreshedSince(cached, record)) {
         this.logger.debug({ provider: record.provider }, 'session refreshed by another instance; its tokens taken');
         keep(record);
@@ -347,7 +366,13 @@ export class Sessions {
     return this.#inTurn(id, renew);
   }
 
-  async #redeem(id: string, record: SessionRecord, redeem: () => Promise<RefreshedTokens>, extendedUntil: number | undefined, keep: (renewed: SessionRecord) => void): Promise<RefreshOutcome> {
+  async #redeem(
+    id: string,
+    record: SessionRecord,
+    redeem: () => Promise<RefreshedTokens>,
+    extendedUntil: number | undefined,
+    keep: (renewed: SessionRecord) => void,
+  ): Promise<RefreshOutcome> {
     let tokens: RefreshedTokens;
     const started = performance.now();
     try {
@@ -363,7 +388,10 @@ export class Sessions {
     const unsendable = unsendableHeaderValue({ userId: record.userId, userName: record.userName, tokens });
     if (unsendable !== undefined) {
       // An answer that cannot be used, as one that does not parse: the session is not given tokens that would fail every request.
-      this.logger.warn({ provider: record.provider, reason: `the provider's ${unsendable} holds a control character` }, 'token refresh failed');
+      this.logger.warn(
+        { provider: record.provider, reason: `the provider's ${unsendable} holds a control character` },
+        'token refresh failed',
+      );
       this.metrics.refresh(record.provider, 'refused');
       return { ok: false, reason: 'refused' };
     }
@@ -383,7 +411,10 @@ export class Sessions {
       this.#unsaved.delete(id);
     } catch (error) {
       // The provider has rotated the refresh token: dropping the answer would end the session at the next refresh.
-      this.logger.error({ provider: record.provider, reason: (error as Error).message }, 'refreshed session not stored: served from memory, stored again on its next read');
+      this.logger.error(
+        { provider: record.provider, reason: (error as Error).message },
+        'refreshed session not stored: served from memory, stored again on its next read',
+      );
       this.#keepUnsaved(id, refreshed);
     }
     keep(refreshed);
@@ -394,5 +425,7 @@ export class Sessions {
 
 /** Whether the stored record carries other tokens than the one a refresh was asked for (another instance refreshed it). */
 function refreshedSince(cached: SessionRecord, stored: SessionRecord): boolean {
-  return stored.tokens.refreshToken !== cached.tokens.refreshToken || stored.tokens.accessToken !== cached.tokens.accessToken;
+  return (
+    stored.tokens.refreshToken !== cached.tokens.refreshToken || stored.tokens.accessToken !== cached.tokens.accessToken
+  );
 }

@@ -27,7 +27,10 @@ export interface PublishingChannel extends ChangeChannel {
 export function changesOf(channel: ChangeChannel, kind: string, nameOf: (id: string) => string): StoreChanges {
   return {
     nameOf,
-    onChange: (listener) => channel.onChange((notice) => (notice === undefined ? listener(undefined) : notice.kind === kind && listener(notice.name))),
+    onChange: (listener) =>
+      channel.onChange((notice) =>
+        notice === undefined ? listener(undefined) : notice.kind === kind && listener(notice.name),
+      ),
     get watching() {
       return channel.watching;
     },

@@ -105,7 +105,10 @@ async function readKeyFile(file: string): Promise<Buffer> {
         continue;
       }
       // Never replaced by gatehouse: two instances replacing it at once could each keep a different key.
-      if (text.trim() === '') throw new EncryptionKeyError(`${file} is empty (left by a start that stopped before writing it; nothing can have been encrypted with it): delete it and gatehouse makes a new one`);
+      if (text.trim() === '')
+        throw new EncryptionKeyError(
+          `${file} is empty (left by a start that stopped before writing it; nothing can have been encrypted with it): delete it and gatehouse makes a new one`,
+        );
       throw error;
     }
   }
@@ -178,7 +181,8 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
     this.#now = options.now ?? Date.now;
     const channel = options.channel;
     if (channel !== undefined) {
-      if (options.masterKey === undefined) throw new TypeError('a token store that tells other processes of its changes needs its master key');
+      if (options.masterKey === undefined)
+        throw new TypeError('a token store that tells other processes of its changes needs its master key');
       const names = deriveKey(options.masterKey, 'token-store-names', options.app);
       this.changes = changesOf(channel.via, channel.kind, (id) => this.#fileName(names, id));
     }
@@ -200,7 +204,10 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
       const master = this.options.masterKey ?? (await loadOrCreateKeyFile(this.options.directory));
       if (this.options.masterKey === undefined || this.options.masterKeyFromKeyFile) this.#keyFileKey = master;
       await fs.mkdir(this.#directory, { recursive: true, mode: 0o700 });
-      return { data: deriveKey(master, 'token-store', this.options.app), names: deriveKey(master, 'token-store-names', this.options.app) };
+      return {
+        data: deriveKey(master, 'token-store', this.options.app),
+        names: deriveKey(master, 'token-store-names', this.options.app),
+      };
     })();
     return this.#keys;
   }
@@ -248,7 +255,8 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
     }
     if (record.expiresAt <= this.#now()) return undefined;
     const opened = openRecord<T>(keys.data, fileName, record);
-    if (opened === undefined) this.#logger?.warn({ file: fileName, reason: 'does not decrypt' }, 'token store record ignored');
+    if (opened === undefined)
+      this.#logger?.warn({ file: fileName, reason: 'does not decrypt' }, 'token store record ignored');
     return opened;
   }
 
@@ -302,7 +310,10 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
   #recreateDirectory(): Promise<void> {
     this.#recreating ??= (async () => {
       await fs.mkdir(this.#directory, { recursive: true, mode: 0o700 });
-      this.#logger?.warn({ directory: this.#directory }, 'token store directory was missing (deleted while gatehouse ran?): recreated; sessions stored before must sign in again');
+      this.#logger?.warn(
+        { directory: this.#directory },
+        'token store directory was missing (deleted while gatehouse ran?): recreated; sessions stored before must sign in again',
+      );
       if (this.#keyFileKey !== undefined) await this.#restoreKeyFile(this.#keyFileKey);
     })().finally(() => {
       this.#recreating = undefined;
@@ -318,9 +329,15 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
     } catch (error) {
       if (!isErrno(error, 'EEXIST')) throw error;
       // Another instance sharing the directory wrote it back first, or one that started meanwhile made a new key.
-      const other = await fs.readFile(file, 'utf8').then((text) => parseEncryptionKey(text, file)).catch(() => undefined);
+      const other = await fs
+        .readFile(file, 'utf8')
+        .then((text) => parseEncryptionKey(text, file))
+        .catch(() => undefined);
       if (other === undefined || !other.equals(key)) {
-        this.#logger?.error({ file }, 'token store key file now holds another key than this instance uses: sessions will not carry over between instances or restarts until every instance runs with the same key (set GATEHOUSE_ENCRYPTION_KEY)');
+        this.#logger?.error(
+          { file },
+          'token store key file now holds another key than this instance uses: sessions will not carry over between instances or restarts until every instance runs with the same key (set GATEHOUSE_ENCRYPTION_KEY)',
+        );
       }
     }
   }
@@ -365,7 +382,11 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
       }
       const stale = await this.#removeIfLeftBehind(lock);
       // The age tells a crashed holder from clocks that disagree (file times are the file server's).
-      if (typeof stale === 'number') this.#logger?.warn({ file: path.basename(lock), ageMs: Math.round(stale) }, 'token store lock left by a vanished holder taken over');
+      if (typeof stale === 'number')
+        this.#logger?.warn(
+          { file: path.basename(lock), ageMs: Math.round(stale) },
+          'token store lock left by a vanished holder taken over',
+        );
       if (stale !== 'kept') continue;
       await delay(wait);
     }
@@ -408,7 +429,11 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
     try {
       if ((await fs.readFile(lock, 'utf8')) === holder) await fs.rm(lock, { force: true });
     } catch (error) {
-      if (!isErrno(error, 'ENOENT')) this.#logger?.warn({ file: path.basename(lock), reason: (error as Error).message }, 'token store lock not released');
+      if (!isErrno(error, 'ENOENT'))
+        this.#logger?.warn(
+          { file: path.basename(lock), reason: (error as Error).message },
+          'token store lock not released',
+        );
     }
   }
 
@@ -418,8 +443,12 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
   #reportUnreadable(fileName: string, error: NodeJS.ErrnoException): void {
     if (this.#reported.has(fileName)) return;
     this.#reported.add(fileName);
-    if (this.#reported.size > MAX_REPORTED_UNREADABLE) this.#reported.delete(this.#reported.values().next().value as string);
-    this.#logger?.error({ file: path.join(this.#directory, fileName), code: error.code, reason: error.message }, 'token store fault: a record cannot be read; its session is treated as signed out');
+    if (this.#reported.size > MAX_REPORTED_UNREADABLE)
+      this.#reported.delete(this.#reported.values().next().value as string);
+    this.#logger?.error(
+      { file: path.join(this.#directory, fileName), code: error.code, reason: error.message },
+      'token store fault: a record cannot be read; its session is treated as signed out',
+    );
   }
 
   async sweep(): Promise<number> {
@@ -450,11 +479,18 @@ export class FileSystemTokenStore<T> implements TokenStore<T> {
           continue;
         }
         if (!name.endsWith(RECORD_SUFFIX)) continue;
-        if (this.#expiredOrUnreadable(await fs.readFile(file, 'utf8'), now) && (await this.#removeOutsideTurn(file, now))) removed++;
+        if (
+          this.#expiredOrUnreadable(await fs.readFile(file, 'utf8'), now) &&
+          (await this.#removeOutsideTurn(file, now))
+        )
+          removed++;
       } catch (error) {
         if (isErrno(error, 'ENOENT')) continue; // removed concurrently: fine
         // One entry the sweep cannot read or remove: said, and skipped; the rest is swept.
-        this.#logger?.warn({ file: file, code: (error as NodeJS.ErrnoException).code, reason: (error as Error).message }, 'token store sweep skipped an entry it cannot read');
+        this.#logger?.warn(
+          { file: file, code: (error as NodeJS.ErrnoException).code, reason: (error as Error).message },
+          'token store sweep skipped an entry it cannot read',
+        );
       }
     }
     return removed;

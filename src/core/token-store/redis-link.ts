@@ -16,7 +16,14 @@ import { REDIS_URL_VARIABLE, RedisSettingsError, shownSettings } from './redis-s
 import { topologyFor, type Client, type RedisSettings, type Topology } from './redis-topology.js';
 import { StoreUnavailableError } from './token-store.js';
 
-export { parseRedisUrl, redactedRedisUrl, REDIS_PREFIX_VARIABLE, REDIS_URL_VARIABLE, redisKeyPrefix, RedisSettingsError } from './redis-settings.js';
+export {
+  parseRedisUrl,
+  redactedRedisUrl,
+  REDIS_PREFIX_VARIABLE,
+  REDIS_URL_VARIABLE,
+  redisKeyPrefix,
+  RedisSettingsError,
+} from './redis-settings.js';
 
 /** How long one command may take, until its answer, before the store counts as unavailable for it. */
 export const REDIS_COMMAND_TIMEOUT_MS = 2_000;
@@ -58,7 +65,8 @@ export class RedisLink implements ChangeChannel {
   readonly #changeListeners = new Set<(notice: ChangeNotice | undefined) => void>();
 
   constructor(options: RedisLinkOptions) {
-    const settings = options.settings ?? (options.url !== undefined ? { mode: 'single' as const, urls: [options.url] } : undefined);
+    const settings =
+      options.settings ?? (options.url !== undefined ? { mode: 'single' as const, urls: [options.url] } : undefined);
     if (settings === undefined) throw new RedisSettingsError('a link to Redis needs its URL');
     this.prefix = options.prefix;
     this.channel = `${options.prefix}changes`;
@@ -67,13 +75,18 @@ export class RedisLink implements ChangeChannel {
     this.#commandTimeoutMs = options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS;
     // A reconnect after 50 ms, then twice as long each time up to 2 s, with some jitter so that
     // many instances do not all knock at once when Redis comes back.
-    const reconnectStrategy = (retries: number) => Math.min(50 * 2 ** Math.min(retries, 10), RECONNECT_MAX_MS) + Math.floor(Math.random() * 50);
-    this.#topology = topologyFor(settings, { commandTimeoutMs: this.#commandTimeoutMs, reconnectStrategy }, {
-      up: () => this.#changeState('up'),
-      down: (error) => this.#changeState('down', error),
-      watchLost: () => this.#watchLost(),
-      watchBack: () => this.#watchBack(),
-    });
+    const reconnectStrategy = (retries: number) =>
+      Math.min(50 * 2 ** Math.min(retries, 10), RECONNECT_MAX_MS) + Math.floor(Math.random() * 50);
+    this.#topology = topologyFor(
+      settings,
+      { commandTimeoutMs: this.#commandTimeoutMs, reconnectStrategy },
+      {
+        up: () => this.#changeState('up'),
+        down: (error) => this.#changeState('down', error),
+        watchLost: () => this.#watchLost(),
+        watchBack: () => this.#watchBack(),
+      },
+    );
   }
 
   /** Starts connecting; resolves once both connections are up or `waitMs` has passed, with whether they are. */
@@ -84,7 +97,13 @@ export class RedisLink implements ChangeChannel {
     connected.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)));
-    const up = await Promise.race([connected.then(() => true, () => false), waited]);
+    const up = await Promise.race([
+      connected.then(
+        () => true,
+        () => false,
+      ),
+      waited,
+    ]);
     clearTimeout(timer);
     return up;
   }
@@ -114,7 +133,10 @@ export class RedisLink implements ChangeChannel {
   async run<T>(command: (client: Client) => Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreUnavailableError(`redis: no answer within ${this.#commandTimeoutMs} ms`)), this.#commandTimeoutMs);
+      timer = setTimeout(
+        () => reject(new StoreUnavailableError(`redis: no answer within ${this.#commandTimeoutMs} ms`)),
+        this.#commandTimeoutMs,
+      );
     });
     try {
       return await Promise.race([command(this.#topology.commands), deadline]);
@@ -178,7 +200,10 @@ export class RedisLink implements ChangeChannel {
       else this.#logger.warn({ redis: this.#shownUrl }, 'redis store reachable again: service resumed');
       return;
     }
-    this.#logger.error({ redis: this.#shownUrl, reason: error?.message }, 'redis store unreachable: protected requests answer 503 until it is back; reconnecting');
+    this.#logger.error(
+      { redis: this.#shownUrl, reason: error?.message },
+      'redis store unreachable: protected requests answer 503 until it is back; reconnecting',
+    );
   }
 
   async close(): Promise<void> {
@@ -199,7 +224,10 @@ export const REDIS_START_WAIT_MS = 3_000;
 export async function openRedisLink(settings: RedisSettings, prefix: string, logger: Logger): Promise<RedisLink> {
   const link = new RedisLink({ settings, prefix, logger });
   if (!(await link.open(REDIS_START_WAIT_MS))) {
-    logger.warn({ redis: link.shownUrl, waitedMs: REDIS_START_WAIT_MS }, `${REDIS_URL_VARIABLE}: redis not reachable at start; starting anyway, what needs it answers 503 until it is`);
+    logger.warn(
+      { redis: link.shownUrl, waitedMs: REDIS_START_WAIT_MS },
+      `${REDIS_URL_VARIABLE}: redis not reachable at start; starting anyway, what needs it answers 503 until it is`,
+    );
   }
   return link;
 }

@@ -30,13 +30,20 @@ export function parseRedisUrl(text: string, variable = REDIS_URL_VARIABLE): URL 
   try {
     url = new URL(text.trim());
   } catch {
-    throw new RedisSettingsError(`${variable} is not a URL: expected redis://[user:password@]host[:port][/database] or rediss://…`);
+    throw new RedisSettingsError(
+      `${variable} is not a URL: expected redis://[user:password@]host[:port][/database] or rediss://…`,
+    );
   }
   const shown = redactedRedisUrl(url);
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new RedisSettingsError(`${variable} (${shown}) must start with redis:// or rediss:// (TLS)`);
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
+    throw new RedisSettingsError(`${variable} (${shown}) must start with redis:// or rediss:// (TLS)`);
   if (url.hostname === '') throw new RedisSettingsError(`${variable} (${shown}) names no host`);
-  if (url.search !== '' || url.hash !== '') throw new RedisSettingsError(`${variable} (${shown}) must not have a query or fragment: the client takes no options there`);
-  if (url.pathname !== '' && url.pathname !== '/' && !/^\/(?:[0-9]|1[0-5])$/.test(url.pathname)) throw new RedisSettingsError(`${variable} (${shown}): the path must be a database number from 0 to 15, or nothing`);
+  if (url.search !== '' || url.hash !== '')
+    throw new RedisSettingsError(
+      `${variable} (${shown}) must not have a query or fragment: the client takes no options there`,
+    );
+  if (url.pathname !== '' && url.pathname !== '/' && !/^\/(?:[0-9]|1[0-5])$/.test(url.pathname))
+    throw new RedisSettingsError(`${variable} (${shown}): the path must be a database number from 0 to 15, or nothing`);
   return url;
 }
 
@@ -48,13 +55,23 @@ export function redisSettings(env: NodeJS.ProcessEnv): RedisSettings | undefined
   if (text === undefined || text === '') return undefined;
   const modeText = env[REDIS_MODE_VARIABLE];
   const mode = (modeText === undefined || modeText === '' ? 'single' : modeText) as RedisMode;
-  if (!MODES.includes(mode)) throw new RedisSettingsError(`${REDIS_MODE_VARIABLE} must be single, cluster or sentinel (got ${JSON.stringify(modeText)})`);
+  if (!MODES.includes(mode))
+    throw new RedisSettingsError(
+      `${REDIS_MODE_VARIABLE} must be single, cluster or sentinel (got ${JSON.stringify(modeText)})`,
+    );
   const urls = text.split(',').map((part) => parseRedisUrl(part));
-  if (mode === 'single' && urls.length > 1) throw new RedisSettingsError(`${REDIS_URL_VARIABLE} names ${urls.length} servers: several are the nodes of a cluster or the sentinels (set ${REDIS_MODE_VARIABLE}=cluster or sentinel)`);
-  if (mode === 'cluster' && urls.some((url) => url.pathname.length > 1)) throw new RedisSettingsError(`${REDIS_URL_VARIABLE}: a Redis Cluster has only database 0`);
+  if (mode === 'single' && urls.length > 1)
+    throw new RedisSettingsError(
+      `${REDIS_URL_VARIABLE} names ${urls.length} servers: several are the nodes of a cluster or the sentinels (set ${REDIS_MODE_VARIABLE}=cluster or sentinel)`,
+    );
+  if (mode === 'cluster' && urls.some((url) => url.pathname.length > 1))
+    throw new RedisSettingsError(`${REDIS_URL_VARIABLE}: a Redis Cluster has only database 0`);
   if (mode !== 'sentinel') return { mode, urls };
   const name = env[REDIS_SENTINEL_NAME_VARIABLE];
-  if (name === undefined || name === '') throw new RedisSettingsError(`${REDIS_MODE_VARIABLE}=sentinel needs ${REDIS_SENTINEL_NAME_VARIABLE}, the name the sentinels know the primary by`);
+  if (name === undefined || name === '')
+    throw new RedisSettingsError(
+      `${REDIS_MODE_VARIABLE}=sentinel needs ${REDIS_SENTINEL_NAME_VARIABLE}, the name the sentinels know the primary by`,
+    );
   return { mode, urls, sentinelName: name };
 }
 
@@ -62,7 +79,10 @@ export function redisSettings(env: NodeJS.ProcessEnv): RedisSettings | undefined
 export function redisKeyPrefix(app: string, env: NodeJS.ProcessEnv): string {
   const configured = env[REDIS_PREFIX_VARIABLE];
   if (configured !== undefined && configured !== '') {
-    if (/[\s{}]/.test(configured)) throw new RedisSettingsError(`${REDIS_PREFIX_VARIABLE} must not hold white space or braces (braces pick a Redis Cluster slot)`);
+    if (/[\s{}]/.test(configured))
+      throw new RedisSettingsError(
+        `${REDIS_PREFIX_VARIABLE} must not hold white space or braces (braces pick a Redis Cluster slot)`,
+      );
     return configured;
   }
   return `gatehouse:${createHash('sha256').update(app).digest('hex').slice(0, 16)}:`;
@@ -71,5 +91,7 @@ export function redisKeyPrefix(app: string, env: NodeJS.ProcessEnv): string {
 /** What the logs may say of where Redis is. */
 export function shownSettings(settings: RedisSettings): string {
   const urls = settings.urls.map(redactedRedisUrl).join(',');
-  return settings.mode === 'single' ? urls : `${settings.mode} ${urls}${settings.sentinelName !== undefined ? ` (${settings.sentinelName})` : ''}`;
+  return settings.mode === 'single'
+    ? urls
+    : `${settings.mode} ${urls}${settings.sentinelName !== undefined ? ` (${settings.sentinelName})` : ''}`;
 }

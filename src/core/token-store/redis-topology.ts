@@ -93,7 +93,9 @@ function single(url: URL, options: TopologyOptions, events: TopologyEvents): Top
     },
     scan: (pattern) => client.scanIterator({ MATCH: pattern, COUNT: 500 }) as AsyncIterable<string[]>,
     close: async () => {
-      await Promise.all([client, subscriber].map((c) => (c.isOpen ? c.close() : Promise.resolve()).catch(() => undefined)));
+      await Promise.all(
+        [client, subscriber].map((c) => (c.isOpen ? c.close() : Promise.resolve()).catch(() => undefined)),
+      );
     },
   };
 }
@@ -101,7 +103,11 @@ function single(url: URL, options: TopologyOptions, events: TopologyEvents): Top
 /** Node options for the nodes of a cluster or a sentinel set: the first URL's credentials, the link's socket settings. */
 function sharedNodeOptions(first: URL, options: TopologyOptions) {
   const { url: _url, ...shared } = nodeOptions(first, options);
-  return { ...shared, ...(first.username ? { username: decodeURIComponent(first.username) } : {}), ...(first.password ? { password: decodeURIComponent(first.password) } : {}) };
+  return {
+    ...shared,
+    ...(first.username ? { username: decodeURIComponent(first.username) } : {}),
+    ...(first.password ? { password: decodeURIComponent(first.password) } : {}),
+  };
 }
 
 /** What a cluster client and a sentinel client offer alike: one client for commands and the subscription. */
@@ -119,7 +125,12 @@ interface WholeClient {
  * sentinel set's). `upOn` is the event that says it serves, `lostOn` the one after which notices
  * may have been missed.
  */
-function wholeClientTopology(client: WholeClient, events: TopologyEvents, signals: { readonly upOn: string; readonly lostOn: string }, scan: Topology['scan']): Topology {
+function wholeClientTopology(
+  client: WholeClient,
+  events: TopologyEvents,
+  signals: { readonly upOn: string; readonly lostOn: string },
+  scan: Topology['scan'],
+): Topology {
   let subscribed = false;
   client.on(signals.upOn, () => events.up());
   client.on('error', (error: Error) => events.down(error instanceof Error ? error : new Error(String(error))));
@@ -154,13 +165,21 @@ function wholeClientTopology(client: WholeClient, events: TopologyEvents, signal
  * moves to another node by itself. Its state is the cluster client's.
  */
 function cluster(urls: readonly URL[], options: TopologyOptions, events: TopologyEvents): Topology {
-  const client = createCluster({ rootNodes: urls.map((url) => ({ url: url.href })), defaults: sharedNodeOptions(urls[0]!, options) });
-  return wholeClientTopology(client as unknown as WholeClient, events, { upOn: 'connect', lostOn: 'disconnect' }, async function* (pattern) {
-    for (const master of client.masters) {
-      const node = await client.nodeClient(master);
-      yield* node.scanIterator({ MATCH: pattern, COUNT: 500 }) as AsyncIterable<string[]>;
-    }
+  const client = createCluster({
+    rootNodes: urls.map((url) => ({ url: url.href })),
+    defaults: sharedNodeOptions(urls[0]!, options),
   });
+  return wholeClientTopology(
+    client as unknown as WholeClient,
+    events,
+    { upOn: 'connect', lostOn: 'disconnect' },
+    async function* (pattern) {
+      for (const master of client.masters) {
+        const node = await client.nodeClient(master);
+        yield* node.scanIterator({ MATCH: pattern, COUNT: 500 }) as AsyncIterable<string[]>;
+      }
+    },
+  );
 }
 
 /**
@@ -176,7 +195,12 @@ function sentinel(urls: readonly URL[], name: string, options: TopologyOptions, 
     nodeClientOptions: nodes,
     sentinelClientOptions: { socket: nodes.socket },
   });
-  return wholeClientTopology(client as unknown as WholeClient, events, { upOn: 'ready', lostOn: 'reconnecting' }, (pattern) => (client as unknown as Client).scanIterator({ MATCH: pattern, COUNT: 500 }) as AsyncIterable<string[]>);
+  return wholeClientTopology(
+    client as unknown as WholeClient,
+    events,
+    { upOn: 'ready', lostOn: 'reconnecting' },
+    (pattern) => (client as unknown as Client).scanIterator({ MATCH: pattern, COUNT: 500 }) as AsyncIterable<string[]>,
+  );
 }
 
 export function topologyFor(settings: RedisSettings, options: TopologyOptions, events: TopologyEvents): Topology {
@@ -186,7 +210,8 @@ export function topologyFor(settings: RedisSettings, options: TopologyOptions, e
     case 'cluster':
       return cluster(settings.urls, options, events);
     case 'sentinel':
-      if (settings.sentinelName === undefined) throw new RedisSettingsError('a sentinel topology needs the primary\'s name');
+      if (settings.sentinelName === undefined)
+        throw new RedisSettingsError("a sentinel topology needs the primary's name");
       return sentinel(settings.urls, settings.sentinelName, options, events);
   }
 }

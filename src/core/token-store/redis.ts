@@ -129,16 +129,30 @@ export class RedisTokenStore<T> implements TokenStore<T> {
     if (expiresAt < 1) return this.delete(id);
     const value = JSON.stringify(sealRecord(this.#dataKey, key, record, expiresAt));
     const token = this.#held.getStore()?.get(lock) ?? '';
-    const done = await this.#link.script(WRITE, [key, lock], [value, String(Math.ceil(expiresAt)), this.#link.channel, this.#link.notice(this.#kind, name), token]);
-    if (done !== 1) throw new LockLostError('the record was not written: this section outlived its lease and another holder has the lock');
+    const done = await this.#link.script(
+      WRITE,
+      [key, lock],
+      [value, String(Math.ceil(expiresAt)), this.#link.channel, this.#link.notice(this.#kind, name), token],
+    );
+    if (done !== 1)
+      throw new LockLostError(
+        'the record was not written: this section outlived its lease and another holder has the lock',
+      );
   }
 
   async delete(id: string): Promise<void> {
     const name = this.#name(id);
     const lock = this.#lockKey(name);
     const token = this.#held.getStore()?.get(lock) ?? '';
-    const done = await this.#link.script(REMOVE, [this.#recordKey(name), lock], [this.#link.channel, this.#link.notice(this.#kind, name), token]);
-    if (done !== 1) throw new LockLostError('the record was not removed: this section outlived its lease and another holder has the lock');
+    const done = await this.#link.script(
+      REMOVE,
+      [this.#recordKey(name), lock],
+      [this.#link.channel, this.#link.notice(this.#kind, name), token],
+    );
+    if (done !== 1)
+      throw new LockLostError(
+        'the record was not removed: this section outlived its lease and another holder has the lock',
+      );
   }
 
   /**
@@ -157,7 +171,11 @@ export class RedisTokenStore<T> implements TokenStore<T> {
         const sealed = parseSealedRecord(text);
         if (sealed !== undefined && sealed.expiresAt > now) continue;
         const name = key.slice(key.indexOf('{') + 1, key.lastIndexOf('}'));
-        const gone = await this.#link.script(SWEEP_ONE, [key, this.#lockKey(name)], [text, this.#link.channel, this.#link.notice(this.#kind, name)]);
+        const gone = await this.#link.script(
+          SWEEP_ONE,
+          [key, this.#lockKey(name)],
+          [text, this.#link.channel, this.#link.notice(this.#kind, name)],
+        );
         if (gone === 1) removed++;
       }
     }
@@ -170,7 +188,12 @@ export class RedisTokenStore<T> implements TokenStore<T> {
       const token = await this.#acquire(lock);
       const renewal = setInterval(() => {
         this.#link.script(RENEW, [lock], [token, String(LOCK_LEASE_MS)]).then(
-          (held) => held === 0 && this.#logger?.warn({ lock }, 'token store lock lost before its work ended (its lease ran out): the work\'s writes will be refused'),
+          (held) =>
+            held === 0 &&
+            this.#logger?.warn(
+              { lock },
+              "token store lock lost before its work ended (its lease ran out): the work's writes will be refused",
+            ),
           () => undefined, // Redis unreachable: the work's own commands fail too
         );
       }, LOCK_RENEW_MS);
@@ -190,9 +213,12 @@ export class RedisTokenStore<T> implements TokenStore<T> {
     const token = randomBytes(12).toString('base64url');
     const deadline = Date.now() + LOCK_WAIT_MS;
     for (let wait = 5; ; wait = Math.min(wait * 2, LOCK_POLL_MAX_MS)) {
-      const taken = await this.#link.run((client) => client.set(lock, token, { condition: 'NX', expiration: { type: 'PX', value: LOCK_LEASE_MS } }));
+      const taken = await this.#link.run((client) =>
+        client.set(lock, token, { condition: 'NX', expiration: { type: 'PX', value: LOCK_LEASE_MS } }),
+      );
       if (taken === 'OK') return token;
-      if (Date.now() > deadline) throw new StoreUnavailableError(`a lock in the token store was held for over ${LOCK_WAIT_MS} ms`);
+      if (Date.now() > deadline)
+        throw new StoreUnavailableError(`a lock in the token store was held for over ${LOCK_WAIT_MS} ms`);
       await delay(wait);
     }
   }

@@ -24,14 +24,26 @@ export function sealRecord(key: Buffer, name: string, record: unknown, expiresAt
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(associatedData(name, expiresAt));
   const data = Buffer.concat([cipher.update(JSON.stringify(record), 'utf8'), cipher.final()]);
-  return { format: FORMAT, expiresAt, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') };
+  return {
+    format: FORMAT,
+    expiresAt,
+    iv: iv.toString('base64'),
+    tag: cipher.getAuthTag().toString('base64'),
+    data: data.toString('base64'),
+  };
 }
 
 /** The stored text as a sealed record, or undefined when it is not one (truncated, edited, another format). */
 export function parseSealedRecord(text: string): SealedRecord | undefined {
   try {
     const value = JSON.parse(text) as Partial<SealedRecord>;
-    if (value.format === FORMAT && typeof value.expiresAt === 'number' && typeof value.iv === 'string' && typeof value.tag === 'string' && typeof value.data === 'string') {
+    if (
+      value.format === FORMAT &&
+      typeof value.expiresAt === 'number' &&
+      typeof value.iv === 'string' &&
+      typeof value.tag === 'string' &&
+      typeof value.data === 'string'
+    ) {
       return value as SealedRecord;
     }
   } catch {

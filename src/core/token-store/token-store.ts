@@ -42,7 +42,8 @@ export interface TokenStore<T> {
 
 /** `expiresAt` as put takes it; throws the RangeError put rejects with. */
 export function checkedExpiry(expiresAt: number): number {
-  if (!Number.isFinite(expiresAt)) throw new RangeError(`a token store record's expiry must be a finite time, not ${expiresAt}`);
+  if (!Number.isFinite(expiresAt))
+    throw new RangeError(`a token store record's expiry must be a finite time, not ${expiresAt}`);
   return expiresAt;
 }
 

@@ -48,7 +48,8 @@ export class AuthenticationTokens {
         clockTolerance: Math.max(5, Math.floor(expiredGraceMs / 1000)),
         requiredClaims: ['exp', 'sid', 'sub'],
       });
-      if (typeof payload.sid !== 'string' || !SESSION_ID.test(payload.sid)) throw new InvalidTokenError('malformed session reference');
+      if (typeof payload.sid !== 'string' || !SESSION_ID.test(payload.sid))
+        throw new InvalidTokenError('malformed session reference');
       return payload.sid;
     } catch (error) {
       if (error instanceof InvalidTokenError) throw error;

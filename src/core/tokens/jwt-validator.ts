@@ -63,17 +63,24 @@ export function peekToken(token: string): PeekedToken {
   } catch {
     throw new InvalidTokenError('malformed token');
   }
-  if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) throw new InvalidTokenError('malformed token');
+  if (typeof claims !== 'object' || claims === null || Array.isArray(claims))
+    throw new InvalidTokenError('malformed token');
   return { claims: claims as JWTPayload };
 }
 
 /** `peeked`: the token as peekToken read it, when the caller has it already. */
-export async function validateJwt(token: string, rules: JwtRules, expected: JwtExpectations, peeked: PeekedToken = peekToken(token)): Promise<JWTPayload> {
+export async function validateJwt(
+  token: string,
+  rules: JwtRules,
+  expected: JwtExpectations,
+  peeked: PeekedToken = peekToken(token),
+): Promise<JWTPayload> {
   const issuer = rules.issuer(peeked.claims);
   if (issuer === undefined) throw new InvalidTokenError('issuer not accepted');
   // Another issuer's token is refused before any signature work: its key ids, unknown here, would
   // otherwise cost this provider a key refresh. (jose checks iss again on the verified claims.)
-  if (peeked.claims.iss !== issuer) throw new InvalidTokenError(peeked.claims.iss === undefined ? 'claim iss missing' : 'claim iss check_failed');
+  if (peeked.claims.iss !== issuer)
+    throw new InvalidTokenError(peeked.claims.iss === undefined ? 'claim iss missing' : 'claim iss check_failed');
   let verified: Awaited<ReturnType<typeof jwtVerify>>;
   try {
     // RFC 7519 §4.1 as jose applies it: iss, aud (one of ours), exp required and not passed,
@@ -95,7 +102,8 @@ export async function validateJwt(token: string, rules: JwtRules, expected: JwtE
   const claims = verified.payload;
   // JSON's 1e999 parses as Infinity, which jose takes as a number: an expiry must be a real date.
   if (!Number.isFinite(claims.exp)) throw new InvalidTokenError('claim exp invalid');
-  if (expected.logoutToken !== true && isLogoutToken(verified.protectedHeader, claims)) throw new InvalidTokenError('a logout token, not accepted here');
+  if (expected.logoutToken !== true && isLogoutToken(verified.protectedHeader, claims))
+    throw new InvalidTokenError('a logout token, not accepted here');
   if (expected.nonce !== undefined && claims.nonce !== expected.nonce) throw new InvalidTokenError('nonce mismatch');
   return claims;
 }

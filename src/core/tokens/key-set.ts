@@ -100,7 +100,8 @@ async function fetchKeys(url: string, init: RequestInit): Promise<Response> {
   try {
     return await boundedFetch(url, init);
   } catch (error) {
-    if (error instanceof ProviderUnavailableError || (error instanceof Error && error.name === 'TimeoutError')) throw error;
+    if (error instanceof ProviderUnavailableError || (error instanceof Error && error.name === 'TimeoutError'))
+      throw error;
     throw new ProviderUnavailableError('signing keys: provider unreachable');
   }
 }
@@ -112,6 +113,7 @@ function keyError(error: unknown): unknown {
   if (error instanceof errors.JWKSTimeout) return new ProviderUnavailableError('signing keys: provider timed out');
   if (error instanceof errors.JWKSInvalid) return new ProviderUnavailableError('signing keys: not a key set');
   if (error instanceof errors.JOSENotSupported) return new InvalidTokenError('algorithm not supported');
-  if (error instanceof errors.JOSEError && error.code === 'ERR_JOSE_GENERIC') return new ProviderUnavailableError('signing keys: no key set answer');
+  if (error instanceof errors.JOSEError && error.code === 'ERR_JOSE_GENERIC')
+    return new ProviderUnavailableError('signing keys: no key set answer');
   return error;
 }

@@ -9,7 +9,10 @@ export const BACK_CHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backch
 /** The media type `logout+jwt`, as `typ` may write it (RFC 7515 §4.1.9: the `application/` prefix may be left out, any case). */
 const LOGOUT_TYPE = /^(application\/)?logout\+jwt$/i;
 
-export function isLogoutToken(protectedHeader: { readonly typ?: unknown }, claims: Readonly<Record<string, unknown>>): boolean {
+export function isLogoutToken(
+  protectedHeader: { readonly typ?: unknown },
+  claims: Readonly<Record<string, unknown>>,
+): boolean {
   if (typeof protectedHeader.typ === 'string' && LOGOUT_TYPE.test(protectedHeader.typ)) return true;
   const { events } = claims;
   return typeof events === 'object' && events !== null && Object.hasOwn(events, BACK_CHANNEL_LOGOUT_EVENT);

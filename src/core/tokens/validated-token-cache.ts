@@ -33,7 +33,8 @@ export class ValidatedTokenCache<T extends NonNullable<unknown>> {
   ) {
     // Each entry lives until its token expires (ttl per entry, checked on every get against `now`),
     // and is charged the token's length against maxChars; the least recently used go first.
-    this.#entries = max === 0 ? undefined : new LRUCache<TokenDigest, T>({ max, maxSize: maxChars, ttlResolution: 0, perf: { now } });
+    this.#entries =
+      max === 0 ? undefined : new LRUCache<TokenDigest, T>({ max, maxSize: maxChars, ttlResolution: 0, perf: { now } });
   }
 
   /** The 32 digest bytes as a one-byte-per-character string ('binary' is latin1): a map key needs no printable encoding. */

@@ -7,6 +7,9 @@ export interface Acknowledgement {
 export function acknowledge(event: string): Acknowledgement {
   return {
     event,
-    message: event === '' ? 'Event received (no event type given); nothing to process.' : `Event "${event}" received; no handler for this event type.`,
+    message:
+      event === ''
+        ? 'Event received (no event type given); nothing to process.'
+        : `Event "${event}" received; no handler for this event type.`,
   };
 }

@@ -6,7 +6,10 @@ import { handlePush } from './push.js';
 
 export type EventSummary = { readonly event: string; readonly message: string } & Record<string, unknown>;
 
-const HANDLERS: ReadonlyMap<string, (payload: JsonObject) => EventSummary> = new Map<string, (payload: JsonObject) => EventSummary>([
+const HANDLERS: ReadonlyMap<string, (payload: JsonObject) => EventSummary> = new Map<
+  string,
+  (payload: JsonObject) => EventSummary
+>([
   ['push', (p) => ({ ...handlePush(p) })],
   ['pull_request', (p) => ({ ...handlePullRequest(p) })],
   ['issues', (p) => ({ ...handleIssues(p) })],

@@ -11,7 +11,12 @@ export interface NumberedItemSummary {
   message: string;
 }
 
-export function summarizeNumberedItem(event: string, itemKey: string, noun: string, payload: JsonObject): NumberedItemSummary {
+export function summarizeNumberedItem(
+  event: string,
+  itemKey: string,
+  noun: string,
+  payload: JsonObject,
+): NumberedItemSummary {
   const item = objectAt(payload, itemKey);
   const number = integerAt(payload, 'number') ?? integerAt(item, 'number') ?? 0;
   const action = stringAt(payload, 'action');

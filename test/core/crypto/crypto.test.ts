@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 
 import { expect } from 'chai';
 
-import { deriveKey, encryptionKeyFromEnv, EncryptionKeyError, parseEncryptionKey } from '../../../src/core/crypto/keys.js';
+import {
+  deriveKey,
+  encryptionKeyFromEnv,
+  EncryptionKeyError,
+  parseEncryptionKey,
+} from '../../../src/core/crypto/keys.js';
 import { seal, unseal } from '../../../src/core/crypto/sealed.js';
 import { newSessionId, signSessionId, verifySessionCookie } from '../../../src/core/crypto/session-id.js';
 
@@ -15,13 +20,26 @@ describe('encryption keys', () => {
     expect(parseEncryptionKey(master.toString('base64'), 'K').equals(master)).to.equal(true);
     expect(parseEncryptionKey(master.toString('base64url'), 'K').equals(master)).to.equal(true);
     expect(encryptionKeyFromEnv({ WEBSITE_AUTH_ENCRYPTION_KEY: hex })!.equals(master)).to.equal(true);
-    expect(encryptionKeyFromEnv({ GATEHOUSE_ENCRYPTION_KEY: hex, WEBSITE_AUTH_ENCRYPTION_KEY: '00'.repeat(32) })!.equals(master)).to.equal(true);
+    expect(
+      encryptionKeyFromEnv({ GATEHOUSE_ENCRYPTION_KEY: hex, WEBSITE_AUTH_ENCRYPTION_KEY: '00'.repeat(32) })!.equals(
+        master,
+      ),
+    ).to.equal(true);
     expect(encryptionKeyFromEnv({})).to.equal(undefined);
   });
 
   it('refuses anything else, naming the variable and never echoing the value', () => {
-    for (const bad of ['short', 'zz'.repeat(32), '0'.repeat(63), randomBytes(16).toString('base64'), `${'0'.repeat(64)}00`]) {
-      expect(() => parseEncryptionKey(bad, 'GATEHOUSE_ENCRYPTION_KEY')).to.throw(EncryptionKeyError, /^GATEHOUSE_ENCRYPTION_KEY must be 32 bytes/);
+    for (const bad of [
+      'short',
+      'zz'.repeat(32),
+      '0'.repeat(63),
+      randomBytes(16).toString('base64'),
+      `${'0'.repeat(64)}00`,
+    ]) {
+      expect(() => parseEncryptionKey(bad, 'GATEHOUSE_ENCRYPTION_KEY')).to.throw(
+        EncryptionKeyError,
+        /^GATEHOUSE_ENCRYPTION_KEY must be 32 bytes/,
+      );
       try {
         parseEncryptionKey(bad, 'GATEHOUSE_ENCRYPTION_KEY');
       } catch (error) {
@@ -31,7 +49,12 @@ describe('encryption keys', () => {
   });
 
   it('derives distinct keys per purpose and scope', () => {
-    const keys = [deriveKey(master, 'session-cookie'), deriveKey(master, 'login-transaction'), deriveKey(master, 'token-store', 'app-a'), deriveKey(master, 'token-store', 'app-b')];
+    const keys = [
+      deriveKey(master, 'session-cookie'),
+      deriveKey(master, 'login-transaction'),
+      deriveKey(master, 'token-store', 'app-a'),
+      deriveKey(master, 'token-store', 'app-b'),
+    ];
     expect(new Set(keys.map((k) => k.toString('hex'))).size).to.equal(4);
     expect(deriveKey(master, 'session-cookie').equals(keys[0]!)).to.equal(true);
   });
@@ -95,7 +118,8 @@ describe('session ids', () => {
     // Every other spelling of the last character (its low bits are padding) is refused too.
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
     for (const last of alphabet) {
-      if (last !== cookie.at(-1)) expect(verifySessionCookie(key, `${cookie.slice(0, -1)}${last}`), last).to.equal(null);
+      if (last !== cookie.at(-1))
+        expect(verifySessionCookie(key, `${cookie.slice(0, -1)}${last}`), last).to.equal(null);
     }
     for (const junk of ['', id, `${id}.`, `.${id}`, `${cookie}x`, cookie.replace('.', '-'), 'a'.repeat(87)]) {
       expect(verifySessionCookie(key, junk), junk).to.equal(null);

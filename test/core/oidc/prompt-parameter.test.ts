@@ -13,7 +13,9 @@ describe('the prompt of an OpenID authorization request', () => {
     expect(promptParameter('aad', undefined, 'select_account', undefined)).to.equal('select_account');
     expect(promptParameter('google', undefined, 'select_account', undefined)).to.equal('select_account');
     expect(promptParameter('oidc', undefined, 'select_account', undefined)).to.equal('login');
-    expect(promptParameter('oidc', undefined, 'select_account', ['none', 'login', 'select_account'])).to.equal('select_account');
+    expect(promptParameter('oidc', undefined, 'select_account', ['none', 'login', 'select_account'])).to.equal(
+      'select_account',
+    );
     // What the provider says counts over what gatehouse assumes.
     expect(promptParameter('google', undefined, 'select_account', ['none', 'consent', 'login'])).to.equal('login');
     expect(promptParameter('oidc', undefined, 'login', undefined)).to.equal('login');

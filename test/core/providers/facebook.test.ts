@@ -11,14 +11,15 @@ import { assertAnyProfileEndsClearly, assertEachRefused, mostly, oddJson } from 
 import { startGatewayDeployment, type GatewayDeployment } from '../../support/sign-in.js';
 import { FACEBOOK_USER, facebookDocument, startFacebook, type FacebookStandIn } from '../../stand-ins/facebook.js';
 
-
 describe('facebook provider', () => {
   let facebook: FacebookStandIn;
   let deployment: GatewayDeployment;
 
   beforeEach(async () => {
     facebook = await startFacebook({ version: 'v21.0' });
-    deployment = await startGatewayDeployment({ prepare: async () => ({ document: facebookDocument(facebook), env: { FACEBOOK_SECRET: facebook.appSecret } }) });
+    deployment = await startGatewayDeployment({
+      prepare: async () => ({ document: facebookDocument(facebook), env: { FACEBOOK_SECRET: facebook.appSecret } }),
+    });
   });
   afterEach(async () => {
     await deployment.close();
@@ -46,7 +47,9 @@ describe('facebook provider', () => {
     const profileCall = new URL(facebook.seen.find((r) => r.url.startsWith('/v21.0/me?'))!.url, facebook.url);
     const token = profileCall.searchParams.get('access_token')!;
     expect(headers['x-platform-token-facebook-access-token']).to.equal(token);
-    expect(profileCall.searchParams.get('appsecret_proof')).to.equal(createHmac('sha256', facebook.appSecret).update(token).digest('hex'));
+    expect(profileCall.searchParams.get('appsecret_proof')).to.equal(
+      createHmac('sha256', facebook.appSecret).update(token).digest('hex'),
+    );
     // About 60 days, not the short-lived token's 90 minutes.
     const expiresOn = Date.parse(headers['x-platform-token-facebook-expires-on']!);
     expect(expiresOn - Date.now()).to.be.above(50 * 24 * 3_600_000);
@@ -55,7 +58,11 @@ describe('facebook provider', () => {
 
   it('token exchange: a token of this app becomes a session; one of another app is refused', async () => {
     const exchange = (token: string) =>
-      new Browser().request(`${deployment.url}/.auth/login/facebook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ access_token: token }) });
+      new Browser().request(`${deployment.url}/.auth/login/facebook`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ access_token: token }),
+      });
     const ok = await exchange(facebook.issueToken());
     expect(ok.status, ok.body).to.equal(200);
     expect(JSON.parse(ok.body).user).to.deep.equal({ userId: FACEBOOK_USER.id });
@@ -88,7 +95,9 @@ describe('facebook provider: a profile of any shape (property test over HTTP)', 
   let deployment: GatewayDeployment;
   before(async () => {
     facebook = await startFacebook();
-    deployment = await startGatewayDeployment({ prepare: async () => ({ document: facebookDocument(facebook), env: { FACEBOOK_SECRET: facebook.appSecret } }) });
+    deployment = await startGatewayDeployment({
+      prepare: async () => ({ document: facebookDocument(facebook), env: { FACEBOOK_SECRET: facebook.appSecret } }),
+    });
   });
   after(async () => {
     await deployment.close();
@@ -114,10 +123,18 @@ describe('facebook provider: a profile of any shape (property test over HTTP)', 
 
   it('a sign-in ends in a clear answer, never a 500; a session it makes serves pages with the numeric id and a name', async () => {
     const profile = fc.oneof(
-      { arbitrary: fc.record({ id: mostly(FACEBOOK_USER.id), name: oddJson, email: oddJson }, { requiredKeys: ['id'] }), weight: 4 },
+      {
+        arbitrary: fc.record({ id: mostly(FACEBOOK_USER.id), name: oddJson, email: oddJson }, { requiredKeys: ['id'] }),
+        weight: 4,
+      },
       { arbitrary: oddJson, weight: 1 },
     );
-    const signedIn = await assertAnyProfileEndsClearly(deployment, profile, (answer) => (facebook.profileAnswer = answer), 80);
+    const signedIn = await assertAnyProfileEndsClearly(
+      deployment,
+      profile,
+      (answer) => (facebook.profileAnswer = answer),
+      80,
+    );
     expect(signedIn).to.be.greaterThan(10);
   });
 });

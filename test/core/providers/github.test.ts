@@ -9,14 +9,15 @@ import { assertAnyProfileEndsClearly, assertEachRefused, mostly, oddJson } from 
 import { startGatewayDeployment, type GatewayDeployment } from '../../support/sign-in.js';
 import { gitHubDocument, startGitHub, OCTOCAT, type GitHubStandIn } from '../../stand-ins/github.js';
 
-
 describe('github provider', () => {
   let github: GitHubStandIn;
   let deployment: GatewayDeployment;
 
   beforeEach(async () => {
     github = await startGitHub();
-    deployment = await startGatewayDeployment({ prepare: async () => ({ document: gitHubDocument(github), env: { GITHUB_SECRET: github.clientSecret } }) });
+    deployment = await startGatewayDeployment({
+      prepare: async () => ({ document: gitHubDocument(github), env: { GITHUB_SECRET: github.clientSecret } }),
+    });
   });
   afterEach(async () => {
     await deployment.close();
@@ -49,7 +50,8 @@ describe('github provider', () => {
     const authorize = new URL(github.seen.find((r) => r.url.startsWith('/login/oauth/authorize'))!.url, github.url);
     expect(authorize.searchParams.get('code_challenge_method')).to.equal('S256');
     expect(authorize.searchParams.get('scope')).to.equal('read:user user:email');
-    for (const call of github.seen.filter((r) => r.url.startsWith('/api/v3/'))) expect(call.headers['user-agent']).to.be.a('string').and.not.equal('');
+    for (const call of github.seen.filter((r) => r.url.startsWith('/api/v3/')))
+      expect(call.headers['user-agent']).to.be.a('string').and.not.equal('');
   });
 
   it('a denied authorization ends in a 401 page, not a loop and not a 500', async () => {
@@ -109,7 +111,9 @@ describe('github provider: a profile of any shape (property test over HTTP)', fu
   let deployment: GatewayDeployment;
   before(async () => {
     github = await startGitHub();
-    deployment = await startGatewayDeployment({ prepare: async () => ({ document: gitHubDocument(github), env: { GITHUB_SECRET: github.clientSecret } }) });
+    deployment = await startGatewayDeployment({
+      prepare: async () => ({ document: gitHubDocument(github), env: { GITHUB_SECRET: github.clientSecret } }),
+    });
   });
   after(async () => {
     await deployment.close();
@@ -118,11 +122,28 @@ describe('github provider: a profile of any shape (property test over HTTP)', fu
 
   const profile = fc.oneof(
     // Mostly a profile with GitHub's own id and login, and anything beside them; now and then those are odd too.
-    { arbitrary: fc.record({ id: mostly(583231), login: mostly('octocat'), name: oddJson, email: oddJson }), weight: 4 },
+    {
+      arbitrary: fc.record({ id: mostly(583231), login: mostly('octocat'), name: oddJson, email: oddJson }),
+      weight: 4,
+    },
     { arbitrary: oddJson, weight: 1 },
   );
   const emails = fc.oneof(
-    { arbitrary: fc.array(fc.record({ email: mostly('o@c.example'), primary: fc.oneof(fc.boolean(), oddJson), verified: fc.oneof(fc.boolean(), oddJson), visibility: oddJson }, { requiredKeys: [] }), { maxLength: 3 }), weight: 3 },
+    {
+      arbitrary: fc.array(
+        fc.record(
+          {
+            email: mostly('o@c.example'),
+            primary: fc.oneof(fc.boolean(), oddJson),
+            verified: fc.oneof(fc.boolean(), oddJson),
+            visibility: oddJson,
+          },
+          { requiredKeys: [] },
+        ),
+        { maxLength: 3 },
+      ),
+      weight: 3,
+    },
     { arbitrary: oddJson, weight: 1 },
   );
 
@@ -133,7 +154,12 @@ describe('github provider: a profile of any shape (property test over HTTP)', fu
 
   it('a sign-in ends in a clear answer, never a 500; a session it makes serves pages with the numeric id and the login', async () => {
     const answers = fc.record({ user: profile, emails });
-    const signedIn = await assertAnyProfileEndsClearly(deployment, answers, (answer) => (github.profileAnswers = answer), 80);
+    const signedIn = await assertAnyProfileEndsClearly(
+      deployment,
+      answers,
+      (answer) => (github.profileAnswers = answer),
+      80,
+    );
     expect(signedIn).to.be.greaterThan(10);
   });
 });

@@ -48,15 +48,37 @@ describe('OpenID Connect provider kinds', function () {
         prepare: async (front) => {
           idp = await startDevIdentityProvider({
             issuerPath: `/${TENANT}/v2.0`,
-            clients: [{ clientId: 'aad-app', clientSecret, redirectUris: [`${front}/.auth/login/aad/callback`], postLogoutRedirectUris: [], tokenEndpointAuthMethod: 'client_secret_post' }],
-            users: { demo: { password: 'demo', claims: { oid: '00000000-0000-0000-0000-0000000000aa', tid: TENANT, preferred_username: 'alice@contoso.example', name: 'Alice' } } },
+            clients: [
+              {
+                clientId: 'aad-app',
+                clientSecret,
+                redirectUris: [`${front}/.auth/login/aad/callback`],
+                postLogoutRedirectUris: [],
+                tokenEndpointAuthMethod: 'client_secret_post',
+              },
+            ],
+            users: {
+              demo: {
+                password: 'demo',
+                claims: {
+                  oid: '00000000-0000-0000-0000-0000000000aa',
+                  tid: TENANT,
+                  preferred_username: 'alice@contoso.example',
+                  name: 'Alice',
+                },
+              },
+            },
             claims: { openid: ['sub', 'oid', 'tid'], profile: ['name', 'preferred_username'] },
             // The tenant-independent document publishes the template issuer, as the directory's does.
             intercept: (req, res, issuer) => {
               if (req.url !== '/common/v2.0/.well-known/openid-configuration') return false;
               void fetch(`${issuer}/.well-known/openid-configuration`)
                 .then((r) => r.json() as Promise<Record<string, unknown>>)
-                .then((metadata) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...metadata, issuer: issuer.replace(TENANT, '{tenantid}') })));
+                .then((metadata) =>
+                  res
+                    .writeHead(200, { 'content-type': 'application/json' })
+                    .end(JSON.stringify({ ...metadata, issuer: issuer.replace(TENANT, '{tenantid}') })),
+                );
               return true;
             },
           });
@@ -65,7 +87,11 @@ describe('OpenID Connect provider kinds', function () {
             document: {
               identityProviders: {
                 azureActiveDirectory: {
-                  registration: { openIdIssuer: `${origin}/common/v2.0`, clientId: 'aad-app', clientSecretSettingName: 'AAD_SECRET' },
+                  registration: {
+                    openIdIssuer: `${origin}/common/v2.0`,
+                    clientId: 'aad-app',
+                    clientSecretSettingName: 'AAD_SECRET',
+                  },
                   login: { loginParameters: ['domain_hint=contoso.example', 'scope=openid profile offline_access'] },
                 },
               },
@@ -86,7 +112,11 @@ describe('OpenID Connect provider kinds', function () {
       expect(final.status, final.body).to.equal(200);
       const { url, headers } = forwarded(final.body);
       expect(url).to.equal('/mail');
-      expect(headers).to.include({ 'x-platform-client-principal-id': '00000000-0000-0000-0000-0000000000aa', 'x-platform-client-principal-name': 'alice@contoso.example', 'x-platform-client-principal-idp': 'aad' });
+      expect(headers).to.include({
+        'x-platform-client-principal-id': '00000000-0000-0000-0000-0000000000aa',
+        'x-platform-client-principal-name': 'alice@contoso.example',
+        'x-platform-client-principal-idp': 'aad',
+      });
       expect(principal(headers).claims).to.deep.include({ typ: 'tid', val: TENANT });
       expect(headers['x-platform-token-aad-refresh-token']).to.be.a('string');
       expectClaimMapping('aad', 'aad', headers);
@@ -110,10 +140,27 @@ describe('OpenID Connect provider kinds', function () {
         prepare: async (front) => {
           idp = await startDevIdentityProvider({
             issuerPath: `/${TENANT}/v2.0`,
-            clients: [{ clientId: 'aad-app', clientSecret, redirectUris: [`${front}/.auth/login/aad/callback`], postLogoutRedirectUris: [] }],
+            clients: [
+              {
+                clientId: 'aad-app',
+                clientSecret,
+                redirectUris: [`${front}/.auth/login/aad/callback`],
+                postLogoutRedirectUris: [],
+              },
+            ],
             users: {
-              demo: { password: 'demo', claims: { oid: '00000000-0000-0000-0000-0000000000aa', tid: TENANT, preferred_username: 'alice@contoso.example' } },
-              bob: { password: 'bob', claims: { oid: ALLOWED, tid: TENANT, preferred_username: 'bob@contoso.example' } },
+              demo: {
+                password: 'demo',
+                claims: {
+                  oid: '00000000-0000-0000-0000-0000000000aa',
+                  tid: TENANT,
+                  preferred_username: 'alice@contoso.example',
+                },
+              },
+              bob: {
+                password: 'bob',
+                claims: { oid: ALLOWED, tid: TENANT, preferred_username: 'bob@contoso.example' },
+              },
             },
             claims: { openid: ['sub', 'oid', 'tid'], profile: ['preferred_username'] },
           });
@@ -121,7 +168,11 @@ describe('OpenID Connect provider kinds', function () {
             document: {
               identityProviders: {
                 azureActiveDirectory: {
-                  registration: { openIdIssuer: idp.issuer, clientId: 'aad-app', clientSecretSettingName: 'AAD_SECRET' },
+                  registration: {
+                    openIdIssuer: idp.issuer,
+                    clientId: 'aad-app',
+                    clientSecretSettingName: 'AAD_SECRET',
+                  },
                   login: { loginParameters: ['prompt=consent'] },
                   validation: { defaultAuthorizationPolicy: { allowedPrincipals: { identities: [ALLOWED] } } },
                 },
@@ -137,8 +188,13 @@ describe('OpenID Connect provider kinds', function () {
       const browser = new Browser();
       const refused = (await signIn(browser, `${deployment!.url}/mail`)).at(-1)!;
       expect(refused.status).to.equal(403);
-      const links = [...refused.body.matchAll(/<a href="([^"]+)">([^<]+)<\/a>/g)].map((m) => [m[2], m[1]!.replace(/&#38;/g, '&')]);
-      expect(links).to.deep.equal([['Sign in with another account', '/.auth/login/aad?post_login_redirect_uri=%2Fmail&prompt=select_account']]);
+      const links = [...refused.body.matchAll(/<a href="([^"]+)">([^<]+)<\/a>/g)].map((m) => [
+        m[2],
+        m[1]!.replace(/&#38;/g, '&'),
+      ]);
+      expect(links).to.deep.equal([
+        ['Sign in with another account', '/.auth/login/aad?post_login_redirect_uri=%2Fmail&prompt=select_account'],
+      ]);
       // The provider still has the refused account's session: a plain sign-in brings it straight back.
       const again = await browser.follow(`${deployment!.url}/.auth/login/aad?post_login_redirect_uri=%2Fmail`);
       expect(again.at(-1)!.status).to.equal(403);
@@ -147,12 +203,17 @@ describe('OpenID Connect provider kinds', function () {
       const authorize = new URL(hops.find((h) => h.headers.location?.includes('/auth?'))!.headers.location!);
       expect(authorize.searchParams.get('prompt')).to.equal('select_account');
       // Another account than its session's: oidc-provider first ends that session, with a page that submits itself (a browser's script).
-      const switching = (await browser.submitForm(hops.at(-1)!, /\/login$/, { username: 'bob', password: 'bob' })).at(-1)!;
+      const switching = (await browser.submitForm(hops.at(-1)!, /\/login$/, { username: 'bob', password: 'bob' })).at(
+        -1,
+      )!;
       const landed = (await browser.submitForm(switching, /\/session\/end\/confirm$/, {})).at(-1)!;
       expect(landed.status, landed.body).to.equal(200);
       const { url, headers } = forwarded(landed.body);
       expect(url).to.equal('/mail');
-      expect(headers).to.include({ 'x-platform-client-principal-id': ALLOWED, 'x-platform-client-principal-name': 'bob@contoso.example' });
+      expect(headers).to.include({
+        'x-platform-client-principal-id': ALLOWED,
+        'x-platform-client-principal-name': 'bob@contoso.example',
+      });
     });
   });
 
@@ -161,9 +222,25 @@ describe('OpenID Connect provider kinds', function () {
       const clientSecret = randomBytes(12).toString('hex');
       deployment = await startGatewayDeployment({
         prepare: async (front) => {
-          idp = await startDevIdentityProvider({ clients: [{ clientId: 'web.apps.example', clientSecret, redirectUris: [`${front}/.auth/login/google/callback`], postLogoutRedirectUris: [] }] });
+          idp = await startDevIdentityProvider({
+            clients: [
+              {
+                clientId: 'web.apps.example',
+                clientSecret,
+                redirectUris: [`${front}/.auth/login/google/callback`],
+                postLogoutRedirectUris: [],
+              },
+            ],
+          });
           return {
-            document: { identityProviders: { google: { registration: { clientId: 'web.apps.example', clientSecretSettingName: 'GOOGLE_SECRET' }, wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration` } } },
+            document: {
+              identityProviders: {
+                google: {
+                  registration: { clientId: 'web.apps.example', clientSecretSettingName: 'GOOGLE_SECRET' },
+                  wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration`,
+                },
+              },
+            },
             env: { GOOGLE_SECRET: clientSecret },
           };
         },
@@ -176,7 +253,11 @@ describe('OpenID Connect provider kinds', function () {
       expect(authorize.searchParams.get('access_type')).to.equal('offline');
       expect(authorize.searchParams.get('prompt')).to.equal('consent');
       const { headers } = forwarded(hops.at(-1)!.body);
-      expect(headers).to.include({ 'x-platform-client-principal-id': 'demo', 'x-platform-client-principal-name': 'demo@example.com', 'x-platform-client-principal-idp': 'google' });
+      expect(headers).to.include({
+        'x-platform-client-principal-id': 'demo',
+        'x-platform-client-principal-name': 'demo@example.com',
+        'x-platform-client-principal-idp': 'google',
+      });
       expect(principal(headers).name_typ).to.equal('email');
     });
   });
@@ -193,36 +274,69 @@ describe('OpenID Connect provider kinds', function () {
       deployment = await startGatewayDeployment({
         prepare: async (front) => {
           idp = await startDevIdentityProvider({
-            clients: [{ clientId: 'com.example.web', clientSecret: staticSecret, redirectUris: [`${front}/.auth/login/apple/callback`], postLogoutRedirectUris: [], tokenEndpointAuthMethod: 'client_secret_post' }],
+            clients: [
+              {
+                clientId: 'com.example.web',
+                clientSecret: staticSecret,
+                redirectUris: [`${front}/.auth/login/apple/callback`],
+                postLogoutRedirectUris: [],
+                tokenEndpointAuthMethod: 'client_secret_post',
+              },
+            ],
             // Apple sends the user's name once, on the first sign-in, in the form it POSTs back.
             middleware: [
               async (ctx, next) => {
                 await next();
                 if (typeof ctx.body === 'string' && ctx.body.includes('Submitting Callback') && firstLogin) {
                   firstLogin = false;
-                  const user = JSON.stringify({ name: { firstName: 'Ada', lastName: 'Lovelace' }, email: 'ada@privaterelay.example' }).replace(/"/g, '&quot;');
+                  const user = JSON.stringify({
+                    name: { firstName: 'Ada', lastName: 'Lovelace' },
+                    email: 'ada@privaterelay.example',
+                  }).replace(/"/g, '&quot;');
                   ctx.body = ctx.body.replace('</form>', `<input type="hidden" name="user" value="${user}"/></form>`);
                 }
               },
             ],
             // The token endpoint takes the client secret as an ES256 JWT: checked here, then the provider sees its usual secret.
             intercept: (req, res, issuer) => {
-              if (req.method !== 'POST' || req.url !== '/token' || req.headers['x-secret-checked'] === staticSecret) return false;
+              if (req.method !== 'POST' || req.url !== '/token' || req.headers['x-secret-checked'] === staticSecret)
+                return false;
               void (async () => {
                 const form = new URLSearchParams(await readAll(req));
                 const secret = form.get('client_secret') ?? '';
                 try {
-                  const { payload, protectedHeader } = await jwtVerify(secret, publicKey, { algorithms: ['ES256'], issuer: 'TEAM123456', audience: 'https://appleid.apple.com', subject: 'com.example.web' });
-                  verifiedSecrets.push({ header: protectedHeader as Record<string, unknown>, claims: payload as Record<string, unknown> });
+                  const { payload, protectedHeader } = await jwtVerify(secret, publicKey, {
+                    algorithms: ['ES256'],
+                    issuer: 'TEAM123456',
+                    audience: 'https://appleid.apple.com',
+                    subject: 'com.example.web',
+                  });
+                  verifiedSecrets.push({
+                    header: protectedHeader as Record<string, unknown>,
+                    claims: payload as Record<string, unknown>,
+                  });
                 } catch {
-                  res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_client' }));
+                  res
+                    .writeHead(400, { 'content-type': 'application/json' })
+                    .end(JSON.stringify({ error: 'invalid_client' }));
                   return;
                 }
                 form.set('client_secret', staticSecret);
-                const inner = http.request(`${issuer}/token`, { method: 'POST', headers: { ...req.headers, 'x-secret-checked': staticSecret, 'content-length': Buffer.byteLength(form.toString()) } }, (answer) => {
-                  res.writeHead(answer.statusCode ?? 500, answer.headers);
-                  answer.pipe(res);
-                });
+                const inner = http.request(
+                  `${issuer}/token`,
+                  {
+                    method: 'POST',
+                    headers: {
+                      ...req.headers,
+                      'x-secret-checked': staticSecret,
+                      'content-length': Buffer.byteLength(form.toString()),
+                    },
+                  },
+                  (answer) => {
+                    res.writeHead(answer.statusCode ?? 500, answer.headers);
+                    answer.pipe(res);
+                  },
+                );
                 inner.end(form.toString());
               })();
               return true;
@@ -231,7 +345,15 @@ describe('OpenID Connect provider kinds', function () {
           return {
             document: {
               identityProviders: {
-                apple: { registration: { clientId: 'com.example.web', teamId: 'TEAM123456', keyId: 'KEY1234567', privateKeySettingName: 'APPLE_PRIVATE_KEY' }, wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration` },
+                apple: {
+                  registration: {
+                    clientId: 'com.example.web',
+                    teamId: 'TEAM123456',
+                    keyId: 'KEY1234567',
+                    privateKeySettingName: 'APPLE_PRIVATE_KEY',
+                  },
+                  wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration`,
+                },
               },
             },
             env: { APPLE_PRIVATE_KEY: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() },
@@ -253,13 +375,19 @@ describe('OpenID Connect provider kinds', function () {
       const after = await browser.submitForm(formPost, /\/\.auth\/login\/apple\/callback$/, {});
       expect(after[0]!.status).to.equal(302);
       const { headers } = forwarded(after.at(-1)!.body);
-      expect(headers).to.include({ 'x-platform-client-principal-name': 'Ada Lovelace', 'x-platform-client-principal-idp': 'apple', 'x-platform-client-principal-id': 'demo' });
+      expect(headers).to.include({
+        'x-platform-client-principal-name': 'Ada Lovelace',
+        'x-platform-client-principal-idp': 'apple',
+        'x-platform-client-principal-id': 'demo',
+      });
       expectClaimMapping('apple', 'apple', headers);
       expect(verifiedSecrets).to.have.length(1);
       expect(verifiedSecrets[0]!.header).to.include({ alg: 'ES256', kid: 'KEY1234567' });
       const { iat, exp } = verifiedSecrets[0]!.claims as { iat: number; exp: number };
       expect(exp - iat).to.be.within(60, 6 * 30 * 24 * 3600);
-      const me = JSON.parse((await browser.request(`${deployment!.url}/.auth/me`, { headers: { accept: 'application/json' } })).body) as Array<{ id_token: string }>;
+      const me = JSON.parse(
+        (await browser.request(`${deployment!.url}/.auth/me`, { headers: { accept: 'application/json' } })).body,
+      ) as Array<{ id_token: string }>;
       expect(decodeProtectedHeader(me[0]!.id_token).alg).to.equal('RS256');
     });
 

@@ -10,7 +10,14 @@ import { expect } from 'chai';
 import type { OidcProviderConfig } from '../../../src/core/config/provider-settings.js';
 import { OidcProviderClient } from '../../../src/core/oidc/provider-client.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../../../src/core/providers/errors.js';
-import { boundedFetch, callProvider, expiryAfter, expiryAt, jsonAnswer, MAX_ANSWER_BYTES } from '../../../src/core/providers/provider-http.js';
+import {
+  boundedFetch,
+  callProvider,
+  expiryAfter,
+  expiryAt,
+  jsonAnswer,
+  MAX_ANSWER_BYTES,
+} from '../../../src/core/providers/provider-http.js';
 
 /** What the endless answer had written when its connection closed: far less than the 10 s timeout would let through. */
 const CUT_OFF_BOUND = 16 * 1024 * 1024;
@@ -48,7 +55,9 @@ async function startAnswerServer(): Promise<AnswerServer> {
     }
     if (req.url === '/token') {
       // A refusal whose error code is no code: long, with a line break.
-      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `${'e'.repeat(4000)}\nforged log line` }));
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: `${'e'.repeat(4000)}\nforged log line` }));
       return;
     }
     if (req.url === '/empty') {
@@ -137,7 +146,9 @@ describe('provider answers are size-limited', function () {
   });
 
   it("a refusal's error code that is not one is recorded as provider_error, for gatehouse's own calls and openid-client's", async () => {
-    const own = await rejection(callProvider(`${server.url}/token`, {}, 'token').then((answer) => jsonAnswer(answer, 'token')));
+    const own = await rejection(
+      callProvider(`${server.url}/token`, {}, 'token').then((answer) => jsonAnswer(answer, 'token')),
+    );
     expect(own).to.be.instanceOf(ProviderRefusedError);
     expect(own.message).to.equal('token: provider answered 400 provider_error');
     expect((own as ProviderRefusedError).oauthError).to.equal('provider_error');
@@ -148,7 +159,12 @@ describe('provider answers are size-limited', function () {
       clientId: 'client',
       clientSecret: 'secret',
       discoveryUrl: undefined,
-      endpoints: { authorization: `${server.url}/authorize`, token: `${server.url}/token`, issuer: server.url, jwksUri: `${server.url}/small` },
+      endpoints: {
+        authorization: `${server.url}/authorize`,
+        token: `${server.url}/token`,
+        issuer: server.url,
+        jwksUri: `${server.url}/small`,
+      },
       nameClaimType: undefined,
       claimsFromUserInfo: false,
       scopes: ['openid'],
@@ -168,16 +184,21 @@ describe('access token lifetimes (expires_in)', () => {
   it('seconds from now, as a number or a numeric string; anything else is no expiry at all', () => {
     expect(expiryAfter(3600, now)).to.equal(now + 3_600_000);
     expect(expiryAfter('3600', now)).to.equal(now + 3_600_000);
-    for (const value of [0, -1, '', ' ', 'soon', null, true, {}, [], Number.NaN, undefined]) expect(expiryAfter(value, now), String(value)).to.equal(undefined);
+    for (const value of [0, -1, '', ' ', 'soon', null, true, {}, [], Number.NaN, undefined])
+      expect(expiryAfter(value, now), String(value)).to.equal(undefined);
   });
   it('a lifetime no date can hold (1e308 s, Infinity) is read as ten years: the expiry stays a date', () => {
     for (const value of [1e308, Number.POSITIVE_INFINITY, '1e300', 2 ** 60]) {
       const at = expiryAfter(value, now)!;
-      expect(new Date(at).toISOString(), String(value)).to.equal(new Date(now + 10 * 365 * 24 * 3_600_000).toISOString());
+      expect(new Date(at).toISOString(), String(value)).to.equal(
+        new Date(now + 10 * 365 * 24 * 3_600_000).toISOString(),
+      );
     }
   });
   it("an absolute expiry (Facebook's expires_at, seconds since the epoch) is held to the same ten years", () => {
     expect(expiryAt(now / 1000 + 3600, now)).to.equal(now + 3_600_000);
-    expect(new Date(expiryAt(1e308, now)).toISOString()).to.equal(new Date(now + 10 * 365 * 24 * 3_600_000).toISOString());
+    expect(new Date(expiryAt(1e308, now)).toISOString()).to.equal(
+      new Date(now + 10 * 365 * 24 * 3_600_000).toISOString(),
+    );
   });
 });

@@ -39,25 +39,50 @@ describe('several providers side by side', function () {
       prepare: async (front) => {
         idp = await startDevIdentityProvider({
           clients: [
-            { clientId: 'corp-app', clientSecret: secrets.corp, redirectUris: [`${front}/.auth/login/corp/callback`], postLogoutRedirectUris: [] },
-            { clientId: 'google-app', clientSecret: secrets.google, redirectUris: [`${front}/.auth/login/google/callback`], postLogoutRedirectUris: [] },
+            {
+              clientId: 'corp-app',
+              clientSecret: secrets.corp,
+              redirectUris: [`${front}/.auth/login/corp/callback`],
+              postLogoutRedirectUris: [],
+            },
+            {
+              clientId: 'google-app',
+              clientSecret: secrets.google,
+              redirectUris: [`${front}/.auth/login/google/callback`],
+              postLogoutRedirectUris: [],
+            },
           ],
         });
         const providers = {
           ...(gitHubDocument(github).identityProviders as object),
           ...(facebookDocument(facebook).identityProviders as object),
           ...(twitterDocument(twitter).identityProviders as object),
-          google: { registration: { clientId: 'google-app', clientSecretSettingName: 'GOOGLE_SECRET' }, wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration` },
+          google: {
+            registration: { clientId: 'google-app', clientSecretSettingName: 'GOOGLE_SECRET' },
+            wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration`,
+          },
           customOpenIdConnectProviders: {
             corp: {
-              registration: { clientId: 'corp-app', clientCredential: { clientSecretSettingName: 'CORP_SECRET' }, openIdConnectConfiguration: { wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration` } },
+              registration: {
+                clientId: 'corp-app',
+                clientCredential: { clientSecretSettingName: 'CORP_SECRET' },
+                openIdConnectConfiguration: {
+                  wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration`,
+                },
+              },
               login: { scopes: ['openid', 'profile', 'email', 'offline_access'] },
             },
           },
         };
         return {
           document: { identityProviders: providers },
-          env: { GITHUB_SECRET: github.clientSecret, FACEBOOK_SECRET: facebook.appSecret, TWITTER_SECRET: twitter.consumerSecret, GOOGLE_SECRET: secrets.google, CORP_SECRET: secrets.corp },
+          env: {
+            GITHUB_SECRET: github.clientSecret,
+            FACEBOOK_SECRET: facebook.appSecret,
+            TWITTER_SECRET: twitter.consumerSecret,
+            GOOGLE_SECRET: secrets.google,
+            CORP_SECRET: secrets.corp,
+          },
           close: () => idp.close(),
         };
       },
@@ -72,16 +97,33 @@ describe('several providers side by side', function () {
     const page = await new Browser().request(`${deployment.url}/reports?year=2026`);
     expect(page.status).to.equal(401);
     expect(page.headers['content-type']).to.match(/^text\/html/);
-    const choices = [...page.body.matchAll(/<li><a href="([^"]+)">Sign in with ([^<]+)<\/a><\/li>/g)].map((m) => [m[2], m[1]]);
-    expect(choices).to.have.deep.members(NAMED.map(([alias, name]) => [name, `/.auth/login/${alias}?post_login_redirect_uri=${encodeURIComponent('/reports?year=2026')}`]));
+    const choices = [...page.body.matchAll(/<li><a href="([^"]+)">Sign in with ([^<]+)<\/a><\/li>/g)].map((m) => [
+      m[2],
+      m[1],
+    ]);
+    expect(choices).to.have.deep.members(
+      NAMED.map(([alias, name]) => [
+        name,
+        `/.auth/login/${alias}?post_login_redirect_uri=${encodeURIComponent('/reports?year=2026')}`,
+      ]),
+    );
     expect(choices).to.have.length(NAMED.length);
     const api = await new Browser().request(`${deployment.url}/reports`, { headers: { accept: 'application/json' } });
     expect(api.status).to.equal(401);
     // A form POST is not redirected: its 401 page names every way to sign in, each coming back to the page.
-    const posted = await new Browser().request(`${deployment.url}/reports?year=2026`, { method: 'POST', headers: { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1' });
+    const posted = await new Browser().request(`${deployment.url}/reports?year=2026`, {
+      method: 'POST',
+      headers: { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'a=1',
+    });
     expect(posted.status).to.equal(401);
     const offered = [...posted.body.matchAll(/<a href="([^"]+)">Sign in with ([^<]+)<\/a>/g)].map((m) => [m[2], m[1]]);
-    expect(offered).to.have.deep.members(NAMED.map(([alias, name]) => [name, `/.auth/login/${alias}?post_login_redirect_uri=${encodeURIComponent('/reports?year=2026')}`]));
+    expect(offered).to.have.deep.members(
+      NAMED.map(([alias, name]) => [
+        name,
+        `/.auth/login/${alias}?post_login_redirect_uri=${encodeURIComponent('/reports?year=2026')}`,
+      ]),
+    );
     expect(offered).to.have.length(NAMED.length);
   });
 
@@ -98,7 +140,10 @@ describe('several providers side by side', function () {
     });
   }
 
-  for (const [alias, kind] of [['corp', 'custom'], ['google', 'google']] as const) {
+  for (const [alias, kind] of [
+    ['corp', 'custom'],
+    ['google', 'google'],
+  ] as const) {
     it(`${alias}: signs in through the OpenID provider with the ${kind} claim mapping`, async () => {
       const browser = new Browser();
       const hops = await browser.follow(`${deployment.url}/.auth/login/${alias}?post_login_redirect_uri=/home`);
@@ -122,19 +167,27 @@ describe('several providers side by side', function () {
     expect(callback.status).to.equal(404);
   });
 
-  it('an unknown provider\'s page offers the providers there are (links only); JSON says only what went wrong', async () => {
+  it("an unknown provider's page offers the providers there are (links only); JSON says only what went wrong", async () => {
     const page = await new Browser().request(`${deployment.url}/.auth/login/gitlab?post_login_redirect_uri=/home`);
     expect(page.status).to.equal(404);
     expect(page.body).to.contain('No identity provider &#34;gitlab&#34; is configured.');
     const offered = [...page.body.matchAll(/<a href="([^"]+)">Sign in with ([^<]+)<\/a>/g)].map((m) => [m[2], m[1]]);
     expect(offered).to.have.deep.members(NAMED.map(([alias, name]) => [name, `/.auth/login/${alias}`]));
     expect(offered).to.have.length(NAMED.length);
-    const api = await new Browser().request(`${deployment.url}/.auth/login/gitlab`, { headers: { accept: 'application/json' } });
-    expect([api.status, JSON.parse(api.body)]).to.deep.equal([404, { error: 'No identity provider "gitlab" is configured.' }]);
+    const api = await new Browser().request(`${deployment.url}/.auth/login/gitlab`, {
+      headers: { accept: 'application/json' },
+    });
+    expect([api.status, JSON.parse(api.body)]).to.deep.equal([
+      404,
+      { error: 'No identity provider "gitlab" is configured.' },
+    ]);
   });
 
   it('prompt=select_account or login: each provider is asked in its own way to let the person choose the account', async () => {
-    const authorize = async (alias: string, prompt: string) => new URL((await new Browser().request(`${deployment.url}/.auth/login/${alias}?prompt=${prompt}`)).headers.location!);
+    const authorize = async (alias: string, prompt: string) =>
+      new URL(
+        (await new Browser().request(`${deployment.url}/.auth/login/${alias}?prompt=${prompt}`)).headers.location!,
+      );
     for (const prompt of ['select_account', 'login']) {
       expect((await authorize('github', prompt)).searchParams.get('prompt'), prompt).to.equal('select_account');
       expect((await authorize('facebook', prompt)).searchParams.get('auth_type'), prompt).to.equal('reauthenticate');
@@ -156,7 +209,9 @@ describe('several providers side by side', function () {
     // The provider's session signs the browser in again at once, unless the account picker is asked for.
     const plain = await browser.follow(`${deployment.url}/.auth/login/corp?post_login_redirect_uri=/home`);
     expect(plain.at(-1)!.url).to.equal(`${deployment.url}/home`);
-    const picker = await browser.follow(`${deployment.url}/.auth/login/corp?post_login_redirect_uri=/home&prompt=select_account`);
+    const picker = await browser.follow(
+      `${deployment.url}/.auth/login/corp?post_login_redirect_uri=/home&prompt=select_account`,
+    );
     expect(picker.at(-1)!.body).to.match(/<form method="post" action="\/interaction\/[^"]+\/login">/);
     const landed = await browser.submitForm(picker.at(-1)!, /\/login$/, { username: 'demo', password: 'demo' });
     expect(landed.at(-1)!.url).to.equal(`${deployment.url}/home`);
@@ -164,20 +219,29 @@ describe('several providers side by side', function () {
 
   it('any other prompt is a 400 that says which are taken, with a link to sign in without it (to the same place)', async () => {
     for (const prompt of ['none', 'consent', 'LOGIN', 'login%20select_account', 'x'.repeat(5000)]) {
-      const page = await new Browser().request(`${deployment.url}/.auth/login/corp?post_login_redirect_uri=%2Fhome&prompt=${prompt}`);
+      const page = await new Browser().request(
+        `${deployment.url}/.auth/login/corp?post_login_redirect_uri=%2Fhome&prompt=${prompt}`,
+      );
       expect(page.status, prompt).to.equal(400);
       expect(page.body).to.contain('The prompt must be login or select_account.');
       const links = [...page.body.matchAll(/<a href="([^"]+)">([^<]+)<\/a>/g)].map((m) => [m[2], m[1]]);
       expect(links).to.deep.equal([['Sign in', '/.auth/login/corp?post_login_redirect_uri=%2Fhome']]);
     }
-    const api = await new Browser().request(`${deployment.url}/.auth/login/github?prompt=none`, { headers: { accept: 'application/json' } });
-    expect([api.status, JSON.parse(api.body)]).to.deep.equal([400, { error: 'The prompt must be login or select_account.' }]);
+    const api = await new Browser().request(`${deployment.url}/.auth/login/github?prompt=none`, {
+      headers: { accept: 'application/json' },
+    });
+    expect([api.status, JSON.parse(api.body)]).to.deep.equal([
+      400,
+      { error: 'The prompt must be login or select_account.' },
+    ]);
   });
 
   it("a session of one provider is not another's: signing in with GitHub then asking /.auth/me shows only GitHub", async () => {
     const browser = new Browser();
     await browser.follow(`${deployment.url}/.auth/login/github`);
-    const me = JSON.parse((await browser.request(`${deployment.url}/.auth/me`, { headers: { accept: 'application/json' } })).body) as Array<{ provider_name: string }>;
+    const me = JSON.parse(
+      (await browser.request(`${deployment.url}/.auth/me`, { headers: { accept: 'application/json' } })).body,
+    ) as Array<{ provider_name: string }>;
     expect(me.map((e) => e.provider_name)).to.deep.equal(['github']);
   });
 });

@@ -32,11 +32,20 @@ describe('providers checked at start', () => {
     for (let i = 0; i < 100 && attempts < 3; i++) await delay(10);
     await delay(20);
     const lines = logs.lines();
-    const warnings = lines.filter((l) => l.msg === 'identity provider not reachable at start: its sign-ins fail until it is; trying again in the background');
+    const warnings = lines.filter(
+      (l) =>
+        l.msg ===
+        'identity provider not reachable at start: its sign-ins fail until it is; trying again in the background',
+    );
     expect(warnings).to.have.length(1);
-    expect(warnings[0]).to.include({ provider: 'corp', discovery: 'https://idp.example/.well-known/openid-configuration' });
+    expect(warnings[0]).to.include({
+      provider: 'corp',
+      discovery: 'https://idp.example/.well-known/openid-configuration',
+    });
     expect(String(warnings[0]!.reason)).to.include('ECONNREFUSED');
-    expect(lines.filter((l) => l.msg === 'identity provider reachable: its discovery document was fetched')).to.have.length(1);
+    expect(
+      lines.filter((l) => l.msg === 'identity provider reachable: its discovery document was fetched'),
+    ).to.have.length(1);
     check.stop();
 
     let later = 0;
@@ -59,9 +68,27 @@ describe('providers checked at start', () => {
     const port = await freePort();
     const discovery = `http://127.0.0.1:${port}/.well-known/openid-configuration`;
     const directory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-check-'));
-    const { config } = resolveAuthConfig({ identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: 'c', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: discovery } } } } }, login: { tokenStore: { fileSystem: { directory } } } }, {});
+    const { config } = resolveAuthConfig(
+      {
+        identityProviders: {
+          customOpenIdConnectProviders: {
+            corp: {
+              registration: { clientId: 'c', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: discovery } },
+            },
+          },
+        },
+        login: { tokenStore: { fileSystem: { directory } } },
+      },
+      {},
+    );
     const logs = capturingLogger();
-    const runtime = await startAuthRuntime({ headers: fallbackCore, config, logger: logs.logger, masterKey: Buffer.alloc(32, 1), env: {} });
+    const runtime = await startAuthRuntime({
+      headers: fallbackCore,
+      config,
+      logger: logs.logger,
+      masterKey: Buffer.alloc(32, 1),
+      env: {},
+    });
     try {
       let warning: Record<string, unknown> | undefined;
       for (let i = 0; i < 100 && warning === undefined; i++) {

@@ -13,7 +13,9 @@ import { defaultDocument, signIn, startDeployment, type Deployment } from '../..
 /** The dev provider's document, with the "dev" provider's login block changed. */
 function withLogin(login: Record<string, unknown>) {
   return (issuer: string): Record<string, unknown> => {
-    const document = defaultDocument(issuer) as { identityProviders: { customOpenIdConnectProviders: { dev: { login: Record<string, unknown> } } } };
+    const document = defaultDocument(issuer) as {
+      identityProviders: { customOpenIdConnectProviders: { dev: { login: Record<string, unknown> } } };
+    };
     const dev = document.identityProviders.customOpenIdConnectProviders.dev;
     dev.login = { ...dev.login, ...login };
     return document;
@@ -53,12 +55,14 @@ describe('claims from the userinfo endpoint (a provider with thin ID tokens)', f
     expect(principal(headers).claims.map((c) => c.typ)).not.to.include('email');
   });
 
-  it("a userinfo answer about another subject fails the sign-in, and nobody is signed in", async () => {
+  it('a userinfo answer about another subject fails the sign-in, and nobody is signed in', async () => {
     const deployment = await start({
       thinIdToken: true,
       interceptProvider: (req, res) => {
         if (!req.url?.startsWith('/me')) return false;
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ sub: 'someone-else', name: 'Mallory' }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ sub: 'someone-else', name: 'Mallory' }));
         return true;
       },
     });

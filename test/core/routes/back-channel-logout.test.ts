@@ -27,7 +27,9 @@ describe('back-channel logout: the endpoint and its logout tokens', () => {
   before(async () => {
     [corp, partner, github] = await Promise.all([startTokenIssuer(), startTokenIssuer(), startGitHub()]);
     logs = capturingLogger();
-    const discovery = (issuer: TokenIssuer, path: string) => ({ wellKnownOpenIdConfiguration: `${issuer.issuer(path)}/.well-known/openid-configuration` });
+    const discovery = (issuer: TokenIssuer, path: string) => ({
+      wellKnownOpenIdConfiguration: `${issuer.issuer(path)}/.well-known/openid-configuration`,
+    });
     deployment = await startGatewayDeployment({
       logger: logs.logger,
       prepare: async () => ({
@@ -35,9 +37,14 @@ describe('back-channel logout: the endpoint and its logout tokens', () => {
           identityProviders: {
             customOpenIdConnectProviders: {
               corp: { registration: { clientId: 'corp-app', openIdConnectConfiguration: discovery(corp, '/corp') } },
-              partner: { registration: { clientId: 'partner-app', openIdConnectConfiguration: discovery(partner, '/partner') } },
+              partner: {
+                registration: { clientId: 'partner-app', openIdConnectConfiguration: discovery(partner, '/partner') },
+              },
             },
-            gitHub: { registration: { clientId: github.clientId, clientSecretSettingName: 'GITHUB_SECRET' }, endpoints: { web: github.url, api: `${github.url}/api/v3` } },
+            gitHub: {
+              registration: { clientId: github.clientId, clientSecretSettingName: 'GITHUB_SECRET' },
+              endpoints: { web: github.url, api: `${github.url}/api/v3` },
+            },
           },
           globalValidation: { redirectToProvider: 'corp' },
         },
@@ -53,23 +60,45 @@ describe('back-channel logout: the endpoint and its logout tokens', () => {
   /** A session made with an ID token of corp's (token exchange); its authentication token. */
   async function sessionOf(claims: JWTPayload): Promise<string> {
     const idToken = await corp.mint({ iss: corp.issuer('/corp'), aud: 'corp-app', ...claims });
-    const answer = await new Browser().request(`${deployment.url}/.auth/login/corp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ id_token: idToken }) });
+    const answer = await new Browser().request(`${deployment.url}/.auth/login/corp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ id_token: idToken }),
+    });
     expect(answer.status, answer.body).to.equal(200);
     return (JSON.parse(answer.body) as { authenticationToken: string }).authenticationToken;
   }
-  const signedIn = async (token: string) => (await new Browser().request(`${deployment.url}/.auth/me`, { headers: { 'x-zumo-auth': token, accept: 'application/json' } })).status === 200;
+  const signedIn = async (token: string) =>
+    (
+      await new Browser().request(`${deployment.url}/.auth/me`, {
+        headers: { 'x-zumo-auth': token, accept: 'application/json' },
+      })
+    ).status === 200;
 
   /** corp's logout token for `claims` (iat now, exp in two minutes, a jti, the logout event), as a provider signs one. */
   function logoutToken(claims: JWTPayload, options: Parameters<TokenIssuer['mint']>[1] = {}): Promise<string> {
     return corp.mint(
-      { iss: corp.issuer('/corp'), aud: 'corp-app', iat: now(), exp: now() + 120, jti: randomBytes(8).toString('hex'), events: { [BACK_CHANNEL_LOGOUT_EVENT]: {} }, ...claims },
+      {
+        iss: corp.issuer('/corp'),
+        aud: 'corp-app',
+        iat: now(),
+        exp: now() + 120,
+        jti: randomBytes(8).toString('hex'),
+        events: { [BACK_CHANNEL_LOGOUT_EVENT]: {} },
+        ...claims,
+      },
       { header: { typ: 'logout+jwt' }, ...options },
     );
   }
   function post(body: string, provider = 'corp', headers: Record<string, string> = {}): Promise<Response> {
-    return new Browser().request(`${deployment.url}/.auth/logout/backchannel/${provider}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+    return new Browser().request(`${deployment.url}/.auth/logout/backchannel/${provider}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body,
+    });
   }
-  const deliver = (token: string, provider = 'corp') => post(new URLSearchParams({ logout_token: token }).toString(), provider);
+  const deliver = (token: string, provider = 'corp') =>
+    post(new URLSearchParams({ logout_token: token }).toString(), provider);
 
   function expectRefused(answer: Response, status: number, description: RegExp): void {
     expect(answer.status, answer.body).to.equal(status);
@@ -96,31 +125,56 @@ describe('back-channel logout: the endpoint and its logout tokens', () => {
     expect(await signedIn(another)).to.equal(true);
     expect(await signedIn(otherUser)).to.equal(true);
     // Logged without the sid or the user (a sid is all a front-channel logout needs to name a session).
-    const line = logs.lines().find((l) => l.msg === 'signed out at the provider (back-channel logout)' && l.provider === 'corp');
+    const line = logs
+      .lines()
+      .find((l) => l.msg === 'signed out at the provider (back-channel logout)' && l.provider === 'corp');
     expect(line).to.include({ scope: 'provider session' });
     expect(logs.raw()).not.to.contain(sid);
   });
 
   it('a logout token is no ID token or access token: token exchange and bearer use refuse it (it would sign in the user it says signed out)', async () => {
     const exchange = (body: Record<string, string>) =>
-      new Browser().request(`${deployment.url}/.auth/login/corp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) });
-    const bearer = (token: string) => new Browser().request(`${deployment.url}/orders`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+      new Browser().request(`${deployment.url}/.auth/login/corp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const bearer = (token: string) =>
+      new Browser().request(`${deployment.url}/orders`, {
+        headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+      });
     // Explicitly typed (logout+jwt), typed as a plain JWT, or not typed at all: the event tells it apart.
     for (const header of [{ typ: 'logout+jwt' }, { typ: 'JWT' }, {}]) {
       const token = await logoutToken({ sub: 'victim', sid: 'sid-x' }, { header });
       const lines = await logs.during(async () => {
-        for (const answer of [await exchange({ id_token: token }), await exchange({ access_token: token }), await bearer(token)]) {
+        for (const answer of [
+          await exchange({ id_token: token }),
+          await exchange({ access_token: token }),
+          await bearer(token),
+        ]) {
           expect(answer.status, `${JSON.stringify(header)}: ${answer.body}`).to.equal(401);
         }
       });
       // Each refusal logged with why.
-      expect(lines.filter((line) => JSON.stringify(line).includes('a logout token, not accepted here')), JSON.stringify(lines)).to.have.length(3);
+      expect(
+        lines.filter((line) => JSON.stringify(line).includes('a logout token, not accepted here')),
+        JSON.stringify(lines),
+      ).to.have.length(3);
     }
     // Typed as one, even without the event.
-    const typed = await corp.mint({ iss: corp.issuer('/corp'), aud: 'corp-app', sub: 'victim', iat: now(), exp: now() + 120 }, { header: { typ: 'application/Logout+JWT' } });
+    const typed = await corp.mint(
+      { iss: corp.issuer('/corp'), aud: 'corp-app', sub: 'victim', iat: now(), exp: now() + 120 },
+      { header: { typ: 'application/Logout+JWT' } },
+    );
     expect((await exchange({ id_token: typed })).status).to.equal(401);
     // The same claims without the event and the type are an ID token, and taken.
-    const idToken = await corp.mint({ iss: corp.issuer('/corp'), aud: 'corp-app', sub: 'victim', iat: now(), exp: now() + 120 });
+    const idToken = await corp.mint({
+      iss: corp.issuer('/corp'),
+      aud: 'corp-app',
+      sub: 'victim',
+      iat: now(),
+      exp: now() + 120,
+    });
     expect((await exchange({ id_token: idToken })).status).to.equal(200);
     expect((await bearer(idToken)).status).to.equal(200);
   });
@@ -142,18 +196,23 @@ describe('back-channel logout: the endpoint and its logout tokens', () => {
     ]);
     const logout = await logoutToken({ sub: 'user-4', iat: issuedAt - 50 });
     expect((await deliver(logout)).status).to.equal(200);
-    expect([await signedIn(older), await signedIn(oldest), await signedIn(newer), await signedIn(otherUser)]).to.deep.equal([false, false, true, true]);
+    expect([
+      await signedIn(older),
+      await signedIn(oldest),
+      await signedIn(newer),
+      await signedIn(otherUser),
+    ]).to.deep.equal([false, false, true, true]);
     const line = logs.lines().findLast((l) => l.msg === 'signed out at the provider (back-channel logout)');
     expect(line).to.include({ scope: 'user' });
     // The same token again (a retried delivery, or a captured one replayed): answered, and nothing more ends.
     expect((await deliver(logout)).status).to.equal(200);
     // An older one neither: a user's sign-out never moves later.
-    expect((await deliver(await logoutToken({ sub: 'user-4', iat: issuedAt - 300 })))).to.have.property('status', 200);
+    expect(await deliver(await logoutToken({ sub: 'user-4', iat: issuedAt - 300 }))).to.have.property('status', 200);
     const signedInAfterwards = await sessionOf({ sub: 'user-4', iat: issuedAt - 20 });
     expect(await signedIn(newer)).to.equal(true);
     expect(await signedIn(signedInAfterwards)).to.equal(true);
     // A newer logout ends it.
-    expect((await deliver(await logoutToken({ sub: 'user-4' })))).to.have.property('status', 200);
+    expect(await deliver(await logoutToken({ sub: 'user-4' }))).to.have.property('status', 200);
     expect(await signedIn(newer)).to.equal(false);
     expect(await signedIn(signedInAfterwards)).to.equal(false);
   });
@@ -177,7 +236,13 @@ describe('back-channel logout: the endpoint and its logout tokens', () => {
 
     it("HS256 signed with the provider's public key as the secret", async () => {
       const publicPem = corp.keys[0]!.publicKey.export({ type: 'spki', format: 'pem' });
-      const token = await new SignJWT({ iss: corp.issuer('/corp'), aud: 'corp-app', jti: 'j', events: { [BACK_CHANNEL_LOGOUT_EVENT]: {} }, ...claims })
+      const token = await new SignJWT({
+        iss: corp.issuer('/corp'),
+        aud: 'corp-app',
+        jti: 'j',
+        events: { [BACK_CHANNEL_LOGOUT_EVENT]: {} },
+        ...claims,
+      })
         .setProtectedHeader({ alg: 'HS256', kid: corp.keys[0]!.kid })
         .setIssuedAt()
         .setExpirationTime('2m')
@@ -188,35 +253,79 @@ describe('back-channel logout: the endpoint and its logout tokens', () => {
     it('signed by a key that is not the provider’s, under its kid or an unknown one', async () => {
       const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
       expectRefused(await deliver(await logoutToken(claims, { key: privateKey })), 400, /signature invalid/);
-      expectRefused(await deliver(await logoutToken(claims, { key: privateKey, kid: 'made-up' })), 400, /^logout token /);
+      expectRefused(
+        await deliver(await logoutToken(claims, { key: privateKey, kid: 'made-up' })),
+        400,
+        /^logout token /,
+      );
     });
 
     it('a tampered payload', async () => {
       const [header, , signature] = (await logoutToken({ sub: 'someone-else', sid: 'other' })).split('.');
-      const payload = encode({ iss: corp.issuer('/corp'), aud: 'corp-app', iat: now(), exp: now() + 120, jti: 'j', events: { [BACK_CHANNEL_LOGOUT_EVENT]: {} }, ...claims });
+      const payload = encode({
+        iss: corp.issuer('/corp'),
+        aud: 'corp-app',
+        iat: now(),
+        exp: now() + 120,
+        jti: 'j',
+        events: { [BACK_CHANNEL_LOGOUT_EVENT]: {} },
+        ...claims,
+      });
       expectRefused(await deliver(`${header}.${payload}.${signature}`), 400, /signature invalid/);
     });
 
     it('another issuer, another audience, or another configured provider’s token at this provider’s endpoint', async () => {
-      expectRefused(await deliver(await logoutToken({ ...claims, iss: 'https://evil.example' })), 400, /iss check_failed/);
+      expectRefused(
+        await deliver(await logoutToken({ ...claims, iss: 'https://evil.example' })),
+        400,
+        /iss check_failed/,
+      );
       expectRefused(await deliver(await logoutToken({ ...claims, aud: 'another-app' })), 400, /aud/);
-      const partners = await partner.mint({ iss: partner.issuer('/partner'), aud: 'partner-app', iat: now(), exp: now() + 120, jti: 'j', events: { [BACK_CHANNEL_LOGOUT_EVENT]: {} }, ...claims });
+      const partners = await partner.mint({
+        iss: partner.issuer('/partner'),
+        aud: 'partner-app',
+        iat: now(),
+        exp: now() + 120,
+        jti: 'j',
+        events: { [BACK_CHANNEL_LOGOUT_EVENT]: {} },
+        ...claims,
+      });
       expectRefused(await deliver(partners), 400, /iss check_failed/);
       // At the partner's endpoint it is a good token, but the session is corp's: nothing of corp's ends.
       expect((await deliver(partners, 'partner')).status).to.equal(200);
     });
 
     it('expired, without exp, issued in the future, without iat', async () => {
-      expectRefused(await deliver(await logoutToken({ ...claims, iat: now() - 600, exp: now() - 300 })), 400, /expired/);
+      expectRefused(
+        await deliver(await logoutToken({ ...claims, iat: now() - 600, exp: now() - 300 })),
+        400,
+        /expired/,
+      );
       expectRefused(await deliver(await logoutToken({ ...claims, exp: undefined })), 400, /exp missing/);
-      expectRefused(await deliver(await logoutToken({ ...claims, iat: now() + 3600, exp: now() + 3700 })), 400, /iat in the future/);
+      expectRefused(
+        await deliver(await logoutToken({ ...claims, iat: now() + 3600, exp: now() + 3700 })),
+        400,
+        /iat in the future/,
+      );
       expectRefused(await deliver(await logoutToken({ ...claims, iat: undefined })), 400, /iat missing/);
     });
 
     it('not a logout: no event, the event in the drafts’ array form, the event not an object, or a nonce (an ID token)', async () => {
-      expectRefused(await deliver(await logoutToken({ ...claims, events: undefined })), 400, /no back-channel logout event/);
-      expectRefused(await deliver(await logoutToken({ ...claims, events: [BACK_CHANNEL_LOGOUT_EVENT] })), 400, /no back-channel logout event/);
-      expectRefused(await deliver(await logoutToken({ ...claims, events: { [BACK_CHANNEL_LOGOUT_EVENT]: true } })), 400, /no back-channel logout event/);
+      expectRefused(
+        await deliver(await logoutToken({ ...claims, events: undefined })),
+        400,
+        /no back-channel logout event/,
+      );
+      expectRefused(
+        await deliver(await logoutToken({ ...claims, events: [BACK_CHANNEL_LOGOUT_EVENT] })),
+        400,
+        /no back-channel logout event/,
+      );
+      expectRefused(
+        await deliver(await logoutToken({ ...claims, events: { [BACK_CHANNEL_LOGOUT_EVENT]: true } })),
+        400,
+        /no back-channel logout event/,
+      );
       expectRefused(await deliver(await logoutToken({ ...claims, nonce: 'n-1' })), 400, /nonce/);
       // The session's own ID token, sent as a logout token: what a leaked ID token must not be able to do.
       const idToken = await corp.mint({ iss: corp.issuer('/corp'), aud: 'corp-app', ...claims, nonce: 'n-2' });
@@ -246,13 +355,30 @@ describe('back-channel logout: the endpoint and its logout tokens', () => {
       expectRefused(await post(''), 400, /no logout_token/);
       expectRefused(await post('logout_token='), 400, /no logout_token/);
       const token = await logoutToken(claims);
-      expectRefused(await post(new URLSearchParams([['logout_token', token], ['logout_token', token]]).toString()), 400, /more than one logout_token/);
+      expectRefused(
+        await post(
+          new URLSearchParams([
+            ['logout_token', token],
+            ['logout_token', token],
+          ]).toString(),
+        ),
+        400,
+        /more than one logout_token/,
+      );
     });
 
     it('not a form (415), over 64 KiB (413), another method (405, Allow: POST)', async () => {
       const token = await logoutToken(claims);
-      expectRefused(await post(JSON.stringify({ logout_token: token }), 'corp', { 'content-type': 'application/json' }), 415, /form/);
-      expectRefused(await post(`logout_token=${token}&padding=${'x'.repeat(65 * 1024)}`), 413, /larger than 65536 bytes/);
+      expectRefused(
+        await post(JSON.stringify({ logout_token: token }), 'corp', { 'content-type': 'application/json' }),
+        415,
+        /form/,
+      );
+      expectRefused(
+        await post(`logout_token=${token}&padding=${'x'.repeat(65 * 1024)}`),
+        413,
+        /larger than 65536 bytes/,
+      );
       const get = await new Browser().request(`${deployment.url}/.auth/logout/backchannel/corp?logout_token=${token}`);
       expect(get.status).to.equal(405);
       expect(get.headers.allow).to.equal('POST');
@@ -260,7 +386,12 @@ describe('back-channel logout: the endpoint and its logout tokens', () => {
 
     it('an unknown provider, a provider named in another case (the registered URL is exact), a provider without back-channel logout: 404', async () => {
       const token = await logoutToken(claims);
-      for (const provider of ['nobody', 'CORP']) expectRefused(await deliver(token, provider), 404, new RegExp(`^no identity provider "${provider}" is configured$`));
+      for (const provider of ['nobody', 'CORP'])
+        expectRefused(
+          await deliver(token, provider),
+          404,
+          new RegExp(`^no identity provider "${provider}" is configured$`),
+        );
       expectRefused(await deliver(token, 'github'), 404, /GitHub has no back-channel logout/);
     });
   });
@@ -268,21 +399,48 @@ describe('back-channel logout: the endpoint and its logout tokens', () => {
   it('a provider whose metadata and keys cannot be fetched: 503 temporarily_unavailable, logged', async () => {
     const gone = await startTokenIssuer();
     const issuerUrl = gone.issuer('/gone');
-    const logout = await gone.mint({ iss: issuerUrl, aud: 'gone-app', sub: 'u', sid: 's', jti: 'j', exp: now() + 120, events: { [BACK_CHANNEL_LOGOUT_EVENT]: {} } });
+    const logout = await gone.mint({
+      iss: issuerUrl,
+      aud: 'gone-app',
+      sub: 'u',
+      sid: 's',
+      jti: 'j',
+      exp: now() + 120,
+      events: { [BACK_CHANNEL_LOGOUT_EVENT]: {} },
+    });
     await gone.close();
     const captured = capturingLogger();
     const other = await startGatewayDeployment({
       logger: captured.logger,
       prepare: async () => ({
-        document: { identityProviders: { customOpenIdConnectProviders: { gone: { registration: { clientId: 'gone-app', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: `${issuerUrl}/.well-known/openid-configuration` } } } } } },
+        document: {
+          identityProviders: {
+            customOpenIdConnectProviders: {
+              gone: {
+                registration: {
+                  clientId: 'gone-app',
+                  openIdConnectConfiguration: {
+                    wellKnownOpenIdConfiguration: `${issuerUrl}/.well-known/openid-configuration`,
+                  },
+                },
+              },
+            },
+          },
+        },
         env: {},
       }),
     });
     try {
-      const answer = await new Browser().request(`${other.url}/.auth/logout/backchannel/gone`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: logout }).toString() });
+      const answer = await new Browser().request(`${other.url}/.auth/logout/backchannel/gone`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ logout_token: logout }).toString(),
+      });
       expect(answer.status, answer.body).to.equal(503);
       expect(JSON.parse(answer.body)).to.include({ error: 'temporarily_unavailable' });
-      expect(captured.lines().some((l) => l.msg === 'identity provider unavailable' && l.provider === 'gone')).to.equal(true);
+      expect(captured.lines().some((l) => l.msg === 'identity provider unavailable' && l.provider === 'gone')).to.equal(
+        true,
+      );
     } finally {
       await other.close();
     }

@@ -13,11 +13,21 @@ import { startTokenIssuer, type TokenIssuer } from '../../stand-ins/token-issuer
 
 function bearerDocument(corp: TokenIssuer, partner: TokenIssuer): Record<string, unknown> {
   const provider = (issuer: TokenIssuer, path: string, clientId: string, audiences?: string[]) => ({
-    registration: { clientId, openIdConnectConfiguration: { wellKnownOpenIdConfiguration: `${issuer.issuer(path)}/.well-known/openid-configuration` } },
+    registration: {
+      clientId,
+      openIdConnectConfiguration: {
+        wellKnownOpenIdConfiguration: `${issuer.issuer(path)}/.well-known/openid-configuration`,
+      },
+    },
     ...(audiences ? { validation: { allowedAudiences: audiences } } : {}),
   });
   return {
-    identityProviders: { customOpenIdConnectProviders: { corp: provider(corp, '/corp', 'corp-app', ['api://corp']), partner: provider(partner, '/partner', 'partner-app') } },
+    identityProviders: {
+      customOpenIdConnectProviders: {
+        corp: provider(corp, '/corp', 'corp-app', ['api://corp']),
+        partner: provider(partner, '/partner', 'partner-app'),
+      },
+    },
     globalValidation: { redirectToProvider: 'corp', excludedPaths: ['/public/*'] },
   };
 }
@@ -32,13 +42,24 @@ describe('bearer tokens (client-directed)', () => {
   let corp: TokenIssuer;
   let partner: TokenIssuer;
   let deployment: GatewayDeployment;
-  const get = (token: string, path = '/api/orders') => new Browser().request(`${deployment.url}${path}`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
-  const corpClaims = () => ({ iss: corp.issuer('/corp'), aud: 'api://corp', sub: 'user-7', name: 'Seven', preferred_username: 'seven@corp' });
+  const get = (token: string, path = '/api/orders') =>
+    new Browser().request(`${deployment.url}${path}`, {
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+    });
+  const corpClaims = () => ({
+    iss: corp.issuer('/corp'),
+    aud: 'api://corp',
+    sub: 'user-7',
+    name: 'Seven',
+    preferred_username: 'seven@corp',
+  });
 
   beforeEach(async () => {
     corp = await startTokenIssuer();
     partner = await startTokenIssuer();
-    deployment = await startGatewayDeployment({ prepare: async () => ({ document: bearerDocument(corp, partner), env: {} }) });
+    deployment = await startGatewayDeployment({
+      prepare: async () => ({ document: bearerDocument(corp, partner), env: {} }),
+    });
   });
   afterEach(async () => {
     await deployment.close();
@@ -50,7 +71,11 @@ describe('bearer tokens (client-directed)', () => {
     const answer = await get(token);
     expect(answer.status).to.equal(200);
     const { headers } = forwarded(answer.body);
-    expect(headers).to.include({ 'x-platform-client-principal-id': 'user-7', 'x-platform-client-principal-name': 'seven@corp', 'x-platform-client-principal-idp': 'corp' });
+    expect(headers).to.include({
+      'x-platform-client-principal-id': 'user-7',
+      'x-platform-client-principal-name': 'seven@corp',
+      'x-platform-client-principal-idp': 'corp',
+    });
     expect(headers.authorization).to.equal(`Bearer ${token}`);
   });
 
@@ -58,17 +83,26 @@ describe('bearer tokens (client-directed)', () => {
     const answer = await get(await partner.mint({ iss: partner.issuer('/partner'), aud: 'partner-app', sub: 'p-1' }));
     expect(answer.status).to.equal(200);
     expect(forwarded(answer.body).headers['x-platform-client-principal-idp']).to.equal('partner');
-    expectInvalidToken(await get(await partner.mint({ iss: partner.issuer('/partner'), aud: 'api://corp', sub: 'p-1' })));
+    expectInvalidToken(
+      await get(await partner.mint({ iss: partner.issuer('/partner'), aud: 'api://corp', sub: 'p-1' })),
+    );
   });
 
   it('refuses alg "none"', async () => {
     const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-    expectInvalidToken(await get(`${encode({ alg: 'none', typ: 'JWT' })}.${encode({ ...corpClaims(), exp: Math.floor(Date.now() / 1000) + 600 })}.`));
+    expectInvalidToken(
+      await get(
+        `${encode({ alg: 'none', typ: 'JWT' })}.${encode({ ...corpClaims(), exp: Math.floor(Date.now() / 1000) + 600 })}.`,
+      ),
+    );
   });
 
   it("refuses HS256 signed with the provider's public key as the secret", async () => {
     const publicPem = corp.keys[0]!.publicKey.export({ type: 'spki', format: 'pem' });
-    const token = await new SignJWT({ ...corpClaims() }).setProtectedHeader({ alg: 'HS256', kid: corp.keys[0]!.kid }).setExpirationTime('10m').sign(Buffer.from(publicPem));
+    const token = await new SignJWT({ ...corpClaims() })
+      .setProtectedHeader({ alg: 'HS256', kid: corp.keys[0]!.kid })
+      .setExpirationTime('10m')
+      .sign(Buffer.from(publicPem));
     expectInvalidToken(await get(token));
   });
 
@@ -76,7 +110,8 @@ describe('bearer tokens (client-directed)', () => {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     await get(await corp.mint(corpClaims())); // keys loaded
     const before = corp.jwksFetches;
-    for (let i = 0; i < 5; i++) expectInvalidToken(await get(await corp.mint(corpClaims(), { key: privateKey, kid: `made-up-${i}` })));
+    for (let i = 0; i < 5; i++)
+      expectInvalidToken(await get(await corp.mint(corpClaims(), { key: privateKey, kid: `made-up-${i}` })));
     expect(corp.jwksFetches - before).to.equal(1);
   });
 
@@ -91,7 +126,9 @@ describe('bearer tokens (client-directed)', () => {
     await get(await corp.mint(corpClaims())); // keys loaded
     corp.rotate();
     const before = corp.jwksFetches;
-    const tokens = await Promise.all(Array.from({ length: 8 }, (_, i) => corp.mint({ ...corpClaims(), sub: `user-${i}` })));
+    const tokens = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => corp.mint({ ...corpClaims(), sub: `user-${i}` })),
+    );
     const answers = await Promise.all(tokens.map((token) => get(token)));
     expect(answers.map((answer) => answer.status)).to.deep.equal(tokens.map(() => 200));
     expect(corp.jwksFetches - before).to.equal(1);
@@ -118,12 +155,18 @@ describe('bearer tokens (client-directed)', () => {
 
   it('refuses a tampered payload', async () => {
     const [header, payload, signature] = (await corp.mint(corpClaims())).split('.') as [string, string, string];
-    const changed = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), sub: 'admin' })).toString('base64url');
+    const changed = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), sub: 'admin' }),
+    ).toString('base64url');
     expectInvalidToken(await get(`${header}.${changed}.${signature}`));
   });
 
   it('refuses a validly signed token whose identity holds a control character no header can carry (a 401, not a failing request)', async () => {
-    for (const claims of [{ sub: 'user\r\nX-Platform-Client-Principal-Id: admin' }, { preferred_username: 'seven\u0001' }, { preferred_username: 'seven\u007f' }]) {
+    for (const claims of [
+      { sub: 'user\r\nX-Platform-Client-Principal-Id: admin' },
+      { preferred_username: 'seven\u0001' },
+      { preferred_username: 'seven\u007f' },
+    ]) {
       const answer = await get(await corp.mint({ ...corpClaims(), ...claims }));
       expectInvalidToken(answer);
       expect(JSON.parse(answer.body).error_description, JSON.stringify(claims)).to.match(/control character/);
@@ -138,7 +181,9 @@ describe('bearer tokens (client-directed)', () => {
     const forwardedBefore = deployment.upstream.requests.length;
     for (const sub of [undefined, '', '  ', 42, { id: 'admin' }, ['admin'], null]) {
       const { sub: _dropped, ...rest } = corpClaims();
-      const answer = await get(await corp.mint((sub === undefined ? rest : { ...rest, sub }) as Record<string, unknown>));
+      const answer = await get(
+        await corp.mint((sub === undefined ? rest : { ...rest, sub }) as Record<string, unknown>),
+      );
       expectInvalidToken(answer);
       expect(JSON.parse(answer.body).error_description, JSON.stringify(sub)).to.match(/names no user/);
     }
@@ -152,8 +197,18 @@ describe('bearer tokens (client-directed)', () => {
 
   it('refuses malformed tokens: bad base64, not three parts, empty, too large', async () => {
     const good = await corp.mint(corpClaims());
-    for (const token of ['abc.###.def', 'only-one-part', 'a.b', `${'x'.repeat(13 * 1024)}.e30.sig`, `${good} extra`, `${good.slice(0, 40)} ${good.slice(40)}`]) expectInvalidToken(await get(token));
-    const empty = await new Browser().request(`${deployment.url}/api`, { headers: { authorization: 'Bearer ', accept: 'application/json' } });
+    for (const token of [
+      'abc.###.def',
+      'only-one-part',
+      'a.b',
+      `${'x'.repeat(13 * 1024)}.e30.sig`,
+      `${good} extra`,
+      `${good.slice(0, 40)} ${good.slice(40)}`,
+    ])
+      expectInvalidToken(await get(token));
+    const empty = await new Browser().request(`${deployment.url}/api`, {
+      headers: { authorization: 'Bearer ', accept: 'application/json' },
+    });
     expectInvalidToken(empty);
   });
 
@@ -167,7 +222,13 @@ describe('bearer tokens (client-directed)', () => {
   });
 
   it('invalid tokens never reach the app, even with a valid session cookie beside them', async () => {
-    const answer = await new Browser().request(`${deployment.url}/api`, { headers: { authorization: 'Bearer abc.def.ghi', cookie: 'PlatformAuthSession=whatever', accept: 'application/json' } });
+    const answer = await new Browser().request(`${deployment.url}/api`, {
+      headers: {
+        authorization: 'Bearer abc.def.ghi',
+        cookie: 'PlatformAuthSession=whatever',
+        accept: 'application/json',
+      },
+    });
     expectInvalidToken(answer);
     expect(deployment.upstream.requests).to.have.length(0);
   });
@@ -181,7 +242,9 @@ describe('bearer tokens (client-directed)', () => {
   });
 
   it("other schemes are not bearer tokens: Basic credentials are the app's business", async () => {
-    const answer = await new Browser().request(`${deployment.url}/api`, { headers: { authorization: 'Basic dXNlcjpwYXNz', accept: 'application/json' } });
+    const answer = await new Browser().request(`${deployment.url}/api`, {
+      headers: { authorization: 'Basic dXNlcjpwYXNz', accept: 'application/json' },
+    });
     expect(answer.status).to.equal(401);
     expect(answer.headers['www-authenticate']).to.equal('Bearer');
   });

@@ -20,11 +20,35 @@ describe('refresh through an authentication token', function () {
     const secret = randomBytes(8).toString('hex');
     deployment = await startGatewayDeployment({
       prepare: async (front) => {
-        idp = await startDevIdentityProvider({ clients: [{ clientId: 'app', clientSecret: secret, redirectUris: [`${front}/.auth/login/dev/callback`, NATIVE_REDIRECT], postLogoutRedirectUris: [] }] });
+        idp = await startDevIdentityProvider({
+          clients: [
+            {
+              clientId: 'app',
+              clientSecret: secret,
+              redirectUris: [`${front}/.auth/login/dev/callback`, NATIVE_REDIRECT],
+              postLogoutRedirectUris: [],
+            },
+          ],
+        });
         return {
           document: {
-            identityProviders: { customOpenIdConnectProviders: { dev: { registration: { clientId: 'app', clientCredential: { clientSecretSettingName: 'SECRET' }, openIdConnectConfiguration: { wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration` } } } } },
-            login: { cookieExpiration: { timeToExpiration: '00:00:02' }, tokenStore: { tokenRefreshExtensionHours: extensionHours } },
+            identityProviders: {
+              customOpenIdConnectProviders: {
+                dev: {
+                  registration: {
+                    clientId: 'app',
+                    clientCredential: { clientSecretSettingName: 'SECRET' },
+                    openIdConnectConfiguration: {
+                      wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration`,
+                    },
+                  },
+                },
+              },
+            },
+            login: {
+              cookieExpiration: { timeToExpiration: '00:00:02' },
+              tokenStore: { tokenRefreshExtensionHours: extensionHours },
+            },
           },
           env: { SECRET: secret },
           close: () => idp.close(),
@@ -38,15 +62,29 @@ describe('refresh through an authentication token', function () {
   async function nativeSignIn(): Promise<string> {
     const verifier = randomBytes(32).toString('base64url');
     const authorize = new URL(`${idp.issuer}/auth`);
-    authorize.search = new URLSearchParams({ client_id: 'app', response_type: 'code', redirect_uri: NATIVE_REDIRECT, scope: 'openid profile offline_access', prompt: 'consent', state: 's', code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' }).toString();
+    authorize.search = new URLSearchParams({
+      client_id: 'app',
+      response_type: 'code',
+      redirect_uri: NATIVE_REDIRECT,
+      scope: 'openid profile offline_access',
+      prompt: 'consent',
+      state: 's',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    }).toString();
     const browser = new Browser();
     const hops = await browser.follow(authorize.href);
     const form = hops.at(-1)!;
     // Walk the redirects by hand: the last one goes to the app's own redirect URI, which nothing serves here.
     const action = new URL(form.body.match(/action="([^"]+\/login)"/)![1]!, form.url).href;
-    let next = await browser.request(action, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'username=demo&password=demo' });
-    while ([302, 303].includes(next.status) && !next.headers.location!.startsWith(NATIVE_REDIRECT)) next = await browser.request(new URL(next.headers.location!, next.url).href);
-    const code = new URL(next.headers.location!).searchParams.get("code")!;
+    let next = await browser.request(action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'username=demo&password=demo',
+    });
+    while ([302, 303].includes(next.status) && !next.headers.location!.startsWith(NATIVE_REDIRECT))
+      next = await browser.request(new URL(next.headers.location!, next.url).href);
+    const code = new URL(next.headers.location!).searchParams.get('code')!;
     if (!code) throw new Error(`no code: ${next.status} ${next.headers.location} ${next.body.slice(0, 300)}`);
     const exchanged = await new Browser().request(`${deployment.url}/.auth/login/dev`, {
       method: 'POST',
@@ -56,7 +94,11 @@ describe('refresh through an authentication token', function () {
     expect(exchanged.status, exchanged.body).to.equal(200);
     return (JSON.parse(exchanged.body) as { authenticationToken: string }).authenticationToken;
   }
-  const call = (path: string, token: string, method = 'GET') => new Browser().request(`${deployment.url}${path}`, { method, headers: { 'x-zumo-auth': token, accept: 'application/json' } });
+  const call = (path: string, token: string, method = 'GET') =>
+    new Browser().request(`${deployment.url}${path}`, {
+      method,
+      headers: { 'x-zumo-auth': token, accept: 'application/json' },
+    });
   const lapse = (ms = 2_500) => new Promise((resolve) => setTimeout(resolve, ms));
 
   it('a lapsed session is renewed by /.auth/refresh within the extension, with a new authentication token', async () => {

@@ -21,14 +21,26 @@ describe('session lifetime (login.cookieExpiration)', () => {
         prepare: async () => ({
           document: {
             identityProviders: {
-              customOpenIdConnectProviders: { corp: { registration: { clientId: 'corp-app', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: `${corp.issuer('/corp')}/.well-known/openid-configuration` } } } },
+              customOpenIdConnectProviders: {
+                corp: {
+                  registration: {
+                    clientId: 'corp-app',
+                    openIdConnectConfiguration: {
+                      wellKnownOpenIdConfiguration: `${corp.issuer('/corp')}/.well-known/openid-configuration`,
+                    },
+                  },
+                },
+              },
             },
             login: { cookieExpiration: { convention, timeToExpiration: '02:00:00' } },
           },
           env: {},
         }),
       });
-    [deployments.derived, deployments.fixed] = await Promise.all([start('IdentityProviderDerived'), start('FixedTime')]);
+    [deployments.derived, deployments.fixed] = await Promise.all([
+      start('IdentityProviderDerived'),
+      start('FixedTime'),
+    ]);
   });
   after(async () => {
     await Promise.all(Object.values(deployments).map((deployment) => deployment.close()));
@@ -38,11 +50,24 @@ describe('session lifetime (login.cookieExpiration)', () => {
   /** Exchanges an ID token expiring `lifetimeS` from now; the session's lifetime in seconds, as its authentication token states it. */
   async function sessionLifetime(deployment: GatewayDeployment, lifetimeS: number): Promise<number> {
     const now = Math.floor(Date.now() / 1000);
-    const idToken = await corp.mint({ iss: corp.issuer('/corp'), aud: 'corp-app', sub: 'corp-user', iat: now, exp: now + lifetimeS });
-    const answer = await new Browser().request(`${deployment.url}/.auth/login/corp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id_token: idToken }) });
+    const idToken = await corp.mint({
+      iss: corp.issuer('/corp'),
+      aud: 'corp-app',
+      sub: 'corp-user',
+      iat: now,
+      exp: now + lifetimeS,
+    });
+    const answer = await new Browser().request(`${deployment.url}/.auth/login/corp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id_token: idToken }),
+    });
     expect(answer.status, answer.body).to.equal(200);
     const token = (JSON.parse(answer.body) as { authenticationToken: string }).authenticationToken;
-    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { iat: number; exp: number };
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as {
+      iat: number;
+      exp: number;
+    };
     return claims.exp - claims.iat;
   }
 
@@ -65,6 +90,8 @@ describe('session lifetime (login.cookieExpiration)', () => {
     const derived = { convention: 'IdentityProviderDerived', lifetimeMs: 2 * HOUR_S * 1000 } as const;
     expect(sessionExpiresAt(derived, now)).to.equal(now + 2 * HOUR_S * 1000);
     expect(sessionExpiresAt(derived, now, now + 60_000)).to.equal(now + 60_000);
-    expect(sessionExpiresAt(derived, now, now + 2 * LONGEST_DERIVED_SESSION_MS)).to.equal(now + LONGEST_DERIVED_SESSION_MS);
+    expect(sessionExpiresAt(derived, now, now + 2 * LONGEST_DERIVED_SESSION_MS)).to.equal(
+      now + LONGEST_DERIVED_SESSION_MS,
+    );
   });
 });

@@ -24,9 +24,24 @@ describe('token exchange and X-ZUMO-AUTH', () => {
       prepare: async () => ({
         document: {
           identityProviders: {
-            customOpenIdConnectProviders: { corp: { registration: { clientId: 'corp-app', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: `${corp.issuer('/corp')}/.well-known/openid-configuration` } } } },
-            gitHub: { registration: { clientId: github.clientId, clientSecretSettingName: 'GITHUB_SECRET' }, endpoints: { web: github.url, api: `${github.url}/api/v3` } },
-            twitter: { registration: { consumerKey: twitter.consumerKey, consumerSecretSettingName: 'TWITTER_SECRET' }, endpoints: { api: twitter.url } },
+            customOpenIdConnectProviders: {
+              corp: {
+                registration: {
+                  clientId: 'corp-app',
+                  openIdConnectConfiguration: {
+                    wellKnownOpenIdConfiguration: `${corp.issuer('/corp')}/.well-known/openid-configuration`,
+                  },
+                },
+              },
+            },
+            gitHub: {
+              registration: { clientId: github.clientId, clientSecretSettingName: 'GITHUB_SECRET' },
+              endpoints: { web: github.url, api: `${github.url}/api/v3` },
+            },
+            twitter: {
+              registration: { consumerKey: twitter.consumerKey, consumerSecretSettingName: 'TWITTER_SECRET' },
+              endpoints: { api: twitter.url },
+            },
           },
           globalValidation: { redirectToProvider: 'corp' },
         },
@@ -40,9 +55,18 @@ describe('token exchange and X-ZUMO-AUTH', () => {
   });
 
   const exchange = (provider: string, body: unknown, contentType = 'application/json') =>
-    new Browser().request(`${deployment.url}/.auth/login/${provider}`, { method: 'POST', headers: { 'content-type': contentType, accept: 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
-  const withToken = (path: string, token: string, method = 'GET') => new Browser().request(`${deployment.url}${path}`, { method, headers: { 'x-zumo-auth': token, accept: 'application/json' } });
-  const idToken = () => corp.mint({ iss: corp.issuer('/corp'), aud: 'corp-app', sub: 'corp-user', email: 'cu@corp.example' });
+    new Browser().request(`${deployment.url}/.auth/login/${provider}`, {
+      method: 'POST',
+      headers: { 'content-type': contentType, accept: 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  const withToken = (path: string, token: string, method = 'GET') =>
+    new Browser().request(`${deployment.url}${path}`, {
+      method,
+      headers: { 'x-zumo-auth': token, accept: 'application/json' },
+    });
+  const idToken = () =>
+    corp.mint({ iss: corp.issuer('/corp'), aud: 'corp-app', sub: 'corp-user', email: 'cu@corp.example' });
   function authenticationToken(answer: Response): string {
     expect(answer.status, answer.body).to.equal(200);
     const body = JSON.parse(answer.body) as { authenticationToken: string; user: { userId: string } };
@@ -56,19 +80,28 @@ describe('token exchange and X-ZUMO-AUTH', () => {
     const token = authenticationToken(answer);
     const page = await withToken('/api/things', token);
     expect(page.status).to.equal(200);
-    expect(forwarded(page.body).headers).to.include({ 'x-platform-client-principal-id': 'corp-user', 'x-platform-client-principal-idp': 'corp' });
+    expect(forwarded(page.body).headers).to.include({
+      'x-platform-client-principal-id': 'corp-user',
+      'x-platform-client-principal-idp': 'corp',
+    });
     const me = await withToken('/.auth/me', token);
     expect(me.status).to.equal(200);
     expect(JSON.parse(me.body)[0]).to.include({ provider_name: 'corp', user_id: 'corp-user' });
     // The provider named in any case (a POST is answered where it was sent): the session is the alias's as configured.
     const shouted = authenticationToken(await exchange('CORP', { id_token: await idToken() }));
-    expect(JSON.parse((await withToken('/.auth/me', shouted)).body)[0]).to.include({ provider_name: 'corp', user_id: 'corp-user' });
+    expect(JSON.parse((await withToken('/.auth/me', shouted)).body)[0]).to.include({
+      provider_name: 'corp',
+      user_id: 'corp-user',
+    });
   });
 
   it('a GitHub access token is checked with GitHub (this app only) before it becomes a session', async () => {
     const token = authenticationToken(await exchange('github', { access_token: github.issueToken() }));
     const page = await withToken('/', token);
-    expect(forwarded(page.body).headers).to.include({ 'x-platform-client-principal-name': 'octocat', 'x-platform-client-principal-idp': 'github' });
+    expect(forwarded(page.body).headers).to.include({
+      'x-platform-client-principal-name': 'octocat',
+      'x-platform-client-principal-idp': 'github',
+    });
     const forged = await exchange('github', { access_token: 'gho_not-issued-by-github' });
     expect(forged.status).to.equal(401);
     expect(forged.headers['www-authenticate']).to.match(/invalid_token/);
@@ -76,10 +109,17 @@ describe('token exchange and X-ZUMO-AUTH', () => {
 
   it('a Twitter token pair (access_token + access_token_secret) is verified with verify_credentials', async () => {
     const pair = twitter.issueAccessToken();
-    const token = authenticationToken(await exchange('twitter', { access_token: pair.token, access_token_secret: pair.secret }));
+    const token = authenticationToken(
+      await exchange('twitter', { access_token: pair.token, access_token_secret: pair.secret }),
+    );
     const page = await withToken('/', token);
-    expect(forwarded(page.body).headers).to.include({ 'x-platform-token-twitter-access-token-secret': pair.secret, 'x-platform-client-principal-name': 'twitterapi' });
-    expect((await exchange('twitter', { access_token: pair.token, access_token_secret: 'wrong' })).status).to.equal(401);
+    expect(forwarded(page.body).headers).to.include({
+      'x-platform-token-twitter-access-token-secret': pair.secret,
+      'x-platform-client-principal-name': 'twitterapi',
+    });
+    expect((await exchange('twitter', { access_token: pair.token, access_token_secret: 'wrong' })).status).to.equal(
+      401,
+    );
     expect((await exchange('twitter', { access_token: pair.token })).status).to.equal(400);
   });
 
@@ -94,20 +134,34 @@ describe('token exchange and X-ZUMO-AUTH', () => {
   });
 
   it('the same provider token exchanged again gets its session back: a token replayed in a loop writes one record, not one per call', async () => {
-    const sessionId = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { sid: string }).sid;
+    const sessionId = (token: string) =>
+      (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { sid: string }).sid;
     const before = (await sessionRecordFiles(deployment)).length;
     const token = await corp.mint({ iss: corp.issuer('/corp'), aud: 'corp-app', sub: 'replayed-user' });
     const first = authenticationToken(await exchange('corp', { id_token: token }));
     // One after another, then many at once (the first of them makes nothing new either).
     const again = [authenticationToken(await exchange('corp', { id_token: token }))];
-    again.push(...(await Promise.all(Array.from({ length: 12 }, () => exchange('corp', { id_token: token })))).map(authenticationToken));
+    again.push(
+      ...(await Promise.all(Array.from({ length: 12 }, () => exchange('corp', { id_token: token })))).map(
+        authenticationToken,
+      ),
+    );
     expect(new Set([first, ...again].map(sessionId)).size).to.equal(1);
     expect((await sessionRecordFiles(deployment)).length).to.equal(before + 1);
     for (const each of again) expect((await withToken('/x', each)).status).to.equal(200);
     // Every exchange is still checked in full: the same token with a wrong signature is refused, not answered from memory.
     expect((await exchange('corp', { id_token: `${token.slice(0, -4)}AAAA` })).status).to.equal(401);
     // Another token of the same user is another sign-in.
-    const other = authenticationToken(await exchange('corp', { id_token: await corp.mint({ iss: corp.issuer('/corp'), aud: 'corp-app', sub: 'replayed-user', jti: 'another-sign-in' }) }));
+    const other = authenticationToken(
+      await exchange('corp', {
+        id_token: await corp.mint({
+          iss: corp.issuer('/corp'),
+          aud: 'corp-app',
+          sub: 'replayed-user',
+          jti: 'another-sign-in',
+        }),
+      }),
+    );
     expect(sessionId(other)).to.not.equal(sessionId(first));
     expect((await sessionRecordFiles(deployment)).length).to.equal(before + 2);
     // Signed out, the session is not handed out again: the token makes a new one, and what was signed out stays so.
@@ -119,7 +173,8 @@ describe('token exchange and X-ZUMO-AUTH', () => {
     // A GitHub access token, checked with GitHub each time, makes one session too.
     const githubToken = github.issueToken();
     const githubSessions = new Set<string>();
-    for (let i = 0; i < 3; i++) githubSessions.add(sessionId(authenticationToken(await exchange('github', { access_token: githubToken }))));
+    for (let i = 0; i < 3; i++)
+      githubSessions.add(sessionId(authenticationToken(await exchange('github', { access_token: githubToken }))));
     expect(githubSessions.size).to.equal(1);
   });
 
@@ -128,9 +183,17 @@ describe('token exchange and X-ZUMO-AUTH', () => {
     const claims = JSON.parse(Buffer.from(real.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
     const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(Buffer.alloc(32, 7));
     const now = Math.floor(Date.now() / 1000);
-    const expired = await new SignJWT({ ...claims, exp: now - 10 }).setProtectedHeader({ alg: 'HS256' }).sign(Buffer.alloc(32, 7));
+    const expired = await new SignJWT({ ...claims, exp: now - 10 })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(Buffer.alloc(32, 7));
     const reachedBefore = deployment.upstream.requests.length;
-    for (const token of [forged, expired, `${real}x`, 'not-a-jwt', real.replace(/^[^.]+/, Buffer.from('{"alg":"none"}').toString('base64url'))]) {
+    for (const token of [
+      forged,
+      expired,
+      `${real}x`,
+      'not-a-jwt',
+      real.replace(/^[^.]+/, Buffer.from('{"alg":"none"}').toString('base64url')),
+    ]) {
       const answer = await withToken('/x', token);
       expect(answer.status, token).to.equal(401);
       expect(JSON.parse(answer.body).error).to.equal('invalid_token');
@@ -139,7 +202,13 @@ describe('token exchange and X-ZUMO-AUTH', () => {
   });
 
   it('an ID token whose identity holds a control character no header can carry is refused: no session that would fail every request', async () => {
-    const token = await corp.mint({ iss: corp.issuer('/corp'), aud: 'corp-app', sub: 'corp-user', email: 'cu@corp.example', name: 'two\nlines' });
+    const token = await corp.mint({
+      iss: corp.issuer('/corp'),
+      aud: 'corp-app',
+      sub: 'corp-user',
+      email: 'cu@corp.example',
+      name: 'two\nlines',
+    });
     const answer = await exchange('corp', { id_token: token });
     expect(answer.status, answer.body).to.equal(401);
     expect(JSON.parse(answer.body).error_description).to.match(/user name holds a control character/);
@@ -156,9 +225,14 @@ describe('token exchange and X-ZUMO-AUTH', () => {
     // An opaque access token (as many providers issue) cannot be checked: the answer says what to send instead.
     const opaque = await exchange('corp', { access_token: 'ya29.opaque-access-token' });
     expect(opaque.status).to.equal(401);
-    expect(JSON.parse(opaque.body)).to.deep.equal({ error: 'invalid_token', error_description: 'the access token is not a JWT; send the id_token instead' });
+    expect(JSON.parse(opaque.body)).to.deep.equal({
+      error: 'invalid_token',
+      error_description: 'the access token is not a JWT; send the id_token instead',
+    });
     expect((await exchange('nobody', { id_token: 'abc' })).status).to.equal(404);
-    const wrongAudience = await exchange('corp', { id_token: await corp.mint({ iss: corp.issuer('/corp'), aud: 'another-app', sub: 'x' }) });
+    const wrongAudience = await exchange('corp', {
+      id_token: await corp.mint({ iss: corp.issuer('/corp'), aud: 'another-app', sub: 'x' }),
+    });
     expect(wrongAudience.status).to.equal(401);
   });
 
@@ -167,7 +241,10 @@ describe('token exchange and X-ZUMO-AUTH', () => {
     const before = corp.jwksFetches;
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     // Signed with a key this provider has never seen: were the signature checked first, the unknown kid would fetch the keys again.
-    const foreign = await corp.mint({ iss: 'https://elsewhere.example', aud: 'corp-app', sub: 'x' }, { key: privateKey, kid: 'elsewhere-1' });
+    const foreign = await corp.mint(
+      { iss: 'https://elsewhere.example', aud: 'corp-app', sub: 'x' },
+      { key: privateKey, kid: 'elsewhere-1' },
+    );
     const answer = await exchange('corp', { id_token: foreign });
     expect(answer.status).to.equal(401);
     expect(JSON.parse(answer.body)).to.include({ error: 'invalid_token' });

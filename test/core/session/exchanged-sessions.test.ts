@@ -21,10 +21,16 @@ describe('ExchangedSessions', () => {
     expect(key('a')).to.equal(key('a', 'APP.example'));
     expect(key('a')).to.not.equal(key('b'));
     expect(key('a')).to.not.equal(key('a', 'other.example'));
-    expect(ExchangedSessions.key('corp', 'h', { accessToken: 't', accessTokenSecret: 's1' })).to.not.equal(ExchangedSessions.key('corp', 'h', { accessToken: 't', accessTokenSecret: 's2' }));
-    expect(ExchangedSessions.key('corp', 'h', { idToken: 't' })).to.not.equal(ExchangedSessions.key('other', 'h', { idToken: 't' }));
+    expect(ExchangedSessions.key('corp', 'h', { accessToken: 't', accessTokenSecret: 's1' })).to.not.equal(
+      ExchangedSessions.key('corp', 'h', { accessToken: 't', accessTokenSecret: 's2' }),
+    );
+    expect(ExchangedSessions.key('corp', 'h', { idToken: 't' })).to.not.equal(
+      ExchangedSessions.key('other', 'h', { idToken: 't' }),
+    );
     // A field's value never moves into another field's place.
-    expect(ExchangedSessions.key('corp', 'h', { idToken: 't' })).to.not.equal(ExchangedSessions.key('corp', 'h', { accessToken: 't' }));
+    expect(ExchangedSessions.key('corp', 'h', { idToken: 't' })).to.not.equal(
+      ExchangedSessions.key('corp', 'h', { accessToken: 't' }),
+    );
   });
 
   it('concurrent exchanges of one token share the one session being made', async () => {
@@ -66,6 +72,8 @@ describe('ExchangedSessions', () => {
     expect(made).to.deep.equal(['s1']);
     // Signed out meanwhile: the next instance makes a new one, and the others find that one.
     expect((await there.session(key('a'), async () => undefined, make('s3'))).id).to.equal('s3');
-    expect((await new ExchangedSessions<{ id: string }>(undefined, shared).session(key('a'), usable, make('s4'))).id).to.equal('s3');
+    expect(
+      (await new ExchangedSessions<{ id: string }>(undefined, shared).session(key('a'), usable, make('s4'))).id,
+    ).to.equal('s3');
   });
 });

@@ -1,7 +1,14 @@
 import { expect } from 'chai';
 
 import { assessSession, type AssessmentContext } from '../../../src/core/session/assess.js';
-import { LIFECYCLE, LifecycleError, SESSION_STATES, transition, type LifecycleTrigger, type SessionState } from '../../../src/core/session/lifecycle.js';
+import {
+  LIFECYCLE,
+  LifecycleError,
+  SESSION_STATES,
+  transition,
+  type LifecycleTrigger,
+  type SessionState,
+} from '../../../src/core/session/lifecycle.js';
 import type { SessionRecord } from '../../../src/core/session/record.js';
 
 describe('session lifecycle table (SPEC §3.1)', () => {
@@ -43,8 +50,14 @@ describe('session lifecycle table (SPEC §3.1)', () => {
     }
     // Every state is reachable and every state can be left.
     for (const state of SESSION_STATES) {
-      expect(LIFECYCLE.some((t) => t.to === state), `${state} reachable`).to.equal(true);
-      expect(LIFECYCLE.some((t) => t.from === state), `${state} leavable`).to.equal(true);
+      expect(
+        LIFECYCLE.some((t) => t.to === state),
+        `${state} reachable`,
+      ).to.equal(true);
+      expect(
+        LIFECYCLE.some((t) => t.from === state),
+        `${state} leavable`,
+      ).to.equal(true);
     }
   });
 
@@ -84,15 +97,24 @@ describe('session assessment: a cookie alone never authenticates', () => {
   });
 
   it('an access token within the refresh window is expiring', () => {
-    expect(assessSession({ ...record, tokens: { ...record.tokens, accessTokenExpiresAt: now + 60_000 } }, context)).to.deep.equal({ kind: 'expiring' });
-    expect(assessSession({ ...record, tokens: { ...record.tokens, accessTokenExpiresAt: now - 1 } }, context)).to.deep.equal({ kind: 'expiring' });
+    expect(
+      assessSession({ ...record, tokens: { ...record.tokens, accessTokenExpiresAt: now + 60_000 } }, context),
+    ).to.deep.equal({ kind: 'expiring' });
+    expect(
+      assessSession({ ...record, tokens: { ...record.tokens, accessTokenExpiresAt: now - 1 } }, context),
+    ).to.deep.equal({ kind: 'expiring' });
   });
 
   const reauth: Array<[string, SessionRecord | undefined, Partial<AssessmentContext>, string]> = [
     ['cookie invalidated: no record behind it (revoked, logged out, unreadable)', undefined, {}, 'record-missing'],
     ['cookie timeout', { ...record, expiresAt: now }, {}, 'cookie-expired'],
     ['a record of another app', { ...record, app: 'app-2' }, {}, 'record-of-another-app'],
-    ['configuration change: client id, issuer, audiences or signing metadata', record, { configFingerprints: new Map([['oidc', 'fp-2']]) }, 'configuration-changed'],
+    [
+      'configuration change: client id, issuer, audiences or signing metadata',
+      record,
+      { configFingerprints: new Map([['oidc', 'fp-2']]) },
+      'configuration-changed',
+    ],
     ['configuration change: provider removed', record, { configFingerprints: new Map() }, 'configuration-changed'],
     ['callback host mismatch (slot swap)', record, { host: 'staging.example.com' }, 'callback-host-mismatch'],
   ];

@@ -33,7 +33,13 @@ interface Step {
 }
 
 /** A memory store shared by the instances, whose answers and writes the scheduler orders. */
-function scheduledStore<T>(s: fc.Scheduler, shared: MemoryTokenStore<T>, disk: { full: boolean }, events: string[], turns: boolean): TokenStore<T> {
+function scheduledStore<T>(
+  s: fc.Scheduler,
+  shared: MemoryTokenStore<T>,
+  disk: { full: boolean },
+  events: string[],
+  turns: boolean,
+): TokenStore<T> {
   return {
     // Read when asked, answered later: the stale answer a slow disk gives.
     get: (id) => s.schedule(shared.get(id), 'get'),
@@ -62,12 +68,23 @@ function rotatingProvider(s: fc.Scheduler) {
     refresh(refreshToken: string): Promise<RefreshedTokens> {
       if (provider.redeemed.includes(refreshToken)) {
         provider.spentRedeemed.push(refreshToken);
-        return s.schedule(Promise.reject(Object.assign(new Error('grant revoked'), { name: 'ProviderRefusedError' })), 'refresh refused');
+        return s.schedule(
+          Promise.reject(Object.assign(new Error('grant revoked'), { name: 'ProviderRefusedError' })),
+          'refresh refused',
+        );
       }
       provider.redeemed.push(refreshToken);
       const next = provider.issued.length + 1;
       provider.issued.push(`r-${next}`);
-      return s.schedule(Promise.resolve({ accessToken: `a-${next}`, idToken: undefined, refreshToken: `r-${next}`, accessTokenExpiresAt: NOW + 3_600_000 }), 'refresh');
+      return s.schedule(
+        Promise.resolve({
+          accessToken: `a-${next}`,
+          idToken: undefined,
+          refreshToken: `r-${next}`,
+          accessTokenExpiresAt: NOW + 3_600_000,
+        }),
+        'refresh',
+      );
     },
   };
   return provider;
@@ -85,12 +102,26 @@ const steps = ({ instances, failures }: Deployment) =>
   fc.array(
     fc.record({
       instance: instances === 2 ? fc.constantFrom<0 | 1>(0, 1) : fc.constant<0 | 1>(0),
-      request: fc.constantFrom<Request>('load', 'load', 'refresh', 'refresh', 'refresh', 'logout', 'provider-sign-out', ...(failures ? (['disk-full', 'disk-freed'] as const) : [])),
+      request: fc.constantFrom<Request>(
+        'load',
+        'load',
+        'refresh',
+        'refresh',
+        'refresh',
+        'logout',
+        'provider-sign-out',
+        ...(failures ? (['disk-full', 'disk-freed'] as const) : []),
+      ),
     }),
     { minLength: 1, maxLength: 10 },
   );
 
-async function runScenario(s: fc.Scheduler, { instances, failures, turns }: Deployment, cacheTtlMs: number, plan: readonly Step[]): Promise<void> {
+async function runScenario(
+  s: fc.Scheduler,
+  { instances, failures, turns }: Deployment,
+  cacheTtlMs: number,
+  plan: readonly Step[],
+): Promise<void> {
   // A refresh the store refused is kept by the instance that made it; the others still have the
   // replaced refresh token, and may redeem it (refused: documented). Sign-outs hold regardless.
   const refreshesShared = instances === 1 || !failures;
@@ -101,7 +132,20 @@ async function runScenario(s: fc.Scheduler, { instances, failures, turns }: Depl
   const signOuts = new MemoryTokenStore<ProviderSignOut>(() => NOW);
   const provider = rotatingProvider(s);
   const providers = new Map([['corp', provider as unknown as Provider]]);
-  const sessions = Array.from({ length: instances }, () => new Sessions(config, scheduledStore(s, shared, disk, events, turns), Buffer.alloc(32, 7), providers, createLogger('silent'), () => NOW, cacheTtlMs, scheduledStore(s, signOuts, { full: false }, [], turns)));
+  const sessions = Array.from(
+    { length: instances },
+    () =>
+      new Sessions(
+        config,
+        scheduledStore(s, shared, disk, events, turns),
+        Buffer.alloc(32, 7),
+        providers,
+        createLogger('silent'),
+        () => NOW,
+        cacheTtlMs,
+        scheduledStore(s, signOuts, { full: false }, [], turns),
+      ),
+  );
 
   let ended = false; // a logout or a provider's sign-out has answered
   let loggedOutAt: number | undefined; // events.length when the first logout answered
@@ -143,10 +187,13 @@ async function runScenario(s: fc.Scheduler, { instances, failures, turns }: Depl
     ended = true;
   };
   // Each request starts when the scheduler says, so starts interleave with answers too.
-  const requests = plan.map((step, index) => s.schedule(Promise.resolve(), `start #${index}`).then(() => run(step, index)));
+  const requests = plan.map((step, index) =>
+    s.schedule(Promise.resolve(), `start #${index}`).then(() => run(step, index)),
+  );
   await s.waitFor(Promise.all(requests));
 
-  if (refreshesShared) expect(provider.spentRedeemed, 'refresh tokens redeemed after they were spent').to.deep.equal([]);
+  if (refreshesShared)
+    expect(provider.spentRedeemed, 'refresh tokens redeemed after they were spent').to.deep.equal([]);
   expect(violations.join('; ')).to.equal('');
 
   disk.full = false;
@@ -170,23 +217,43 @@ async function runScenario(s: fc.Scheduler, { instances, failures, turns }: Depl
     expect(outcome.ok, `a refresh at the end (${JSON.stringify(outcome)})`).to.equal(true);
   }
   expect(provider.spentRedeemed, 'refresh tokens redeemed after they were spent, at the end').to.deep.equal([]);
-  expect((await shared.get(ID))?.tokens.refreshToken, 'the stored refresh token is the newest').to.equal(provider.issued.at(-1));
+  expect((await shared.get(ID))?.tokens.refreshToken, 'the stored refresh token is the newest').to.equal(
+    provider.issued.at(-1),
+  );
 }
 
 describe('sessions under every interleaving of requests, store and provider (property)', function () {
   this.timeout(120_000);
   const RUNS = 2000;
   const cases: Array<[string, Deployment, readonly number[]]> = [
-    ['one instance, the store refusing writes now and then', { instances: 1, failures: true, turns: true }, [0, 30_000]],
+    [
+      'one instance, the store refusing writes now and then',
+      { instances: 1, failures: true, turns: true },
+      [0, 30_000],
+    ],
     ['one instance, a store without turns', { instances: 1, failures: true, turns: false }, [0, 30_000]],
-    ['two instances sharing the store (turns through the store), no cache', { instances: 2, failures: false, turns: true }, [0]],
-    ['two instances sharing the store, each caching what it read', { instances: 2, failures: false, turns: true }, [30_000]],
-    ['two instances sharing a store that refuses writes now and then: sign-outs still hold', { instances: 2, failures: true, turns: true }, [0, 30_000]],
+    [
+      'two instances sharing the store (turns through the store), no cache',
+      { instances: 2, failures: false, turns: true },
+      [0],
+    ],
+    [
+      'two instances sharing the store, each caching what it read',
+      { instances: 2, failures: false, turns: true },
+      [30_000],
+    ],
+    [
+      'two instances sharing a store that refuses writes now and then: sign-outs still hold',
+      { instances: 2, failures: true, turns: true },
+      [0, 30_000],
+    ],
   ];
   for (const [name, deployment, cacheTtls] of cases) {
     it(name, async () => {
       await fc.assert(
-        fc.asyncProperty(fc.scheduler(), fc.constantFrom(...cacheTtls), steps(deployment), (s, ttl, plan) => runScenario(s, deployment, ttl, plan)),
+        fc.asyncProperty(fc.scheduler(), fc.constantFrom(...cacheTtls), steps(deployment), (s, ttl, plan) =>
+          runScenario(s, deployment, ttl, plan),
+        ),
         { numRuns: RUNS },
       );
     });

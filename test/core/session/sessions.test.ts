@@ -98,7 +98,10 @@ describe('session cache', () => {
     const realGet = store.get.bind(store);
     let fail = true;
     store.get = (id: string) => (fail ? Promise.reject(new Error('disk gone')) : realGet(id));
-    await sessions.load('s-1').then(() => expect.fail('read'), (error: Error) => expect(error.message).to.equal('disk gone'));
+    await sessions.load('s-1').then(
+      () => expect.fail('read'),
+      (error: Error) => expect(error.message).to.equal('disk gone'),
+    );
     fail = false;
     const next = sessions.load('s-1');
     await settled();
@@ -114,7 +117,16 @@ describe("providers' sign-outs (back-channel logout) and the session cache", () 
     const signOuts = new GatedStore<ProviderSignOut>();
     const store = new MemoryTokenStore<SessionRecord>();
     await store.put('s-1', signedInAtProvider, record.expiresAt);
-    const sessions = new Sessions(config, store, Buffer.alloc(32, 7), new Map(), createLogger('silent'), Date.now, 30_000, signOuts);
+    const sessions = new Sessions(
+      config,
+      store,
+      Buffer.alloc(32, 7),
+      new Map(),
+      createLogger('silent'),
+      Date.now,
+      30_000,
+      signOuts,
+    );
     const before = sessions.load('s-1'); // has read the record, and found no sign-out yet
     await settled();
     const reported = sessions.signedOutAtProvider('corp', { sid: 'p-1', issuedAt: now + 1000 });
@@ -132,14 +144,25 @@ describe("providers' sign-outs (back-channel logout) and the session cache", () 
   it('sign-outs are kept as long as a session made before one can last: its lifetime, the refresh extension, and the cache', () => {
     const hour = 3_600_000;
     expect(signOutRetentionMs(config, 30_000)).to.equal(8 * hour + 72 * hour + 30_000);
-    const derived = resolveAuthConfig({ ...document, login: { cookieExpiration: { convention: 'IdentityProviderDerived' }, tokenStore: { tokenRefreshExtensionHours: 0 } } }, {}).config;
+    const derived = resolveAuthConfig(
+      {
+        ...document,
+        login: {
+          cookieExpiration: { convention: 'IdentityProviderDerived' },
+          tokenStore: { tokenRefreshExtensionHours: 0 },
+        },
+      },
+      {},
+    ).config;
     expect(signOutRetentionMs(derived, 0)).to.equal(30 * 24 * hour);
   });
 });
 
-
 describe('a logout while a refresh is at the provider', () => {
-  const refreshable: SessionRecord = { ...record, tokens: { accessToken: 'a-1', refreshToken: 'r-1', accessTokenExpiresAt: now + 60_000 } };
+  const refreshable: SessionRecord = {
+    ...record,
+    tokens: { accessToken: 'a-1', refreshToken: 'r-1', accessTokenExpiresAt: now + 60_000 },
+  };
 
   /** A provider whose refreshes are answered when the test says, counting them. */
   function slowProvider() {
@@ -149,7 +172,16 @@ describe('a logout while a refresh is at the provider', () => {
       calls: 0,
       refresh(): Promise<RefreshedTokens> {
         provider.calls++;
-        return new Promise((resolve) => pending.push(() => resolve({ accessToken: `a-${provider.calls + 1}`, idToken: undefined, refreshToken: `r-${provider.calls + 1}`, accessTokenExpiresAt: Date.now() + 3_600_000 })));
+        return new Promise((resolve) =>
+          pending.push(() =>
+            resolve({
+              accessToken: `a-${provider.calls + 1}`,
+              idToken: undefined,
+              refreshToken: `r-${provider.calls + 1}`,
+              accessTokenExpiresAt: Date.now() + 3_600_000,
+            }),
+          ),
+        );
       },
       answer: () => pending.splice(0).forEach((resolve) => resolve()),
       get waiting() {
@@ -164,13 +196,24 @@ describe('a logout while a refresh is at the provider', () => {
 
   const stores: Record<string, () => TokenStore<SessionRecord>> = {
     'memory store (no turns across instances)': () => new MemoryTokenStore<SessionRecord>(),
-    'file store (turns by lock files)': () => new FileSystemTokenStore<SessionRecord>({ directory: mkdtempSync(path.join(os.tmpdir(), 'gatehouse-sessions-')), app: 'a', masterKey: Buffer.alloc(32, 3) }),
+    'file store (turns by lock files)': () =>
+      new FileSystemTokenStore<SessionRecord>({
+        directory: mkdtempSync(path.join(os.tmpdir(), 'gatehouse-sessions-')),
+        app: 'a',
+        masterKey: Buffer.alloc(32, 3),
+      }),
   };
   for (const [name, makeStore] of Object.entries(stores)) {
     it(`${name}: the answer that comes after the logout does not write the session back`, async () => {
       const store = makeStore();
       const provider = slowProvider();
-      const sessions = new Sessions(config, store, Buffer.alloc(32, 7), new Map([['corp', provider as unknown as Provider]]), createLogger('silent'));
+      const sessions = new Sessions(
+        config,
+        store,
+        Buffer.alloc(32, 7),
+        new Map([['corp', provider as unknown as Provider]]),
+        createLogger('silent'),
+      );
       await store.put('s-1', refreshable, refreshable.expiresAt);
       const refreshing = sessions.refresh('s-1', refreshable);
       await until(() => provider.waiting === 1); // at the provider
@@ -191,10 +234,14 @@ describe('a logout while a refresh is at the provider', () => {
 
   it('two instances sharing a file store: a logout on one waits for the refresh under way on the other', async () => {
     const directory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-sessions-'));
-    const storeOf = () => new FileSystemTokenStore<SessionRecord>({ directory, app: 'a', masterKey: Buffer.alloc(32, 3) });
+    const storeOf = () =>
+      new FileSystemTokenStore<SessionRecord>({ directory, app: 'a', masterKey: Buffer.alloc(32, 3) });
     const provider = slowProvider();
     const providers = new Map([['corp', provider as unknown as Provider]]);
-    const [first, second] = [new Sessions(config, storeOf(), Buffer.alloc(32, 7), providers, createLogger('silent')), new Sessions(config, storeOf(), Buffer.alloc(32, 7), providers, createLogger('silent'))];
+    const [first, second] = [
+      new Sessions(config, storeOf(), Buffer.alloc(32, 7), providers, createLogger('silent')),
+      new Sessions(config, storeOf(), Buffer.alloc(32, 7), providers, createLogger('silent')),
+    ];
     await storeOf().put('s-1', refreshable, refreshable.expiresAt);
     const refreshing = first.refresh('s-1', refreshable);
     await until(() => provider.waiting === 1);
@@ -209,17 +256,26 @@ describe('a logout while a refresh is at the provider', () => {
 });
 
 describe('a refresh the store fails to keep (a full disk, say)', () => {
-  const refreshable: SessionRecord = { ...record, tokens: { accessToken: 'a-1', refreshToken: 'r-1', accessTokenExpiresAt: now + 60_000 } };
+  const refreshable: SessionRecord = {
+    ...record,
+    tokens: { accessToken: 'a-1', refreshToken: 'r-1', accessTokenExpiresAt: now + 60_000 },
+  };
   /** A provider that rotates refresh tokens, as oidc-provider does: each refresh token is good once. */
   function rotatingProvider() {
     const provider = {
       alias: 'corp',
       redeemed: [] as string[],
       async refresh(refreshToken: string): Promise<RefreshedTokens> {
-        if (provider.redeemed.includes(refreshToken)) throw Object.assign(new Error('grant revoked'), { name: 'ProviderRefusedError' });
+        if (provider.redeemed.includes(refreshToken))
+          throw Object.assign(new Error('grant revoked'), { name: 'ProviderRefusedError' });
         provider.redeemed.push(refreshToken);
         const next = provider.redeemed.length + 1;
-        return { accessToken: `a-${next}`, idToken: undefined, refreshToken: `r-${next}`, accessTokenExpiresAt: Date.now() + 3_600_000 };
+        return {
+          accessToken: `a-${next}`,
+          idToken: undefined,
+          refreshToken: `r-${next}`,
+          accessTokenExpiresAt: Date.now() + 3_600_000,
+        };
       },
     };
     return provider;
@@ -236,7 +292,12 @@ describe('a refresh the store fails to keep (a full disk, say)', () => {
   }
   const stores: Record<string, () => TokenStore<SessionRecord>> = {
     'memory store': () => new MemoryTokenStore<SessionRecord>(),
-    'file store': () => new FileSystemTokenStore<SessionRecord>({ directory: mkdtempSync(path.join(os.tmpdir(), 'gatehouse-sessions-')), app: 'a', masterKey: Buffer.alloc(32, 3) }),
+    'file store': () =>
+      new FileSystemTokenStore<SessionRecord>({
+        directory: mkdtempSync(path.join(os.tmpdir(), 'gatehouse-sessions-')),
+        app: 'a',
+        masterKey: Buffer.alloc(32, 3),
+      }),
   };
   for (const [name, makeStore] of Object.entries(stores)) {
     it(`${name}: the rotated tokens are served from memory and stored once the store takes them again; the session goes on`, async () => {
@@ -244,13 +305,23 @@ describe('a refresh the store fails to keep (a full disk, say)', () => {
       const provider = rotatingProvider();
       const logs = capturingLogger();
       // No session cache: every request reads the store, so only the kept refresh can answer.
-      const sessions = new Sessions(config, store, Buffer.alloc(32, 7), new Map([['corp', provider as unknown as Provider]]), logs.logger, Date.now, 0);
+      const sessions = new Sessions(
+        config,
+        store,
+        Buffer.alloc(32, 7),
+        new Map([['corp', provider as unknown as Provider]]),
+        logs.logger,
+        Date.now,
+        0,
+      );
       await store.put('s-1', refreshable, refreshable.expiresAt);
       store.full = true;
       const first = await sessions.refresh('s-1', refreshable);
       expect(first.ok).to.equal(true);
       expect((await store.get('s-1'))!.tokens.refreshToken, 'not stored').to.equal('r-1');
-      expect(logs.lines().some((line) => line.level === 50 && /refreshed session not stored/.test(String(line.msg)))).to.equal(true);
+      expect(
+        logs.lines().some((line) => line.level === 50 && /refreshed session not stored/.test(String(line.msg))),
+      ).to.equal(true);
       const served = await sessions.load('s-1');
       expect(served!.tokens).to.include({ accessToken: 'a-2', refreshToken: 'r-2' });
       // The next refresh redeems the rotated token, not the one the provider already took (which would end the grant).
@@ -263,7 +334,15 @@ describe('a refresh the store fails to keep (a full disk, say)', () => {
 
     it(`${name}: a logout ends a session whose refresh was not stored: nothing brings it back from memory`, async () => {
       const store = failingWrites(makeStore());
-      const sessions = new Sessions(config, store, Buffer.alloc(32, 7), new Map([['corp', rotatingProvider() as unknown as Provider]]), createLogger('silent'), Date.now, 0);
+      const sessions = new Sessions(
+        config,
+        store,
+        Buffer.alloc(32, 7),
+        new Map([['corp', rotatingProvider() as unknown as Provider]]),
+        createLogger('silent'),
+        Date.now,
+        0,
+      );
       await store.put('s-1', refreshable, refreshable.expiresAt);
       store.full = true;
       expect((await sessions.refresh('s-1', refreshable)).ok).to.equal(true);
@@ -277,9 +356,13 @@ describe('a refresh the store fails to keep (a full disk, say)', () => {
 
   it('two instances sharing a file store: a logout on one ends the session whose refresh the other keeps in memory (it is not written back)', async () => {
     const directory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-sessions-'));
-    const store = failingWrites(new FileSystemTokenStore<SessionRecord>({ directory, app: 'a', masterKey: Buffer.alloc(32, 3) }));
+    const store = failingWrites(
+      new FileSystemTokenStore<SessionRecord>({ directory, app: 'a', masterKey: Buffer.alloc(32, 3) }),
+    );
     const providers = new Map([['corp', rotatingProvider() as unknown as Provider]]);
-    const [keeping, other] = [0, 1].map(() => new Sessions(config, store, Buffer.alloc(32, 7), providers, createLogger('silent'), Date.now, 0));
+    const [keeping, other] = [0, 1].map(
+      () => new Sessions(config, store, Buffer.alloc(32, 7), providers, createLogger('silent'), Date.now, 0),
+    );
     await store.put('s-1', refreshable, refreshable.expiresAt);
     store.full = true;
     expect((await keeping!.refresh('s-1', refreshable)).ok).to.equal(true); // kept in memory there

@@ -32,7 +32,13 @@ export function tokenStoreConformance(name: string, create: () => Promise<StoreU
     });
 
     it('round-trips a record as an equal, independent value', async () => {
-      const record = { user: 'alice', tokens: { access: 'a'.repeat(50), refresh: 'r' }, claims: [{ typ: 'name', val: 'Zoë 山田' }], n: 3, ok: true };
+      const record = {
+        user: 'alice',
+        tokens: { access: 'a'.repeat(50), refresh: 'r' },
+        claims: [{ typ: 'name', val: 'Zoë 山田' }],
+        n: 3,
+        ok: true,
+      };
       await subject.store.put('s1', record, hour());
       const read = await subject.store.get('s1');
       expect(read).to.deep.equal(record);
@@ -98,7 +104,9 @@ export function tokenStoreConformance(name: string, create: () => Promise<StoreU
     });
 
     it('concurrent writes to one id leave one whole record', async () => {
-      await Promise.all(Array.from({ length: 20 }, (_, i) => subject.store.put('race', { i, pad: 'p'.repeat(10_000) }, hour())));
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) => subject.store.put('race', { i, pad: 'p'.repeat(10_000) }, hour())),
+      );
       const read = await subject.store.get('race');
       expect(read).to.have.property('i').that.is.within(0, 19);
       expect(read!.pad).to.have.length(10_000);
@@ -171,7 +179,9 @@ export function tokenStoreConformance(name: string, create: () => Promise<StoreU
         await subject.store.put('renewing', { v: 4 }, subject.now() + 10);
         subject.advance(20);
         expect(await subject.peer().sweep()).to.equal(1);
-        expect(await subject.store.exclusive!('renewing', async () => subject.store.get('renewing'))).to.equal(undefined);
+        expect(await subject.store.exclusive!('renewing', async () => subject.store.get('renewing'))).to.equal(
+          undefined,
+        );
       });
 
       it('other ids do not wait for a held one', async () => {

@@ -16,7 +16,14 @@ import { StoreUnavailableError } from '../../../src/core/token-store/token-store
 import { createLogger } from '../../../src/logging.js';
 import { fallbackCore } from '../../../src/native/index.js';
 import { capturingLogger } from '../../support/logs.js';
-import { startRedis, startRedisCluster, startRedisSentinel, startRedisSingle, type TestRedis, type TestTopology } from '../../support/redis-server.js';
+import {
+  startRedis,
+  startRedisCluster,
+  startRedisSentinel,
+  startRedisSingle,
+  type TestRedis,
+  type TestTopology,
+} from '../../support/redis-server.js';
 import { tokenStoreConformance } from './conformance.js';
 
 describe('RedisTokenStore: what Redis holds, locks, notices, failures (a real redis-server)', function () {
@@ -36,7 +43,12 @@ describe('RedisTokenStore: what Redis holds, locks, notices, failures (a real re
   });
 
   async function open(prefix: string): Promise<RedisLink> {
-    const link = new RedisLink({ url: new URL(redis.url), prefix, logger: createLogger('silent'), commandTimeoutMs: 500 });
+    const link = new RedisLink({
+      url: new URL(redis.url),
+      prefix,
+      logger: createLogger('silent'),
+      commandTimeoutMs: 500,
+    });
     opened.push(link);
     expect(await link.open(5_000)).to.equal(true);
     return link;
@@ -44,16 +56,25 @@ describe('RedisTokenStore: what Redis holds, locks, notices, failures (a real re
 
   async function storeWith(prefix = `t-${randomBytes(4).toString('hex')}:`) {
     const link = await open(prefix);
-    return { link, store: new RedisTokenStore<Record<string, unknown>>({ link, kind: 'session', app: 'app', masterKey }) };
+    return {
+      link,
+      store: new RedisTokenStore<Record<string, unknown>>({ link, kind: 'session', app: 'app', masterKey }),
+    };
   }
 
   /** Every key under a prefix, with its value and time to live (ms). */
   async function keysUnder(prefix: string): Promise<Array<{ key: string; value: string | null; ttl: number }>> {
     const keys = await raw.run((client) => client.keys(`${prefix}*`));
-    return Promise.all(keys.map(async (key) => ({ key, value: await raw.run((client) => client.get(key)), ttl: await raw.run((client) => client.pTTL(key)) })));
+    return Promise.all(
+      keys.map(async (key) => ({
+        key,
+        value: await raw.run((client) => client.get(key)),
+        ttl: await raw.run((client) => client.pTTL(key)),
+      })),
+    );
   }
 
-  it('Redis holds no id, no plaintext token and no claim; every key has a TTL at the record\'s expiry', async () => {
+  it("Redis holds no id, no plaintext token and no claim; every key has a TTL at the record's expiry", async () => {
     const { link, store } = await storeWith();
     const expiresAt = later();
     await store.put('session-id-marker', { accessToken: 'token-plaintext-marker', name: 'Zoë' }, expiresAt);
@@ -95,10 +116,14 @@ describe('RedisTokenStore: what Redis holds, locks, notices, failures (a real re
       const [lock] = (await keysUnder(link.prefix)).filter(({ key }) => key.endsWith(':lock'));
       expect(lock!.ttl).to.be.within(LOCK_LEASE_MS - 1_000, LOCK_LEASE_MS);
     });
-    await store.exclusive('s', async () => {
-      const [lock] = (await keysUnder(link.prefix)).filter(({ key }) => key.endsWith(':lock'));
-      await raw.run((client) => client.set(lock!.key, 'a-vanished-holder', { expiration: { type: 'PX', value: 300 } }));
-    }).catch(() => undefined); // its own writes are fenced from here: the lock is another's
+    await store
+      .exclusive('s', async () => {
+        const [lock] = (await keysUnder(link.prefix)).filter(({ key }) => key.endsWith(':lock'));
+        await raw.run((client) =>
+          client.set(lock!.key, 'a-vanished-holder', { expiration: { type: 'PX', value: 300 } }),
+        );
+      })
+      .catch(() => undefined); // its own writes are fenced from here: the lock is another's
     const started = Date.now();
     await store.exclusive('s', async () => void (ran = true));
     expect(ran).to.equal(true);
@@ -114,7 +139,9 @@ describe('RedisTokenStore: what Redis holds, locks, notices, failures (a real re
         const [lock] = (await keysUnder(link.prefix)).filter(({ key }) => key.endsWith(':lock'));
         lockKey = lock!.key;
         // The lease ran out during a long pause and another instance took the lock and wrote.
-        await raw.run((client) => client.set(lock!.key, 'the-next-holder', { expiration: { type: 'PX', value: LOCK_LEASE_MS } }));
+        await raw.run((client) =>
+          client.set(lock!.key, 'the-next-holder', { expiration: { type: 'PX', value: LOCK_LEASE_MS } }),
+        );
         await store.put('s', { v: 'stale' }, later());
       })
       .then(
@@ -123,11 +150,18 @@ describe('RedisTokenStore: what Redis holds, locks, notices, failures (a real re
       );
     expect(error).to.be.instanceOf(LockLostError);
     await raw.run((client) => client.del(lockKey)); // the next holder is done
-    const deleteError = await store.exclusive('s', async () => {
-      const [lock] = (await keysUnder(link.prefix)).filter(({ key }) => key.endsWith(':lock'));
-      await raw.run((client) => client.set(lock!.key, 'the-next-holder', { expiration: { type: 'PX', value: LOCK_LEASE_MS } }));
-      await store.delete('s');
-    }).then(() => undefined, (failure: unknown) => failure);
+    const deleteError = await store
+      .exclusive('s', async () => {
+        const [lock] = (await keysUnder(link.prefix)).filter(({ key }) => key.endsWith(':lock'));
+        await raw.run((client) =>
+          client.set(lock!.key, 'the-next-holder', { expiration: { type: 'PX', value: LOCK_LEASE_MS } }),
+        );
+        await store.delete('s');
+      })
+      .then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
     expect(deleteError).to.be.instanceOf(LockLostError);
     expect(await store.get('s')).to.deep.equal({ v: 'first' });
   });
@@ -160,8 +194,16 @@ describe('RedisTokenStore: what Redis holds, locks, notices, failures (a real re
       for (let i = 0; i < 100 && link.available; i++) await delay(10);
       expect(link.available).to.equal(false);
       expect(store.changes.watching).to.equal(false);
-      for (const operation of [() => store.get('s'), () => store.put('s', { v: 2 }, later()), () => store.delete('s'), () => store.exclusive('s', async () => 1)]) {
-        const error = await operation().then(() => undefined, (failure: unknown) => failure);
+      for (const operation of [
+        () => store.get('s'),
+        () => store.put('s', { v: 2 }, later()),
+        () => store.delete('s'),
+        () => store.exclusive('s', async () => 1),
+      ]) {
+        const error = await operation().then(
+          () => undefined,
+          (failure: unknown) => failure,
+        );
         expect(error).to.be.instanceOf(StoreUnavailableError);
       }
       await own.start();
@@ -175,7 +217,13 @@ describe('RedisTokenStore: what Redis holds, locks, notices, failures (a real re
 
 describe('GATEHOUSE_REDIS_URL and the start', () => {
   it('a malformed URL is a startup error naming the variable and never the password', () => {
-    for (const text of ['not a url', 'http://h:6379', 'redis://', 'redis://u:s3cret-pw@h:6379/99', 'redis://u:s3cret-pw@h:6379/?tls=1']) {
+    for (const text of [
+      'not a url',
+      'http://h:6379',
+      'redis://',
+      'redis://u:s3cret-pw@h:6379/99',
+      'redis://u:s3cret-pw@h:6379/?tls=1',
+    ]) {
       let error: Error | undefined;
       try {
         parseRedisUrl(text);
@@ -189,17 +237,37 @@ describe('GATEHOUSE_REDIS_URL and the start', () => {
     expect(parseRedisUrl('rediss://user:pw@redis.internal:6380/2').host).to.equal('redis.internal:6380');
   });
 
-  it('GATEHOUSE_REDIS_MODE: single (default), cluster or sentinel; several URLs only for a cluster or sentinels; sentinel needs the primary\'s name', () => {
+  it("GATEHOUSE_REDIS_MODE: single (default), cluster or sentinel; several URLs only for a cluster or sentinels; sentinel needs the primary's name", () => {
     expect(redisSettings({})).to.equal(undefined);
     expect(redisSettings({ GATEHOUSE_REDIS_URL: 'redis://h:1' })).to.deep.include({ mode: 'single' });
-    expect(redisSettings({ GATEHOUSE_REDIS_URL: 'redis://a:1,redis://b:2', GATEHOUSE_REDIS_MODE: 'cluster' })!.urls).to.have.length(2);
-    expect(redisSettings({ GATEHOUSE_REDIS_URL: 'redis://s:26379', GATEHOUSE_REDIS_MODE: 'sentinel', GATEHOUSE_REDIS_SENTINEL_NAME: 'main' })).to.deep.include({ mode: 'sentinel', sentinelName: 'main' });
+    expect(
+      redisSettings({ GATEHOUSE_REDIS_URL: 'redis://a:1,redis://b:2', GATEHOUSE_REDIS_MODE: 'cluster' })!.urls,
+    ).to.have.length(2);
+    expect(
+      redisSettings({
+        GATEHOUSE_REDIS_URL: 'redis://s:26379',
+        GATEHOUSE_REDIS_MODE: 'sentinel',
+        GATEHOUSE_REDIS_SENTINEL_NAME: 'main',
+      }),
+    ).to.deep.include({ mode: 'sentinel', sentinelName: 'main' });
     for (const [env, message] of [
-      [{ GATEHOUSE_REDIS_URL: 'redis://h:1', GATEHOUSE_REDIS_MODE: 'replicated' }, /GATEHOUSE_REDIS_MODE must be single, cluster or sentinel/],
-      [{ GATEHOUSE_REDIS_URL: 'redis://a:1,redis://u:s3cret-pw@b:2' }, /names 2 servers.*GATEHOUSE_REDIS_MODE=cluster or sentinel/],
+      [
+        { GATEHOUSE_REDIS_URL: 'redis://h:1', GATEHOUSE_REDIS_MODE: 'replicated' },
+        /GATEHOUSE_REDIS_MODE must be single, cluster or sentinel/,
+      ],
+      [
+        { GATEHOUSE_REDIS_URL: 'redis://a:1,redis://u:s3cret-pw@b:2' },
+        /names 2 servers.*GATEHOUSE_REDIS_MODE=cluster or sentinel/,
+      ],
       [{ GATEHOUSE_REDIS_URL: 'redis://a:1,redis://b:2/3', GATEHOUSE_REDIS_MODE: 'cluster' }, /only database 0/],
-      [{ GATEHOUSE_REDIS_URL: 'redis://s:26379', GATEHOUSE_REDIS_MODE: 'sentinel' }, /needs GATEHOUSE_REDIS_SENTINEL_NAME/],
-      [{ GATEHOUSE_REDIS_URL: 'redis://a:1,http://u:s3cret-pw@b:2', GATEHOUSE_REDIS_MODE: 'cluster' }, /must start with redis:\/\/ or rediss:\/\//],
+      [
+        { GATEHOUSE_REDIS_URL: 'redis://s:26379', GATEHOUSE_REDIS_MODE: 'sentinel' },
+        /needs GATEHOUSE_REDIS_SENTINEL_NAME/,
+      ],
+      [
+        { GATEHOUSE_REDIS_URL: 'redis://a:1,http://u:s3cret-pw@b:2', GATEHOUSE_REDIS_MODE: 'cluster' },
+        /must start with redis:\/\/ or rediss:\/\//,
+      ],
     ] as const) {
       let error: Error | undefined;
       try {
@@ -214,8 +282,29 @@ describe('GATEHOUSE_REDIS_URL and the start', () => {
   });
 
   it('without an encryption key in the environment, a start with Redis fails and says to set one', async () => {
-    const config = resolveAuthConfig({ identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: 'c', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration' } } } } } }, {}).config;
-    const error = await startAuthRuntime({ headers: fallbackCore, config, logger: createLogger('silent'), env: { GATEHOUSE_REDIS_URL: 'redis://127.0.0.1:1' } }).then(
+    const config = resolveAuthConfig(
+      {
+        identityProviders: {
+          customOpenIdConnectProviders: {
+            corp: {
+              registration: {
+                clientId: 'c',
+                openIdConnectConfiguration: {
+                  wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration',
+                },
+              },
+            },
+          },
+        },
+      },
+      {},
+    ).config;
+    const error = await startAuthRuntime({
+      headers: fallbackCore,
+      config,
+      logger: createLogger('silent'),
+      env: { GATEHOUSE_REDIS_URL: 'redis://127.0.0.1:1' },
+    }).then(
       () => undefined,
       (failure: unknown) => failure as Error,
     );
@@ -225,19 +314,55 @@ describe('GATEHOUSE_REDIS_URL and the start', () => {
 
   it('a Redis that cannot be reached at start is a warning naming the variable (not the password); the start goes on and protected requests answer 503', async () => {
     const logs = capturingLogger();
-    const config = resolveAuthConfig({ identityProviders: { customOpenIdConnectProviders: { corp: { registration: { clientId: 'c', openIdConnectConfiguration: { wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration' } } } } } }, {}).config;
+    const config = resolveAuthConfig(
+      {
+        identityProviders: {
+          customOpenIdConnectProviders: {
+            corp: {
+              registration: {
+                clientId: 'c',
+                openIdConnectConfiguration: {
+                  wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration',
+                },
+              },
+            },
+          },
+        },
+      },
+      {},
+    ).config;
     const masterKey = randomBytes(32);
-    const runtime = await startAuthRuntime({ headers: fallbackCore, config, logger: logs.logger, env: { GATEHOUSE_REDIS_URL: 'redis://user:s3cret-pw@127.0.0.1:1', GATEHOUSE_ENCRYPTION_KEY: masterKey.toString('hex') } });
+    const runtime = await startAuthRuntime({
+      headers: fallbackCore,
+      config,
+      logger: logs.logger,
+      env: {
+        GATEHOUSE_REDIS_URL: 'redis://user:s3cret-pw@127.0.0.1:1',
+        GATEHOUSE_ENCRYPTION_KEY: masterKey.toString('hex'),
+      },
+    });
     try {
       const warning = logs.lines().find((line) => line.level === 40 && /GATEHOUSE_REDIS_URL/.test(String(line.msg)));
       expect(warning, logs.raw()).not.to.equal(undefined);
       expect(logs.raw()).not.to.include('s3cret-pw');
       // A validly signed session cookie: its record must be looked up, and cannot be.
       const cookie = signSessionId(deriveKey(masterKey, 'session-cookie', config.app), newSessionId());
-      const view: RequestView = { method: 'GET', path: '/private', query: '', headers: [['host', 'app.example'], ['cookie', `PlatformAuthSession=${cookie}`]], scheme: 'https', host: 'app.example', remoteAddress: '127.0.0.1', readBody: async () => Buffer.alloc(0) };
+      const view: RequestView = {
+        method: 'GET',
+        path: '/private',
+        query: '',
+        headers: [
+          ['host', 'app.example'],
+          ['cookie', `PlatformAuthSession=${cookie}`],
+        ],
+        scheme: 'https',
+        host: 'app.example',
+        remoteAddress: '127.0.0.1',
+        readBody: async () => Buffer.alloc(0),
+      };
       const decision = await runtime.layer.decide(view);
-      expect(decision.kind, JSON.stringify(decision)).to.equal("respond");
-      expect(decision.kind === "respond" && decision.status, JSON.stringify(decision)).to.equal(503);
+      expect(decision.kind, JSON.stringify(decision)).to.equal('respond');
+      expect(decision.kind === 'respond' && decision.status, JSON.stringify(decision)).to.equal(503);
     } finally {
       await runtime.close();
     }
@@ -274,7 +399,14 @@ for (const [name, start] of [
       const clock = { now: () => now, advance: (ms: number) => void (now += ms) };
       const prefix = `conformance-${randomBytes(6).toString('hex')}:`;
       const masterKey = randomBytes(32);
-      const open = async () => new RedisTokenStore<Record<string, unknown>>({ link: await link(prefix), kind: 'session', app: 'conformance', masterKey, now: clock.now });
+      const open = async () =>
+        new RedisTokenStore<Record<string, unknown>>({
+          link: await link(prefix),
+          kind: 'session',
+          app: 'conformance',
+          masterKey,
+          now: clock.now,
+        });
       const store = await open();
       const peer = await open();
       return { store, peer: () => peer, ...clock };
@@ -283,7 +415,10 @@ for (const [name, start] of [
     it("another handle's writes are told to it by name", async () => {
       const prefix = `notices-${randomBytes(4).toString('hex')}:`;
       const masterKey = randomBytes(32);
-      const [a, b] = [await link(prefix), await link(prefix)].map((opened) => new RedisTokenStore<Record<string, unknown>>({ link: opened, kind: 'session', app: 'app', masterKey }));
+      const [a, b] = [await link(prefix), await link(prefix)].map(
+        (opened) =>
+          new RedisTokenStore<Record<string, unknown>>({ link: opened, kind: 'session', app: 'app', masterKey }),
+      );
       const heard: Array<string | undefined> = [];
       b!.changes.onChange((changed) => heard.push(changed));
       await a!.put('s', { v: 1 }, Date.now() + 60_000);

@@ -30,7 +30,8 @@ tokenStoreConformance('FileSystemTokenStore', async () => {
   const c = clock();
   const directory = await tempDir();
   const masterKey = randomBytes(32);
-  const open = () => new FileSystemTokenStore<Record<string, unknown>>({ directory, app: 'conformance', masterKey, now: c.now });
+  const open = () =>
+    new FileSystemTokenStore<Record<string, unknown>>({ directory, app: 'conformance', masterKey, now: c.now });
   return {
     store: open(),
     peer: open,
@@ -64,7 +65,8 @@ describe('FileSystemTokenStore on disk', () => {
       const text = await fs.readFile(path.join(store.directory, f), 'utf8');
       expect(text).not.to.contain('token-plaintext-marker');
       expect(text).not.to.contain(id);
-      if (process.platform !== 'win32') expect((await fs.stat(path.join(store.directory, f))).mode & 0o777).to.equal(0o600);
+      if (process.platform !== 'win32')
+        expect((await fs.stat(path.join(store.directory, f))).mode & 0o777).to.equal(0o600);
     }
     expect((await fs.readdir(store.directory)).filter((f) => f.endsWith('.tmp'))).to.deep.equal([]);
   });
@@ -125,7 +127,9 @@ describe('FileSystemTokenStore on disk', () => {
 
   it('another key reads nothing', async () => {
     await new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) }).put('s', { v: 1 }, later);
-    expect(await new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) }).get('s')).to.equal(undefined);
+    expect(await new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) }).get('s')).to.equal(
+      undefined,
+    );
   });
 
   it('without a key, generates a 0600 key file once and reuses it (also across instances)', async () => {
@@ -154,7 +158,10 @@ describe('FileSystemTokenStore on disk', () => {
     await fs.writeFile(keyFile, '', { mode: 0o600 });
     await new FileSystemTokenStore({ directory, app: 'app' }).get('s').then(
       () => expect.fail('should refuse'),
-      (error: Error) => expect(error.message).to.match(/is empty \(left by a start that stopped before writing it; .*\): delete it and gatehouse makes a new one$/),
+      (error: Error) =>
+        expect(error.message).to.match(
+          /is empty \(left by a start that stopped before writing it; .*\): delete it and gatehouse makes a new one$/,
+        ),
     );
     expect(await fs.readFile(keyFile, 'utf8')).to.equal('');
   });
@@ -185,11 +192,18 @@ describe('FileSystemTokenStore on disk', () => {
   it('sweep skips an entry it cannot read (a directory named like a record), says so, and sweeps the rest', async () => {
     let now = Date.now();
     const logs = capturingLogger();
-    const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), now: () => now, logger: logs.logger });
+    const store = new FileSystemTokenStore({
+      directory,
+      app: 'app',
+      masterKey: randomBytes(32),
+      now: () => now,
+      logger: logs.logger,
+    });
     for (const id of ['a', 'b', 'c', 'd']) await store.put(id, { id }, now + 1_000);
     await store.put('live', { v: 1 }, now + 3_600_000);
     // Named to sort before and among the records (readdir order is the file system's).
-    for (const name of ['0'.repeat(64), '8'.repeat(64), 'f'.repeat(64)]) await fs.mkdir(path.join(store.directory, `${name}.session`));
+    for (const name of ['0'.repeat(64), '8'.repeat(64), 'f'.repeat(64)])
+      await fs.mkdir(path.join(store.directory, `${name}.session`));
     const stale = path.join(store.directory, '.x.abc.tmp');
     await fs.writeFile(stale, 'a complete record a kill left behind');
     now += 120_000;
@@ -207,7 +221,9 @@ describe('FileSystemTokenStore on disk', () => {
     await fs.mkdir(path.join(store.directory, file!));
     expect(await store.get('s')).to.equal(undefined);
     expect(await store.get('s')).to.equal(undefined);
-    const faults = logs.lines().filter((l) => l.msg === 'token store fault: a record cannot be read; its session is treated as signed out');
+    const faults = logs
+      .lines()
+      .filter((l) => l.msg === 'token store fault: a record cannot be read; its session is treated as signed out');
     expect(faults).to.have.length(1);
     expect(faults[0]).to.include({ code: 'EISDIR' });
   });
@@ -215,7 +231,12 @@ describe('FileSystemTokenStore on disk', () => {
   describe('a store directory deleted while gatehouse runs', () => {
     it('is recreated (0700) by the next write, with a warning; what was stored before is gone', async () => {
       const logs = capturingLogger();
-      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), logger: logs.logger });
+      const store = new FileSystemTokenStore({
+        directory,
+        app: 'app',
+        masterKey: randomBytes(32),
+        logger: logs.logger,
+      });
       await store.put('before', { v: 1 }, later);
       await fs.rm(directory, { recursive: true });
       // Before the fix: ENOENT on every write, so every sign-in failed with a 500 until a restart.
@@ -228,7 +249,12 @@ describe('FileSystemTokenStore on disk', () => {
 
     it('writes that find it gone together recreate it once, and all of them land', async () => {
       const logs = capturingLogger();
-      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), logger: logs.logger });
+      const store = new FileSystemTokenStore({
+        directory,
+        app: 'app',
+        masterKey: randomBytes(32),
+        logger: logs.logger,
+      });
       await store.prepare();
       await fs.rm(directory, { recursive: true });
       await Promise.all(Array.from({ length: 8 }, (_, i) => store.put(`s${i}`, { i }, later)));
@@ -266,7 +292,13 @@ describe('FileSystemTokenStore on disk', () => {
 
     it('a key file that meanwhile holds another key is left alone and logged as an error', async () => {
       const logs = capturingLogger();
-      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), masterKeyFromKeyFile: true, logger: logs.logger });
+      const store = new FileSystemTokenStore({
+        directory,
+        app: 'app',
+        masterKey: randomBytes(32),
+        masterKeyFromKeyFile: true,
+        logger: logs.logger,
+      });
       await store.prepare();
       await fs.rm(directory, { recursive: true });
       // An instance that started in between made a key of its own.
@@ -275,7 +307,12 @@ describe('FileSystemTokenStore on disk', () => {
       await fs.writeFile(path.join(directory, KEY_FILE_NAME), other, { mode: 0o600 });
       await store.put('s', { v: 1 }, later);
       expect(await fs.readFile(path.join(directory, KEY_FILE_NAME), 'utf8')).to.equal(other);
-      expect(logs.lines().filter((l) => l.level === 50).map((l) => l.msg)).to.deep.equal([
+      expect(
+        logs
+          .lines()
+          .filter((l) => l.level === 50)
+          .map((l) => l.msg),
+      ).to.deep.equal([
         'token store key file now holds another key than this instance uses: sessions will not carry over between instances or restarts until every instance runs with the same key (set GATEHOUSE_ENCRYPTION_KEY)',
       ]);
     });
@@ -285,7 +322,9 @@ describe('FileSystemTokenStore on disk', () => {
       await store.prepare();
       await fs.rm(directory, { recursive: true });
       expect(await store.sweep()).to.equal(0);
-      expect((await fs.readdir(directory)).sort()).to.deep.equal([KEY_FILE_NAME, path.basename(store.directory)].sort());
+      expect((await fs.readdir(directory)).sort()).to.deep.equal(
+        [KEY_FILE_NAME, path.basename(store.directory)].sort(),
+      );
     });
   });
 
@@ -325,7 +364,12 @@ describe('FileSystemTokenStore on disk', () => {
 
     it('takes over, with a warning, a lock its holder left behind (older than the stale limit)', async () => {
       const logs = capturingLogger('warn');
-      const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32), logger: logs.logger });
+      const store = new FileSystemTokenStore({
+        directory,
+        app: 'app',
+        masterKey: randomBytes(32),
+        logger: logs.logger,
+      });
       const lock = await lockFileOf(store, 's');
       await fs.writeFile(lock, 'a crashed instance');
       const past = new Date(Date.now() - STALE_LOCK_MS - 1000);
@@ -339,7 +383,10 @@ describe('FileSystemTokenStore on disk', () => {
     it('waiters that find a lock left behind at once take it over one at a time: sections never overlap', async () => {
       // Each waiter that saw the old lock stale must not remove the lock another waiter has just taken.
       const key = randomBytes(32);
-      const handles = Array.from({ length: 4 }, () => new FileSystemTokenStore({ directory, app: 'app', masterKey: key }));
+      const handles = Array.from(
+        { length: 4 },
+        () => new FileSystemTokenStore({ directory, app: 'app', masterKey: key }),
+      );
       const lock = await lockFileOf(handles[0]!, 's');
       let most = 0;
       for (let round = 0; round < 40; round++) {
@@ -371,7 +418,9 @@ describe('FileSystemTokenStore on disk', () => {
       await fs.utimes(lock, past, past);
       await fs.utimes(takeover, past, past);
       expect(await store.exclusive('s', async () => 'ran')).to.equal('ran');
-      expect((await fs.readdir(store.directory)).filter((f) => f.endsWith('.lock') || f.endsWith('.takeover'))).to.deep.equal([]);
+      expect(
+        (await fs.readdir(store.directory)).filter((f) => f.endsWith('.lock') || f.endsWith('.takeover')),
+      ).to.deep.equal([]);
     });
 
     it('sweep removes old takeover files and keeps fresh ones (a lock being taken over)', async () => {
@@ -383,7 +432,9 @@ describe('FileSystemTokenStore on disk', () => {
       const past = new Date(Date.now() - STALE_LOCK_MS - 1000);
       await fs.utimes(old, past, past);
       expect(await store.sweep()).to.equal(1);
-      expect((await fs.readdir(store.directory)).filter((f) => f.endsWith('.takeover'))).to.deep.equal([path.basename(fresh)]);
+      expect((await fs.readdir(store.directory)).filter((f) => f.endsWith('.takeover'))).to.deep.equal([
+        path.basename(fresh),
+      ]);
     });
 
     it('a lock left behind is not removed while a takeover file is fresh (another waiter is removing it)', async () => {
@@ -399,7 +450,7 @@ describe('FileSystemTokenStore on disk', () => {
       expect(await store.sweep()).to.equal(1);
     });
 
-    it("a holder that overran its time does not remove the lock of the one that took over", async () => {
+    it('a holder that overran its time does not remove the lock of the one that took over', async () => {
       const store = new FileSystemTokenStore({ directory, app: 'app', masterKey: randomBytes(32) });
       const lock = await lockFileOf(store, 's');
       await store.exclusive('s', async () => {
@@ -417,7 +468,9 @@ describe('FileSystemTokenStore on disk', () => {
       const past = new Date(Date.now() - STALE_LOCK_MS - 1000);
       await fs.utimes(stale, past, past);
       expect(await store.sweep()).to.equal(1);
-      expect((await fs.readdir(store.directory)).filter((f) => f.endsWith('.lock'))).to.deep.equal([path.basename(fresh)]);
+      expect((await fs.readdir(store.directory)).filter((f) => f.endsWith('.lock'))).to.deep.equal([
+        path.basename(fresh),
+      ]);
     });
   });
 });

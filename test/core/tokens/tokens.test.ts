@@ -5,7 +5,14 @@ import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 
 import { ClientSecretJwt, CLIENT_SECRET_LIFETIME_SECONDS } from '../../../src/core/oidc/client-secret-jwt.js';
 import { AuthenticationTokens } from '../../../src/core/tokens/authentication-token.js';
-import { asymmetricAlgorithms, CLOCK_TOLERANCE_SECONDS, MAX_TOKEN_LENGTH, peekToken, validateJwt, type JwtRules } from '../../../src/core/tokens/jwt-validator.js';
+import {
+  asymmetricAlgorithms,
+  CLOCK_TOLERANCE_SECONDS,
+  MAX_TOKEN_LENGTH,
+  peekToken,
+  validateJwt,
+  type JwtRules,
+} from '../../../src/core/tokens/jwt-validator.js';
 import { RemoteKeySet } from '../../../src/core/tokens/key-set.js';
 import { InvalidTokenError } from '../../../src/core/tokens/errors.js';
 import { ValidatedTokenCache } from '../../../src/core/tokens/validated-token-cache.js';
@@ -41,13 +48,17 @@ describe('validated token cache', () => {
     expect(cache.get(key('k4'))).to.equal('k4');
   });
 
-  it('is bounded by the tokens\' total length too, and keeps nothing when its size is 0', () => {
+  it("is bounded by the tokens' total length too, and keeps nothing when its size is 0", () => {
     const cache = new ValidatedTokenCache<string>(() => 1_000, 100, 10);
     cache.set(key('aaaa'), 4, 'a', 5_000);
     cache.set(key('bbbb'), 4, 'b', 5_000);
     expect(cache.chars).to.equal(8);
     cache.set(key('cccc'), 4, 'c', 5_000); // 12 characters: the least recently used goes
-    expect([cache.get(key('aaaa')), cache.get(key('bbbb')), cache.get(key('cccc'))]).to.deep.equal([undefined, 'b', 'c']);
+    expect([cache.get(key('aaaa')), cache.get(key('bbbb')), cache.get(key('cccc'))]).to.deep.equal([
+      undefined,
+      'b',
+      'c',
+    ]);
     expect(cache.chars).to.equal(8);
     cache.set(key('bbbb'), 4, 'b2', 5_000); // replaced, not counted twice
     expect(cache.chars).to.equal(8);
@@ -73,7 +84,13 @@ describe('peeking at claims before verification', () => {
   };
 
   it('reads the same claims as jose, including non-ASCII text', () => {
-    const claims = { iss: 'https://idp.example', sub: 'Zoë 🙂', aud: ['a', 'b'], exp: 2_000_000_000, nested: { x: [1, null] } };
+    const claims = {
+      iss: 'https://idp.example',
+      sub: 'Zoë 🙂',
+      aud: ['a', 'b'],
+      exp: 2_000_000_000,
+      nested: { x: [1, null] },
+    };
     const token = `${segment({ alg: 'RS256' })}.${segment(claims)}.c2ln`;
     expect(peekToken(token).claims).to.deep.equal(decodeJwt(token)).and.to.deep.equal(claims);
   });
@@ -87,7 +104,11 @@ describe('peeking at claims before verification', () => {
     expect(reason(`${header}.${segment('text')}.sig`)).to.equal('malformed token');
     expect(reason(`${header}.${segment(null)}.sig`)).to.equal('malformed token');
     expect(reason(`${header}.${Buffer.from('{"sub": ').toString('base64url')}.sig`)).to.equal('malformed token');
-    expect(reason(`${header}.${Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]).toString('base64url')}.sig`)).to.equal('malformed token'); // not UTF-8
+    expect(
+      reason(
+        `${header}.${Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]).toString('base64url')}.sig`,
+      ),
+    ).to.equal('malformed token'); // not UTF-8
     expect(reason(`${header}.${segment({ sub: 'x' })}.${'s'.repeat(MAX_TOKEN_LENGTH)}`)).to.equal('token too large');
     expect(reason(`${header}.${segment({ sub: 'x' })}.sig`)).to.equal('accepted');
   });
@@ -97,11 +118,20 @@ describe('validating a JWT', () => {
   let issuer: TokenIssuer;
   let rules: JwtRules;
   const corpApi = { audiences: ['api://corp'] };
-  const refusal = (promise: Promise<unknown>) => promise.then(() => 'accepted', (error: Error) => (error instanceof InvalidTokenError ? error.reason : error.message));
+  const refusal = (promise: Promise<unknown>) =>
+    promise.then(
+      () => 'accepted',
+      (error: Error) => (error instanceof InvalidTokenError ? error.reason : error.message),
+    );
 
   before(async () => {
     issuer = await startTokenIssuer();
-    rules = { keys: new RemoteKeySet(async () => `${issuer.url}/keys`), algorithms: ['RS256'], issuer: () => issuer.issuer('/corp'), now: Date.now };
+    rules = {
+      keys: new RemoteKeySet(async () => `${issuer.url}/keys`),
+      algorithms: ['RS256'],
+      issuer: () => issuer.issuer('/corp'),
+      now: Date.now,
+    };
   });
   after(() => issuer.close());
 
@@ -118,9 +148,18 @@ describe('validating a JWT', () => {
 
   it('refuses an unencoded payload (b64: false), which a JWT never has', async () => {
     const key = issuer.keys.at(-1)!;
-    const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid: key.kid, b64: false, crit: ['b64'] })).toString('base64url');
+    const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid: key.kid, b64: false, crit: ['b64'] })).toString(
+      'base64url',
+    );
     // The raw payload: text that, read as base64url, is also a JWT payload of this issuer.
-    const payload = Buffer.from(JSON.stringify({ iss: issuer.issuer('/corp'), aud: 'api://corp', sub: 'user-1', exp: Math.floor(Date.now() / 1000) + 600 })).toString('base64url');
+    const payload = Buffer.from(
+      JSON.stringify({
+        iss: issuer.issuer('/corp'),
+        aud: 'api://corp',
+        sub: 'user-1',
+        exp: Math.floor(Date.now() / 1000) + 600,
+      }),
+    ).toString('base64url');
     const signature = sign('sha256', Buffer.from(`${header}.${payload}`), key.privateKey).toString('base64url');
     expect(await refusal(validateJwt(`${header}.${payload}.${signature}`, rules, corpApi))).to.equal('malformed token');
   });
@@ -137,7 +176,13 @@ describe('validating a JWT', () => {
       return `${header}.${payload}.${sign('sha256', Buffer.from(`${header}.${payload}`), key.privateKey).toString('base64url')}`;
     };
     const reason = (claims: Record<string, unknown>, nonce?: string) =>
-      refusal(validateJwt(signedRaw(JSON.stringify(claims)), { ...rules, now: () => now * 1000 + 999 }, { audiences, ...(nonce !== undefined ? { nonce } : {}) }));
+      refusal(
+        validateJwt(
+          signedRaw(JSON.stringify(claims)),
+          { ...rules, now: () => now * 1000 + 999 },
+          { audiences, ...(nonce !== undefined ? { nonce } : {}) },
+        ),
+      );
 
     it('accept a token for one of our audiences, as a string or in a list', async () => {
       expect(await reason(valid())).to.equal('accepted');
@@ -157,7 +202,13 @@ describe('validating a JWT', () => {
     it('require exp, a finite number of seconds, not passed beyond the clock tolerance', async () => {
       expect(await reason({ ...valid(), exp: undefined })).to.equal('claim exp missing');
       expect(await reason({ ...valid(), exp: String(now + 600) })).to.equal('claim exp invalid');
-      const infinite = await refusal(validateJwt(signedRaw(`{"iss":"${issuer.issuer('/corp')}","aud":"api://corp","exp":1e999}`), { ...rules, now: () => now * 1000 }, { audiences }));
+      const infinite = await refusal(
+        validateJwt(
+          signedRaw(`{"iss":"${issuer.issuer('/corp')}","aud":"api://corp","exp":1e999}`),
+          { ...rules, now: () => now * 1000 },
+          { audiences },
+        ),
+      );
       expect(infinite).to.equal('claim exp invalid');
       expect(await reason({ ...valid(), exp: now - CLOCK_TOLERANCE_SECONDS + 1 })).to.equal('accepted');
       expect(await reason({ ...valid(), exp: now - CLOCK_TOLERANCE_SECONDS })).to.equal('expired');
@@ -185,7 +236,11 @@ describe('validating a JWT', () => {
 
 describe('asymmetric algorithm allow-list', () => {
   it('keeps only asymmetric algorithms a provider announces; never none or HMAC', () => {
-    expect(asymmetricAlgorithms(['RS256', 'HS256', 'none', 'ES256', 'PS384'])).to.deep.equal(['RS256', 'ES256', 'PS384']);
+    expect(asymmetricAlgorithms(['RS256', 'HS256', 'none', 'ES256', 'PS384'])).to.deep.equal([
+      'RS256',
+      'ES256',
+      'PS384',
+    ]);
     expect(asymmetricAlgorithms(['HS256'])).to.deep.equal(['RS256']);
     expect(asymmetricAlgorithms(undefined)).to.deep.equal(['RS256']);
   });
@@ -200,10 +255,16 @@ describe('authentication tokens', () => {
     const token = await tokens.issue(sid, { userId: 'u', provider: 'github', expiresAt: now + 60_000 });
     expect(await tokens.sessionId(token)).to.equal(sid);
     now += 120_000;
-    await tokens.sessionId(token).then(() => expect.fail('accepted'), (e: Error) => expect(e.message).to.contain('expired'));
+    await tokens.sessionId(token).then(
+      () => expect.fail('accepted'),
+      (e: Error) => expect(e.message).to.contain('expired'),
+    );
     expect(await tokens.sessionId(token, 3_600_000)).to.equal(sid);
     const other = new AuthenticationTokens(key, 'another-app', () => now);
-    await other.sessionId(token, 3_600_000).then(() => expect.fail('accepted by another app'), (e: Error) => expect(e.name).to.equal('InvalidTokenError'));
+    await other.sessionId(token, 3_600_000).then(
+      () => expect.fail('accepted by another app'),
+      (e: Error) => expect(e.name).to.equal('InvalidTokenError'),
+    );
   });
 });
 
@@ -211,11 +272,20 @@ describe('Sign in with Apple client secret', () => {
   it('is an ES256 JWT for Apple, renewed before it expires', async () => {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     let now = Date.UTC(2026, 0, 1);
-    const secret = new ClientSecretJwt({ teamId: 'TEAM', keyId: 'KID', privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }, 'com.example.web', () => now);
+    const secret = new ClientSecretJwt(
+      { teamId: 'TEAM', keyId: 'KID', privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() },
+      'com.example.web',
+      () => now,
+    );
     expect(() => secret.current()).to.throw();
     await secret.renew();
     const first = secret.current();
-    const { payload } = await jwtVerify(first, publicKey, { issuer: 'TEAM', audience: 'https://appleid.apple.com', subject: 'com.example.web', currentDate: new Date(now) });
+    const { payload } = await jwtVerify(first, publicKey, {
+      issuer: 'TEAM',
+      audience: 'https://appleid.apple.com',
+      subject: 'com.example.web',
+      currentDate: new Date(now),
+    });
     expect(payload.exp! - payload.iat!).to.equal(CLIENT_SECRET_LIFETIME_SECONDS);
     expect(decodeProtectedHeader(first)).to.include({ alg: 'ES256', kid: 'KID' });
     now += 60_000;
@@ -229,6 +299,9 @@ describe('Sign in with Apple client secret', () => {
 
   it('a key that is not P-256 PKCS#8 is a clear provider-unavailable error', async () => {
     const secret = new ClientSecretJwt({ teamId: 'T', keyId: 'K', privateKeyPem: 'not a key' }, 'c');
-    await secret.renew().then(() => expect.fail('renewed'), (e: Error) => expect(e.message).to.contain('PKCS#8'));
+    await secret.renew().then(
+      () => expect.fail('renewed'),
+      (e: Error) => expect(e.message).to.contain('PKCS#8'),
+    );
   });
 });

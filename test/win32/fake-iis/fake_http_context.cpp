@@ -12,7 +12,8 @@ namespace {
 // What OnAsyncCompletion is told: how many bytes, and how the operation ended.
 class FakeCompletionInfo final : public IHttpCompletionInfo {
  public:
-  FakeCompletionInfo(FakeHttpContext& context, DWORD bytes, HRESULT status) : context_(context), bytes_(bytes), status_(status) {}
+  FakeCompletionInfo(FakeHttpContext& context, DWORD bytes, HRESULT status)
+      : context_(context), bytes_(bytes), status_(status) {}
   DWORD GetCompletionBytes() const override {
     if (fault_skips(context_.call("IHttpCompletionInfo::GetCompletionBytes"))) return 0;
     return bytes_;
@@ -41,9 +42,12 @@ class FakeEventProvider final : public IHttpEventProvider {
 
 const char* status_name(REQUEST_NOTIFICATION_STATUS status) {
   switch (status) {
-    case RQ_NOTIFICATION_CONTINUE: return "continue";
-    case RQ_NOTIFICATION_PENDING: return "pending";
-    case RQ_NOTIFICATION_FINISH_REQUEST: return "finish";
+    case RQ_NOTIFICATION_CONTINUE:
+      return "continue";
+    case RQ_NOTIFICATION_PENDING:
+      return "pending";
+    case RQ_NOTIFICATION_FINISH_REQUEST:
+      return "finish";
   }
   return "an unknown status";
 }
@@ -60,10 +64,12 @@ FakeHttpContext::FakeHttpContext(const RequestScript& script, CHttpModule* modul
 }
 
 void FakeHttpContext::begin() {
-  dispatch([this] {
-    FakeEventProvider provider(*this);
-    return module_->OnBeginRequest(this, &provider);
-  }, false);
+  dispatch(
+      [this] {
+        FakeEventProvider provider(*this);
+        return module_->OnBeginRequest(this, &provider);
+      },
+      false);
 }
 
 Fault FakeHttpContext::call(const char* method) {
@@ -75,7 +81,9 @@ Fault FakeHttpContext::call(const char* method) {
   return faults_.take(method);
 }
 
-void FakeHttpContext::unmodeled(const char* method) { violation(std::string("a call IIS's fake does not model: ") + method); }
+void FakeHttpContext::unmodeled(const char* method) {
+  violation(std::string("a call IIS's fake does not model: ") + method);
+}
 
 void FakeHttpContext::violation(const std::string& what) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -92,18 +100,21 @@ bool FakeHttpContext::is_request_memory(const void* data, size_t size) {
 }
 
 void FakeHttpContext::complete(DWORD bytes, HRESULT status, std::function<void()> fill, bool wait) {
-  dispatch([this, bytes, status, fill = std::move(fill)] {
-    fill();
-    FakeCompletionInfo completion(*this, bytes, status);
-    FakeEventProvider provider(*this);
-    return module_->OnAsyncCompletion(this, 0, FALSE, &provider, &completion);
-  }, wait);
+  dispatch(
+      [this, bytes, status, fill = std::move(fill)] {
+        fill();
+        FakeCompletionInfo completion(*this, bytes, status);
+        FakeEventProvider provider(*this);
+        return module_->OnAsyncCompletion(this, 0, FALSE, &provider, &completion);
+      },
+      wait);
 }
 
 void FakeHttpContext::dispatch(std::function<REQUEST_NOTIFICATION_STATUS()> notification, bool wait) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (ended_ || has_final_) violations_.push_back("a completion for a request whose module had already finished with it");
+    if (ended_ || has_final_)
+      violations_.push_back("a completion for a request whose module had already finished with it");
     ++in_flight_;
   }
   auto self = shared_from_this();
@@ -140,7 +151,9 @@ void FakeHttpContext::settle(REQUEST_NOTIFICATION_STATUS status) {
     std::lock_guard<std::mutex> lock(mutex_);
     --in_flight_;
     if (status != RQ_NOTIFICATION_PENDING) {
-      if (has_final_) violations_.push_back(std::string("a second final status (") + status_name(status) + " after " + status_name(final_) + ")");
+      if (has_final_)
+        violations_.push_back(std::string("a second final status (") + status_name(status) + " after " +
+                              status_name(final_) + ")");
       has_final_ = true;
       final_ = status;
     }
@@ -166,7 +179,8 @@ void FakeHttpContext::finish() {
   }
   outcome.pending_reads = request_.pending_reads();
   outcome.buffered_reads = request_.buffered_reads();
-  for (const std::string& method : faults_.unfired()) violation("a planned fault never fired: the module never called " + method);
+  for (const std::string& method : faults_.unfired())
+    violation("a planned fault never fired: the module never called " + method);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     outcome.calls = calls_;
@@ -192,7 +206,8 @@ HRESULT FakeHttpContext::PostCompletion(DWORD bytes) {
   // The caller (Node's thread) may still be inside this call when the completion has ended the
   // request: the context stays alive until it returns.
   auto self = shared_from_this();
-  complete(bytes, S_OK, [] {}, post_completion_before_return_);
+  complete(
+      bytes, S_OK, [] {}, post_completion_before_return_);
   return S_OK;
 }
 
@@ -236,7 +251,8 @@ IHttpModuleContextContainer* FakeHttpContext::GetModuleContextContainer() {
 }
 VOID FakeHttpContext::IndicateCompletion(REQUEST_NOTIFICATION_STATUS) { unmodeled("IHttpContext::IndicateCompletion"); }
 VOID FakeHttpContext::DisableNotifications(DWORD, DWORD) { unmodeled("IHttpContext::DisableNotifications"); }
-BOOL FakeHttpContext::GetNextNotification(REQUEST_NOTIFICATION_STATUS, DWORD*, BOOL*, CHttpModule**, IHttpEventProvider**) {
+BOOL FakeHttpContext::GetNextNotification(REQUEST_NOTIFICATION_STATUS, DWORD*, BOOL*, CHttpModule**,
+                                          IHttpEventProvider**) {
   unmodeled("IHttpContext::GetNextNotification");
   return FALSE;
 }

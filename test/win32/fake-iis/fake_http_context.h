@@ -74,7 +74,8 @@ class FakeHttpContext final : public IHttpContext, public std::enable_shared_fro
   BOOL GetNextNotification(REQUEST_NOTIFICATION_STATUS status, DWORD* notification, BOOL* is_post, CHttpModule** module,
                            IHttpEventProvider** provider) override;
   BOOL GetIsLastNotification(REQUEST_NOTIFICATION_STATUS status) override;
-  HRESULT ExecuteRequest(BOOL async, IHttpContext* child, DWORD flags, IHttpUser* user, BOOL* completion_expected) override;
+  HRESULT ExecuteRequest(BOOL async, IHttpContext* child, DWORD flags, IHttpUser* user,
+                         BOOL* completion_expected) override;
   DWORD GetExecuteFlags() const override;
   HRESULT GetServerVariable(PCSTR name, PCWSTR* value, DWORD* length) override;
   HRESULT GetServerVariable(PCSTR name, PCSTR* value, DWORD* length) override;

@@ -51,7 +51,8 @@ FakeHttpRequest::FakeHttpRequest(FakeHttpContext& context, const RequestScript& 
       headers_[same].value = keep(*headers_[same].value + ", " + value);
       continue;
     }
-    headers_.push_back(Header{keep(known < 0 ? name : std::string(gh_iis::known_request_header_name(known))), keep(value), known});
+    headers_.push_back(
+        Header{keep(known < 0 ? name : std::string(gh_iis::known_request_header_name(known))), keep(value), known});
   }
   remote_.sin_family = AF_INET;
   inet_pton(AF_INET, script.remote_address.c_str(), &remote_.sin_addr);
@@ -117,10 +118,13 @@ bool FakeHttpRequest::cancel_pending_read() {
     if (!read_pending_ || !stalled_) return read_pending_;
     stalled_ = false;
   }
-  context_.complete(0, HRESULT_FROM_WIN32(ERROR_OPERATION_ABORTED), [this] {
-    std::lock_guard<std::mutex> lock(mutex_);
-    read_pending_ = false;
-  }, false);
+  context_.complete(
+      0, HRESULT_FROM_WIN32(ERROR_OPERATION_ABORTED),
+      [this] {
+        std::lock_guard<std::mutex> lock(mutex_);
+        read_pending_ = false;
+      },
+      false);
   return true;
 }
 
@@ -148,7 +152,8 @@ std::string FakeHttpRequest::app_body() {
   std::string body;
   // IIS reads the buffers given back where they are (request memory): no copy was taken.
   for (const auto& [data, size] : inserted_) body.append(data, size);
-  for (size_t i = piece_; i < pieces_.size(); ++i) body.append(pieces_[i].data, i == piece_ ? offset_ : 0, std::string::npos);
+  for (size_t i = piece_; i < pieces_.size(); ++i)
+    body.append(pieces_[i].data, i == piece_ ? offset_ : 0, std::string::npos);
   return body;
 }
 
@@ -192,7 +197,9 @@ HRESULT FakeHttpRequest::SetHeader(PCSTR name, PCSTR value, USHORT length, BOOL 
   if (same < headers_.size() && (replace || known >= 0)) {
     headers_[same].value = keep(replace ? text : *headers_[same].value + ", " + text);
   } else {
-    headers_.push_back(Header{keep(known < 0 ? std::string(name) : std::string(gh_iis::known_request_header_name(known))), keep(text), known});
+    headers_.push_back(
+        Header{keep(known < 0 ? std::string(name) : std::string(gh_iis::known_request_header_name(known))), keep(text),
+               known});
   }
   rebuild_raw();
   return S_OK;
@@ -219,7 +226,8 @@ PCSTR FakeHttpRequest::GetHttpMethod() const {
 HRESULT FakeHttpRequest::ReadEntityBody(VOID* buffer, DWORD size, BOOL async, DWORD* received, BOOL* pending) {
   HRESULT hr = S_OK;
   if (fault_decides(context_.call("IHttpRequest::ReadEntityBody"), &hr)) return hr;
-  if (!async) context_.violation("a synchronous ReadEntityBody: it holds an IIS thread for as long as the client takes");
+  if (!async)
+    context_.violation("a synchronous ReadEntityBody: it holds an IIS thread for as long as the client takes");
   if (buffer == nullptr || received == nullptr || pending == nullptr || size == 0) {
     context_.violation("ReadEntityBody without a buffer, a size, or somewhere to say how it went");
     return E_INVALIDARG;
@@ -248,10 +256,13 @@ HRESULT FakeHttpRequest::ReadEntityBody(VOID* buffer, DWORD size, BOOL async, DW
         ++pending_reads_;
         *pending = TRUE;
         lock.unlock();
-        context_.complete(0, HRESULT_FROM_WIN32(ERROR_CONNECTION_ABORTED), [this] {
-          std::lock_guard<std::mutex> done(mutex_);
-          read_pending_ = false;
-        }, false);
+        context_.complete(
+            0, HRESULT_FROM_WIN32(ERROR_CONNECTION_ABORTED),
+            [this] {
+              std::lock_guard<std::mutex> done(mutex_);
+              read_pending_ = false;
+            },
+            false);
         return S_OK;
     }
   }
@@ -274,11 +285,14 @@ HRESULT FakeHttpRequest::ReadEntityBody(VOID* buffer, DWORD size, BOOL async, DW
   *pending = TRUE;
   lock.unlock();
   // The bytes land in the module's buffer on the completing thread, as http.sys fills it.
-  context_.complete(static_cast<DWORD>(n), S_OK, [this, buffer, data, n] {
-    std::memcpy(buffer, data, n);
-    std::lock_guard<std::mutex> done(mutex_);
-    read_pending_ = false;
-  }, piece.arrival == Arrival::kBeforeReturn);
+  context_.complete(
+      static_cast<DWORD>(n), S_OK,
+      [this, buffer, data, n] {
+        std::memcpy(buffer, data, n);
+        std::lock_guard<std::mutex> done(mutex_);
+        read_pending_ = false;
+      },
+      piece.arrival == Arrival::kBeforeReturn);
   return S_OK;
 }
 
@@ -286,7 +300,9 @@ HRESULT FakeHttpRequest::InsertEntityBody(VOID* buffer, DWORD size) {
   HRESULT hr = S_OK;
   if (fault_decides(context_.call("IHttpRequest::InsertEntityBody"), &hr)) return hr;
   if (!context_.is_request_memory(buffer, size)) {
-    context_.violation("InsertEntityBody with memory that is not the request's (IIS keeps the pointer until the application has read it)");
+    context_.violation(
+        "InsertEntityBody with memory that is not the request's (IIS keeps the pointer until the application has read "
+        "it)");
   }
   std::lock_guard<std::mutex> lock(mutex_);
   inserted_.emplace_back(static_cast<const char*>(buffer), size);

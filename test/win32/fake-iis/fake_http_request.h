@@ -65,9 +65,10 @@ class FakeHttpRequest final : public IHttpRequest {
   HRESULT GetClientCertificate(HTTP_SSL_CLIENT_CERT_INFO** info, BOOL* negotiated) override;
   HRESULT NegotiateClientCertificate(BOOL async, BOOL* pending) override;
   DWORD GetSiteId() const override;
-  HRESULT GetHeaderChanges(DWORD old_change, DWORD* new_change, PCSTR known[HttpHeaderRequestMaximum], DWORD* unknown_count,
-                           PCSTR** unknown_names, PCSTR** unknown_values, DWORD changed_known[HttpHeaderRequestMaximum + 1],
-                           DWORD* changed_unknown_count, DWORD** changed_unknown) override;
+  HRESULT GetHeaderChanges(DWORD old_change, DWORD* new_change, PCSTR known[HttpHeaderRequestMaximum],
+                           DWORD* unknown_count, PCSTR** unknown_names, PCSTR** unknown_values,
+                           DWORD changed_known[HttpHeaderRequestMaximum + 1], DWORD* changed_unknown_count,
+                           DWORD** changed_unknown) override;
 
  private:
   struct Header {
@@ -77,9 +78,9 @@ class FakeHttpRequest final : public IHttpRequest {
   };
 
   const std::string* keep(std::string text);  // with the lock
-  void rebuild_raw();                          // with the lock
-  size_t index_of(const char* name) const;     // with the lock: the first entry of that name, else size()
-  size_t unread_bytes() const;                 // with the lock
+  void rebuild_raw();                         // with the lock
+  size_t index_of(const char* name) const;    // with the lock: the first entry of that name, else size()
+  size_t unread_bytes() const;                // with the lock
 
   FakeHttpContext& context_;
   const std::string method_;

@@ -15,7 +15,8 @@ void FakeHttpResponse::record(Outcome& outcome) {
   outcome.need_disconnect = need_disconnect_;
 }
 
-HRESULT FakeHttpResponse::SetStatus(USHORT status, PCSTR reason, USHORT, HRESULT, IAppHostConfigException*, BOOL skip_custom_errors) {
+HRESULT FakeHttpResponse::SetStatus(USHORT status, PCSTR reason, USHORT, HRESULT, IAppHostConfigException*,
+                                    BOOL skip_custom_errors) {
   HRESULT hr = S_OK;
   if (fault_decides(context_.call("IHttpResponse::SetStatus"), &hr)) return hr;
   std::lock_guard<std::mutex> lock(mutex_);
@@ -31,7 +32,8 @@ HRESULT FakeHttpResponse::SetHeader(PCSTR name, PCSTR value, USHORT length, BOOL
   if (name == nullptr || value == nullptr) return E_INVALIDARG;
   std::lock_guard<std::mutex> lock(mutex_);
   if (replace) {
-    for (auto it = headers_.begin(); it != headers_.end();) it = _stricmp(it->first.c_str(), name) == 0 ? headers_.erase(it) : it + 1;
+    for (auto it = headers_.begin(); it != headers_.end();)
+      it = _stricmp(it->first.c_str(), name) == 0 ? headers_.erase(it) : it + 1;
   }
   headers_.emplace_back(name, std::string(value, length));
   return S_OK;
@@ -53,7 +55,8 @@ VOID FakeHttpResponse::SetNeedDisconnect() {
   need_disconnect_ = true;
 }
 
-HRESULT FakeHttpResponse::WriteEntityChunks(HTTP_DATA_CHUNK* chunks, DWORD count, BOOL async, BOOL, DWORD* sent, BOOL* completion_expected) {
+HRESULT FakeHttpResponse::WriteEntityChunks(HTTP_DATA_CHUNK* chunks, DWORD count, BOOL async, BOOL, DWORD* sent,
+                                            BOOL* completion_expected) {
   HRESULT hr = S_OK;
   if (fault_decides(context_.call("IHttpResponse::WriteEntityChunks"), &hr)) return hr;
   // An asynchronous write would complete through OnAsyncCompletion, which the module does not expect.
@@ -68,7 +71,8 @@ HRESULT FakeHttpResponse::WriteEntityChunks(HTTP_DATA_CHUNK* chunks, DWORD count
     const auto* data = static_cast<const char*>(chunks[i].FromMemory.pBuffer);
     const ULONG size = chunks[i].FromMemory.BufferLength;
     if (!context_.is_request_memory(data, size)) {
-      context_.violation("WriteEntityChunks with memory that is not the request's (IIS sends it after the call has returned)");
+      context_.violation(
+          "WriteEntityChunks with memory that is not the request's (IIS sends it after the call has returned)");
     }
     written.append(data, size);
   }
@@ -136,7 +140,8 @@ HRESULT FakeHttpResponse::WriteEntityChunkByReference(HTTP_DATA_CHUNK*, LONG) {
   return E_NOTIMPL;
 }
 VOID FakeHttpResponse::DisableBuffering() { context_.unmodeled("IHttpResponse::DisableBuffering"); }
-VOID FakeHttpResponse::GetStatus(USHORT*, USHORT*, PCSTR*, USHORT*, HRESULT*, PCWSTR*, DWORD*, IAppHostConfigException**, BOOL*) {
+VOID FakeHttpResponse::GetStatus(USHORT*, USHORT*, PCSTR*, USHORT*, HRESULT*, PCWSTR*, DWORD*,
+                                 IAppHostConfigException**, BOOL*) {
   context_.unmodeled("IHttpResponse::GetStatus");
 }
 HRESULT FakeHttpResponse::SetErrorDescription(PCWSTR, DWORD, BOOL) {

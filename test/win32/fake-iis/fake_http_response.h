@@ -54,13 +54,15 @@ class FakeHttpResponse final : public IHttpResponse {
   HRESULT Redirect(PCSTR url, BOOL reset_status, BOOL include_parameters) override;
   HRESULT WriteEntityChunkByReference(HTTP_DATA_CHUNK* chunk, LONG position) override;
   VOID DisableBuffering() override;
-  VOID GetStatus(USHORT* status, USHORT* sub_status, PCSTR* reason, USHORT* reason_length, HRESULT* error, PCWSTR* module,
-                 DWORD* notification, IAppHostConfigException** exception, BOOL* skip_custom_errors) override;
+  VOID GetStatus(USHORT* status, USHORT* sub_status, PCSTR* reason, USHORT* reason_length, HRESULT* error,
+                 PCWSTR* module, DWORD* notification, IAppHostConfigException** exception,
+                 BOOL* skip_custom_errors) override;
   HRESULT SetErrorDescription(PCWSTR description, DWORD length, BOOL html_encode) override;
   PCWSTR GetErrorDescription(DWORD* length) override;
-  HRESULT GetHeaderChanges(DWORD old_change, DWORD* new_change, PCSTR known[HttpHeaderResponseMaximum], DWORD* unknown_count,
-                           PCSTR** unknown_names, PCSTR** unknown_values, DWORD changed_known[HttpHeaderResponseMaximum + 1],
-                           DWORD* changed_unknown_count, DWORD** changed_unknown) override;
+  HRESULT GetHeaderChanges(DWORD old_change, DWORD* new_change, PCSTR known[HttpHeaderResponseMaximum],
+                           DWORD* unknown_count, PCSTR** unknown_names, PCSTR** unknown_values,
+                           DWORD changed_known[HttpHeaderResponseMaximum + 1], DWORD* changed_unknown_count,
+                           DWORD** changed_unknown) override;
   VOID CloseConnection() override;
 
  private:

@@ -71,7 +71,8 @@ void call_host(NodeEvent* event) {
   h.host.NonBlockingCall(event, [](Napi::Env env, Napi::Function fn, NodeEvent* e) {
     std::unique_ptr<NodeEvent> owned(e);
     Napi::Array args = Napi::Array::New(env, e->exec_args.size());
-    for (size_t i = 0; i < e->exec_args.size(); ++i) args.Set(static_cast<uint32_t>(i), Napi::String::New(env, e->exec_args[i]));
+    for (size_t i = 0; i < e->exec_args.size(); ++i)
+      args.Set(static_cast<uint32_t>(i), Napi::String::New(env, e->exec_args[i]));
     fn.Call({Napi::String::New(env, e->kind), Napi::String::New(env, e->boot_script), args});
   });
 }
@@ -122,12 +123,15 @@ RequestScript script_from(const Napi::Object& o) {
     Napi::Array body = o.Get("body").As<Napi::Array>();
     for (uint32_t i = 0; i < body.Length(); ++i) {
       Napi::Object piece = body.Get(i).As<Napi::Object>();
-      s.body.push_back(BodyPiece{bytes_of_value(piece.Get("data")), arrival_named(piece.Has("arrival") ? bytes_from_js(piece.Get("arrival")) : "buffered")});
+      s.body.push_back(
+          BodyPiece{bytes_of_value(piece.Get("data")),
+                    arrival_named(piece.Has("arrival") ? bytes_from_js(piece.Get("arrival")) : "buffered")});
     }
   }
   if (o.Has("end") && !o.Get("end").IsUndefined()) s.end = end_named(bytes_from_js(o.Get("end")));
   if (o.Has("chunked")) s.chunked = o.Get("chunked").ToBoolean().Value();
-  if (o.Has("postCompletionBeforeReturn")) s.post_completion_before_return = o.Get("postCompletionBeforeReturn").ToBoolean().Value();
+  if (o.Has("postCompletionBeforeReturn"))
+    s.post_completion_before_return = o.Get("postCompletionBeforeReturn").ToBoolean().Value();
   if (o.Has("faults")) {
     Napi::Object faults = o.Get("faults").As<Napi::Object>();
     Napi::Array names = faults.GetPropertyNames();
@@ -196,7 +200,8 @@ Napi::Value RegisterModuleJs(const Napi::CallbackInfo& info) {
 
 Napi::Value Request(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (g_registration == nullptr || g_registration->factory() == nullptr) throw Napi::Error::New(env, "the module is not registered");
+  if (g_registration == nullptr || g_registration->factory() == nullptr)
+    throw Napi::Error::New(env, "the module is not registered");
   if (g_terminated) throw Napi::Error::New(env, "the worker process has ended (Terminate): IIS sends no more requests");
   if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "request(script)");
   RequestScript script;
@@ -209,15 +214,17 @@ Napi::Value Request(const Napi::CallbackInfo& info) {
   const HRESULT hr = g_registration->factory()->GetHttpModule(&module, nullptr);
   if (FAILED(hr) || module == nullptr) throw Napi::Error::New(env, "the module's factory made no module");
   auto deferred = std::make_shared<Napi::Promise::Deferred>(Napi::Promise::Deferred::New(env));
-  auto finished = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}), "gatehouse-fake-iis", 0, 1);
-  auto context = std::make_shared<FakeHttpContext>(script, module, [deferred, finished](const Outcome& outcome) mutable {
-    auto* copy = new Outcome(outcome);
-    finished.BlockingCall(copy, [deferred](Napi::Env env, Napi::Function, Outcome* o) {
-      std::unique_ptr<Outcome> owned(o);
-      deferred->Resolve(outcome_to_js(env, *o));
-    });
-    finished.Release();
-  });
+  auto finished = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}),
+                                                "gatehouse-fake-iis", 0, 1);
+  auto context =
+      std::make_shared<FakeHttpContext>(script, module, [deferred, finished](const Outcome& outcome) mutable {
+        auto* copy = new Outcome(outcome);
+        finished.BlockingCall(copy, [deferred](Napi::Env env, Napi::Function, Outcome* o) {
+          std::unique_ptr<Outcome> owned(o);
+          deferred->Resolve(outcome_to_js(env, *o));
+        });
+        finished.Release();
+      });
   {
     std::lock_guard<std::mutex> lock(g_contexts_mutex);
     g_contexts->push_back(context);
@@ -228,10 +235,12 @@ Napi::Value Request(const Napi::CallbackInfo& info) {
 
 Napi::Value Terminate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (g_registration == nullptr || g_registration->factory() == nullptr || g_terminated) throw Napi::Error::New(env, "no module to terminate");
+  if (g_registration == nullptr || g_registration->factory() == nullptr || g_terminated)
+    throw Napi::Error::New(env, "no module to terminate");
   g_terminated = true;
   auto deferred = std::make_shared<Napi::Promise::Deferred>(Napi::Promise::Deferred::New(env));
-  auto finished = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}), "gatehouse-fake-iis-terminate", 0, 1);
+  auto finished = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}),
+                                                "gatehouse-fake-iis-terminate", 0, 1);
   IHttpModuleFactory* factory = g_registration->factory();
   const bool queued = run_on_iis_thread([factory, deferred, finished]() mutable {
     factory->Terminate();

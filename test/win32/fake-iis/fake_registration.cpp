@@ -9,7 +9,8 @@ std::vector<std::string> FakeRegistration::violations() const {
   return violations_;
 }
 
-HRESULT FakeRegistration::SetRequestNotifications(IHttpModuleFactory* factory, DWORD notifications, DWORD post_notifications) {
+HRESULT FakeRegistration::SetRequestNotifications(IHttpModuleFactory* factory, DWORD notifications,
+                                                  DWORD post_notifications) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (factory == nullptr) violations_.push_back("SetRequestNotifications without a factory");
   if (fault_ == Fault::kBadAlloc) throw std::bad_alloc();
@@ -29,13 +30,15 @@ HRESULT FakeRegistration::SetGlobalNotifications(CGlobalModule*, DWORD) {
 
 HRESULT FakeRegistration::SetPriorityForRequestNotification(DWORD, PCWSTR) {
   std::lock_guard<std::mutex> lock(mutex_);
-  violations_.push_back("a call IIS's fake does not model: IHttpModuleRegistrationInfo::SetPriorityForRequestNotification");
+  violations_.push_back(
+      "a call IIS's fake does not model: IHttpModuleRegistrationInfo::SetPriorityForRequestNotification");
   return E_NOTIMPL;
 }
 
 HRESULT FakeRegistration::SetPriorityForGlobalNotification(DWORD, PCWSTR) {
   std::lock_guard<std::mutex> lock(mutex_);
-  violations_.push_back("a call IIS's fake does not model: IHttpModuleRegistrationInfo::SetPriorityForGlobalNotification");
+  violations_.push_back(
+      "a call IIS's fake does not model: IHttpModuleRegistrationInfo::SetPriorityForGlobalNotification");
   return E_NOTIMPL;
 }
 

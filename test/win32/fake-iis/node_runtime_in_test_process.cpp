@@ -29,8 +29,9 @@ struct NodeRuntime::State {
 
 NodeRuntime::NodeRuntime(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
-std::unique_ptr<NodeRuntime> NodeRuntime::Start(const std::string& boot_script, const std::vector<std::string>& exec_args,
-                                                const gh_host_link* link, Report report) {
+std::unique_ptr<NodeRuntime> NodeRuntime::Start(const std::string& boot_script,
+                                                const std::vector<std::string>& exec_args, const gh_host_link* link,
+                                                Report report) {
   set_linked_binding_host(link, report);
   if (!fake_iis::start_embedded_node(boot_script, exec_args)) return nullptr;
   return std::unique_ptr<NodeRuntime>(new NodeRuntime(std::make_unique<State>()));

@@ -12,15 +12,17 @@ const { pathToFileURL } = require('node:url');
 const dist = path.join(process.env.GATEHOUSE_FAKE_IIS_PACKAGE, 'dist');
 const load = (file) => import(pathToFileURL(path.join(dist, file)).href);
 
-Promise.all([load('native/interceptor.js'), load('inserver/host.js')]).then(([{ createInterceptor }, { embeddedHostLink }]) => {
-  const interceptor = createInterceptor((request) => {
-    if (request.path === '/throw') throw new Error('fake-iis: a core that throws');
-    if (request.path === '/reject') return Promise.reject(new Error('fake-iis: a core that rejects'));
-    if (request.path === '/exit') {
-      setImmediate(() => process.exit(7));
-      return new Promise(() => undefined);
-    }
-    return { kind: 'continue', remove: [], set: [] };
-  });
-  interceptor.attachHost(embeddedHostLink(), '/.auth/');
-});
+Promise.all([load('native/interceptor.js'), load('inserver/host.js')]).then(
+  ([{ createInterceptor }, { embeddedHostLink }]) => {
+    const interceptor = createInterceptor((request) => {
+      if (request.path === '/throw') throw new Error('fake-iis: a core that throws');
+      if (request.path === '/reject') return Promise.reject(new Error('fake-iis: a core that rejects'));
+      if (request.path === '/exit') {
+        setImmediate(() => process.exit(7));
+        return new Promise(() => undefined);
+      }
+      return { kind: 'continue', remove: [], set: [] };
+    });
+    interceptor.attachHost(embeddedHostLink(), '/.auth/');
+  },
+);

@@ -221,35 +221,92 @@ inline REQUEST_NOTIFICATION_STATUS not_overridden() {
 
 class CHttpModule {
  public:
-  virtual REQUEST_NOTIFICATION_STATUS OnBeginRequest(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnPostBeginRequest(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnAuthenticateRequest(IHttpContext*, IAuthenticationProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnPostAuthenticateRequest(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnAuthorizeRequest(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnPostAuthorizeRequest(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnResolveRequestCache(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnPostResolveRequestCache(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnMapRequestHandler(IHttpContext*, IMapHandlerProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnPostMapRequestHandler(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnAcquireRequestState(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnPostAcquireRequestState(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnPreExecuteRequestHandler(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnPostPreExecuteRequestHandler(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnExecuteRequestHandler(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnPostExecuteRequestHandler(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnReleaseRequestState(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnPostReleaseRequestState(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnUpdateRequestCache(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnPostUpdateRequestCache(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnLogRequest(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnPostLogRequest(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnEndRequest(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnPostEndRequest(IHttpContext*, IHttpEventProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnSendResponse(IHttpContext*, ISendResponseProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnMapPath(IHttpContext*, IMapPathProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnReadEntity(IHttpContext*, IReadEntityProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnCustomRequestNotification(IHttpContext*, ICustomNotificationProvider*) { return gatehouse_iis_declarations::not_overridden(); }
-  virtual REQUEST_NOTIFICATION_STATUS OnAsyncCompletion(IHttpContext*, DWORD, BOOL, IHttpEventProvider*, IHttpCompletionInfo*) {
+  virtual REQUEST_NOTIFICATION_STATUS OnBeginRequest(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnPostBeginRequest(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnAuthenticateRequest(IHttpContext*, IAuthenticationProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnPostAuthenticateRequest(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnAuthorizeRequest(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnPostAuthorizeRequest(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnResolveRequestCache(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnPostResolveRequestCache(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnMapRequestHandler(IHttpContext*, IMapHandlerProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnPostMapRequestHandler(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnAcquireRequestState(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnPostAcquireRequestState(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnPreExecuteRequestHandler(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnPostPreExecuteRequestHandler(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnExecuteRequestHandler(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnPostExecuteRequestHandler(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnReleaseRequestState(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnPostReleaseRequestState(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnUpdateRequestCache(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnPostUpdateRequestCache(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnLogRequest(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnPostLogRequest(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnEndRequest(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnPostEndRequest(IHttpContext*, IHttpEventProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnSendResponse(IHttpContext*, ISendResponseProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnMapPath(IHttpContext*, IMapPathProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnReadEntity(IHttpContext*, IReadEntityProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnCustomRequestNotification(IHttpContext*, ICustomNotificationProvider*) {
+    return gatehouse_iis_declarations::not_overridden();
+  }
+  virtual REQUEST_NOTIFICATION_STATUS OnAsyncCompletion(IHttpContext*, DWORD, BOOL, IHttpEventProvider*,
+                                                        IHttpCompletionInfo*) {
     return gatehouse_iis_declarations::not_overridden();
   }
   virtual VOID Dispose(VOID) { delete this; }
@@ -269,13 +326,15 @@ class IHttpModuleRegistrationInfo {
  public:
   virtual PCWSTR GetName(VOID) const = 0;
   virtual HTTP_MODULE_ID GetId(VOID) const = 0;
-  virtual HRESULT SetRequestNotifications(IHttpModuleFactory* factory, DWORD notifications, DWORD post_notifications) = 0;
+  virtual HRESULT SetRequestNotifications(IHttpModuleFactory* factory, DWORD notifications,
+                                          DWORD post_notifications) = 0;
   virtual HRESULT SetGlobalNotifications(CGlobalModule* module, DWORD notifications) = 0;
   virtual HRESULT SetPriorityForRequestNotification(DWORD notification, PCWSTR priority) = 0;
   virtual HRESULT SetPriorityForGlobalNotification(DWORD notification, PCWSTR priority) = 0;
 };
 
-typedef HRESULT(WINAPI* PFN_REGISTERMODULE)(DWORD server_version, IHttpModuleRegistrationInfo* info, IHttpServer* server);
+typedef HRESULT(WINAPI* PFN_REGISTERMODULE)(DWORD server_version, IHttpModuleRegistrationInfo* info,
+                                            IHttpServer* server);
 
 #define MODULE_REGISTERMODULE "RegisterModule"
 

@@ -80,10 +80,14 @@ function main(argv) {
       const actual = classes.get(name);
       if (actual === undefined) {
         // The probe must show every interface; the module shows those it uses.
-        if (label === 'probe') check(`${label}: ${name} laid out`, [`no vtable printed for ${name}: the probe must call into it`]);
+        if (label === 'probe')
+          check(`${label}: ${name} laid out`, [`no vtable printed for ${name}: the probe must call into it`]);
         continue;
       }
-      check(`${label}: ${name}, ${Object.keys(expected).length} slots as IIS lays them out`, compareInterface(expected, actual, new Set(table.module_calls[name] || [])));
+      check(
+        `${label}: ${name}, ${Object.keys(expected).length} slots as IIS lays them out`,
+        compareInterface(expected, actual, new Set(table.module_calls[name] || [])),
+      );
     }
     if (label !== 'module') continue;
     for (const [derived, base] of Object.entries(table.implementations)) {
@@ -95,7 +99,8 @@ function main(argv) {
       }
       const problems = [];
       for (const [key, slot] of actual) {
-        if (!(key in expected)) problems.push(`${key}: a virtual ${base} does not have (slot ${slot} is past or beside IIS's)`);
+        if (!(key in expected))
+          problems.push(`${key}: a virtual ${base} does not have (slot ${slot} is past or beside IIS's)`);
         else if (expected[key] !== slot) problems.push(`${key}: slot ${slot}, IIS calls slot ${expected[key]}`);
       }
       check(`${label}: ${derived} overrides ${base} in place (${[...actual.keys()].join(', ')})`, problems);
@@ -107,12 +112,18 @@ function main(argv) {
   for (const expected of Object.values(table.interfaces)) {
     for (const key of Object.keys(expected)) methodNames.add(key.replace(/\(.*$/, ''));
   }
-  const calledIn = (file) => new Set([...fs.readFileSync(file, 'utf8').matchAll(/->\s*(\w+)\s*\(/g)].map((m) => m[1]).filter((n) => methodNames.has(n)));
+  const calledIn = (file) =>
+    new Set(
+      [...fs.readFileSync(file, 'utf8').matchAll(/->\s*(\w+)\s*\(/g)]
+        .map((m) => m[1])
+        .filter((n) => methodNames.has(n)),
+    );
   const listed = new Set();
   const unknown = [];
   for (const [iface, keys] of Object.entries(table.module_calls)) {
     for (const key of keys) {
-      if (!table.interfaces[iface] || !(key in table.interfaces[iface])) unknown.push(`${iface}::${key} is not in the table`);
+      if (!table.interfaces[iface] || !(key in table.interfaces[iface]))
+        unknown.push(`${iface}::${key} is not in the table`);
       listed.add(key.replace(/\(.*$/, ''));
     }
   }
@@ -122,7 +133,10 @@ function main(argv) {
     ...[...moduleCalls].filter((n) => !listed.has(n)).map((n) => `module.cpp calls ${n}, missing from module_calls`),
   ]);
   const probeCalls = calledIn(probePath);
-  check('the probe makes every call in module_calls', [...listed].filter((n) => !probeCalls.has(n)).map((n) => `the probe never calls ${n}`));
+  check(
+    'the probe makes every call in module_calls',
+    [...listed].filter((n) => !probeCalls.has(n)).map((n) => `the probe never calls ${n}`),
+  );
 
   console.log(`${results.passed} passed, ${results.failed} failed`);
   return results.failed === 0 ? 0 : 1;

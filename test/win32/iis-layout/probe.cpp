@@ -50,13 +50,15 @@ HRESULT probe_module_calls(IHttpContext* context, IHttpCompletionInfo* completio
 }
 
 // What IIS asks of the module, and the interfaces it hands the module along the way.
-REQUEST_NOTIFICATION_STATUS probe_iis_calls(IHttpModuleFactory* factory, IModuleAllocator* allocator, IHttpContext* context,
-                                            IHttpEventProvider* provider, IHttpCompletionInfo* completion) {
+REQUEST_NOTIFICATION_STATUS probe_iis_calls(IHttpModuleFactory* factory, IModuleAllocator* allocator,
+                                            IHttpContext* context, IHttpEventProvider* provider,
+                                            IHttpCompletionInfo* completion) {
   CHttpModule* module = nullptr;
   if (FAILED(factory->GetHttpModule(&module, allocator))) return RQ_NOTIFICATION_FINISH_REQUEST;
   if (allocator->AllocateMemory(16) == nullptr) provider->SetErrorStatus(E_OUTOFMEMORY);
   REQUEST_NOTIFICATION_STATUS status = module->OnBeginRequest(context, provider);
-  if (status == RQ_NOTIFICATION_PENDING) status = module->OnAsyncCompletion(context, RQ_BEGIN_REQUEST, FALSE, provider, completion);
+  if (status == RQ_NOTIFICATION_PENDING)
+    status = module->OnAsyncCompletion(context, RQ_BEGIN_REQUEST, FALSE, provider, completion);
   module->Dispose();
   factory->Terminate();
   return status;

@@ -23,7 +23,14 @@ function get(port, path, headers = {}, method = 'GET', body) {
     const request = http.request({ host: '127.0.0.1', port, path, method, headers, agent: false }, (response) => {
       const chunks = [];
       response.on('data', (c) => chunks.push(c));
-      response.on('end', () => resolve({ status: response.statusCode, headers: response.headers, raw: response.rawHeaders, body: Buffer.concat(chunks).toString('utf8') }));
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode,
+          headers: response.headers,
+          raw: response.rawHeaders,
+          body: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
     });
     request.setTimeout(60_000, () => request.destroy(new Error('no answer in 60 s')));
     request.on('error', reject);
@@ -49,20 +56,30 @@ function raw(port, head, { rest, pauseMs = 0 } = {}) {
 }
 
 const statusOf = (text) => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
-const setCookies = (response) => response.raw.filter((_, i) => i % 2 === 0 && response.raw[i].toLowerCase() === 'set-cookie').length;
+const setCookies = (response) =>
+  response.raw.filter((_, i) => i % 2 === 0 && response.raw[i].toLowerCase() === 'set-cookie').length;
 
 test('a site without gatehouse, in the same pool, passes untouched and does not start Node', async () => {
   const r = await get(8082, '/index.html', { 'X-PLATFORM-CLIENT-PRINCIPAL-ID': 'spoofed' });
   assert.equal(r.status, 200);
   await sleep(3000);
   const log = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '';
-  assert.doesNotMatch(log, /attached to the web-server module/, 'Node started for a site that does not enable gatehouse');
+  assert.doesNotMatch(
+    log,
+    /attached to the web-server module/,
+    'Node started for a site that does not enable gatehouse',
+  );
 });
 
 test('the first request of the gatehouse site starts Node (503 while it boots, then the core answers)', async () => {
   const first = await get(8081, '/', { Accept: 'text/html' });
   assert.ok([302, 503].includes(first.status), `first answer ${first.status}`);
-  for (let i = 0; i < 30 && !(fs.existsSync(logFile) && /attached to the web-server module/.test(fs.readFileSync(logFile, 'utf8'))); i++) await sleep(1000);
+  for (
+    let i = 0;
+    i < 30 && !(fs.existsSync(logFile) && /attached to the web-server module/.test(fs.readFileSync(logFile, 'utf8')));
+    i++
+  )
+    await sleep(1000);
   assert.match(fs.readFileSync(logFile, 'utf8'), /attached to the web-server module/);
 });
 
@@ -87,11 +104,24 @@ test('several Set-Cookie headers arrive as the sidecar sends them', async () => 
 
 test('/.auth POST bodies: fast and chunked are answered by the core; a slow one gets 408 and a closed connection', async () => {
   const body = JSON.stringify({ access_token: 'not-a-token' });
-  const fast = await get(8081, '/.auth/login/corp', { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }, 'POST', body);
+  const fast = await get(
+    8081,
+    '/.auth/login/corp',
+    { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+    'POST',
+    body,
+  );
   assert.ok(fast.status >= 400 && fast.status < 500, `fast: ${fast.status} ${fast.body}`);
-  const chunked = await raw(8081, `POST /.auth/login/corp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+  const chunked = await raw(
+    8081,
+    `POST /.auth/login/corp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+  );
   assert.equal(statusOf(chunked.text), fast.status, chunked.text.slice(0, 200));
-  const slow = await raw(8081, 'POST /.auth/login/corp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a', { rest: 'b', pauseMs: 10_000 });
+  const slow = await raw(
+    8081,
+    'POST /.auth/login/corp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a',
+    { rest: 'b', pauseMs: 10_000 },
+  );
   assert.equal(statusOf(slow.text), 408, slow.text.slice(0, 200));
   assert.ok(slow.closed && slow.ms >= 29_000 && slow.ms < 60_000, `408 after ${slow.ms} ms`);
 });
