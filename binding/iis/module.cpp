@@ -272,7 +272,12 @@ class GatehouseModule final : public CHttpModule {
   }
 
   // On Node's thread (or the engine's shutdown): resume the pending notification.
-  static void Resume(void* context) { static_cast<IHttpContext*>(context)->PostCompletion(0); }
+  // A failed PostCompletion leaves the request to IIS's own timeouts (no other thread may finish
+  // it from here): said in the event log, so that such a hang is never silent.
+  static void Resume(void* context) {
+    const HRESULT hr = static_cast<IHttpContext*>(context)->PostCompletion(0);
+    if (FAILED(hr)) report_request_failure("PostCompletion", hr);
+  }
 
   // The body is read, or will not be.
   REQUEST_NOTIFICATION_STATUS after_read(IHttpContext* context, BodyOutcome outcome) {
