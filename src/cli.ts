@@ -6,13 +6,14 @@ import { parseArgs } from 'node:util';
 import { AggregatorRegistry } from 'prom-client';
 
 import { didYouMean } from './core/closest-name.js';
-import { AuthConfigError } from './core/config/auth-config.js';
+import { AuthConfigError, type AuthConfig } from './core/config/auth-config.js';
 import { loadAuthConfig } from './core/config/load.js';
 import { loadDev } from './dev/load.js';
 import { LOG_FORMAT_VARIABLE } from './log-format.js';
 import { createLogger, flushLogs, type Logger } from './logging.js';
 import { logActiveCore, selectCore, type CoreSelection } from './native/index.js';
-import { attach, createGateway } from './sidecar/gateway.js';
+import type { GatehouseCore } from './native/types.js';
+import { attach, createGateway, type Gateway } from './sidecar/gateway.js';
 import { createForwardAuthGateway } from './sidecar/forward-auth-gateway.js';
 import { listenEarly, type Listening } from './sidecar/listen.js';
 import { startServer } from './sidecar/server.js';
@@ -326,21 +327,37 @@ async function serveReceiver(
   };
 }
 
-async function serveGateway(
+/** What serve --upstream and serve --forward-auth both do before and after making their gateway. */
+interface AuthenticatedStart {
+  readonly config: AuthConfig;
+  readonly core: GatehouseCore;
+  readonly logger: Logger;
+  readonly version: string;
+  readonly storeChannel?: WorkerChannel;
+  readonly metrics?: GatehouseMetrics;
+}
+
+/**
+ * The configuration (its warnings logged), the core, the listener (listening first: the port is
+ * taken before anything else starts), the gateway `make` builds from them, and its graceful stop:
+ * the requests in progress drain, then the gateway closes (they were still using it).
+ */
+async function serveAuthenticated<
+  G extends Pick<Gateway, 'listener' | 'upgrade' | 'logger' | 'clientIdleTimeoutMs' | 'close'>,
+>(
   host: string,
   port: number,
-  upstream: string,
   configFile: string | undefined,
   logger: Logger,
   metrics: GatehouseMetrics | undefined,
-): Promise<Served> {
+  make: (start: AuthenticatedStart) => Promise<G>,
+): Promise<{ front: Listening; gateway: G; config: AuthConfig; stopping: Pick<Served, 'stop' | 'onStop'> }> {
   const loaded = loadAuthConfig(configFile);
   for (const warning of loaded.warnings) logger.warn({ source: loaded.source }, `configuration: ${warning}`);
   const { core } = coreSelection(logger);
   const front = await listenEarly(host, port);
-  const gateway = await createGateway({
+  const gateway = await make({
     config: loaded.config,
-    upstream,
     core,
     logger,
     version: VERSION,
@@ -350,9 +367,22 @@ async function serveGateway(
   attach(front, gateway);
   const stopping = stoppable(logger, async () => {
     await drain(front, logger);
-    // Only now: requests in progress were still using the upstream connections.
     await gateway.close();
   });
+  return { front, gateway, config: loaded.config, stopping };
+}
+
+async function serveGateway(
+  host: string,
+  port: number,
+  upstream: string,
+  configFile: string | undefined,
+  logger: Logger,
+  metrics: GatehouseMetrics | undefined,
+): Promise<Served> {
+  const { front, gateway, stopping } = await serveAuthenticated(host, port, configFile, logger, metrics, (start) =>
+    createGateway({ ...start, upstream }),
+  );
   const receiver = gateway.receiver;
   return {
     url: front.url,
@@ -371,24 +401,15 @@ async function serveForwardAuth(
   logger: Logger,
   metrics: GatehouseMetrics | undefined,
 ): Promise<Served> {
-  const loaded = loadAuthConfig(configFile);
-  for (const warning of loaded.warnings) logger.warn({ source: loaded.source }, `configuration: ${warning}`);
-  const { core } = coreSelection(logger);
-  const front = await listenEarly(host, port);
-  const gateway = await createForwardAuthGateway({
-    config: loaded.config,
-    core,
+  const { front, gateway, config, stopping } = await serveAuthenticated(
+    host,
+    port,
+    configFile,
     logger,
-    version: VERSION,
-    ...(cluster.isWorker ? { storeChannel: new WorkerChannel() } : {}),
-    ...(metrics ? { metrics } : {}),
-  });
-  attach(front, gateway);
-  const stopping = stoppable(logger, async () => {
-    await drain(front, logger);
-    await gateway.close();
-  });
-  const verify = `${front.url}${loaded.config.apiPrefix}/verify`;
+    metrics,
+    (start) => createForwardAuthGateway(start),
+  );
+  const verify = `${front.url}${config.apiPrefix}/verify`;
   return {
     url: front.url,
     lines: [

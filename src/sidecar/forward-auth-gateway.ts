@@ -10,10 +10,8 @@ import type { Duplex } from 'node:stream';
 import Koa from 'koa';
 
 import type { AuthLayer } from '../core/auth-layer.js';
-import { startAuthRuntime } from '../core/auth-runtime.js';
 import type { AuthConfig } from '../core/config/auth-config.js';
 import { ForwardAuth } from '../core/forward-auth/verify.js';
-import { behindTrustedProxy } from '../core/http/origin.js';
 import { wantsJson } from '../core/http/request-view.js';
 import { jsonDecision } from '../core/http/responses.js';
 import type { PublishingChannel } from '../core/token-store/change-channel.js';
@@ -22,7 +20,7 @@ import type { GatehouseMetrics } from '../metrics/gatehouse-metrics.js';
 import type { GatehouseCore } from '../native/types.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
-import { AccessLog, resolveAccessLog } from './access-log.js';
+import { startGatewayRuntime } from './gateway-runtime.js';
 import { endUpgrade, sendGatewayError, writeAnswer } from './answers.js';
 import { resolveTrustedProxies } from './gateway.js';
 import { toRequestView } from './request-view.js';
@@ -68,25 +66,11 @@ export const NO_APP_MESSAGE =
 const CLIENT_IDLE_MS = 60_000;
 
 export async function createForwardAuthGateway(options: ForwardAuthGatewayOptions): Promise<ForwardAuthGateway> {
-  const { config, logger } = options;
+  const { logger } = options;
   const env = options.env ?? process.env;
   const trustedProxies = resolveTrustedProxies(options.trustedProxies, env);
-  const accessLog = resolveAccessLog(options.accessLog, env)
-    ? new AccessLog(logger, { trustForwardedFor: behindTrustedProxy(config) })
-    : undefined;
-  const runtime = await startAuthRuntime({
-    config,
-    logger,
-    headers: options.core,
-    ...(options.env ? { env: options.env } : {}),
-    ...(options.masterKey ? { masterKey: options.masterKey } : {}),
-    ...(options.version ? { version: options.version } : {}),
-    ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
-    ...(options.metrics ? { metrics: options.metrics } : {}),
-    ...(options.storeChannel ? { storeChannel: options.storeChannel } : {}),
-  });
+  const { runtime, accessLog } = await startGatewayRuntime(options);
   const { layer } = runtime;
-  options.metrics?.watchStore(runtime.store);
   const receiver = new WebhookReceiver({
     logger,
     core: options.core,

@@ -4,7 +4,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 import type { AuthLayer } from '../core/auth-layer.js';
-import { startAuthRuntime } from '../core/auth-runtime.js';
 import type { AuthConfig } from '../core/config/auth-config.js';
 import { decisionOutcome } from '../core/decision-outcome.js';
 import { ForwardAuth } from '../core/forward-auth/verify.js';
@@ -19,7 +18,7 @@ import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import { UpstreamWebhookApp } from '../webhook/app-forwarder.js';
 import { DeliveryHeadersForApp, stripVerifiedHeader } from '../webhook/app-headers.js';
-import { AccessLog, resolveAccessLog } from './access-log.js';
+import { startGatewayRuntime } from './gateway-runtime.js';
 import { createSidecar, UPSTREAM_IDLE_MS } from './app.js';
 import type { AppForwarder, DownloadRate } from './forward-to-app.js';
 import type { Listening } from './listen.js';
@@ -100,23 +99,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     { connections: options.upstreamConnections, queue: options.upstreamQueue, webSockets: options.upstreamWebSockets },
     env,
   );
-  const accessLog = resolveAccessLog(options.accessLog, env)
-    ? new AccessLog(logger, { trustForwardedFor: behindTrustedProxy(config) })
-    : undefined;
-  const runtime = await startAuthRuntime({
-    config,
-    logger,
-    headers: options.core,
-    ...(options.env ? { env: options.env } : {}),
-    ...(options.masterKey ? { masterKey: options.masterKey } : {}),
-    ...(options.version ? { version: options.version } : {}),
-    ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
-    ...(options.storeChannel ? { storeChannel: options.storeChannel } : {}),
-    ...(options.metrics ? { metrics: options.metrics } : {}),
-  });
+  const { runtime, accessLog } = await startGatewayRuntime(options);
   const { layer } = runtime;
   const metrics = options.metrics;
-  metrics?.watchStore(runtime.store);
   const sidecar = createSidecar({
     layer,
     upstream: upstream.origin,
