@@ -31,6 +31,12 @@ export class RemoteKeySet {
   #loadedAt = Number.NEGATIVE_INFINITY;
   /** When an unknown key id last caused a fetch (the load at first use does not count). */
   #unknownKidFetchAt = Number.NEGATIVE_INFINITY;
+  /**
+   * The keys jose picked, by key id then algorithm, until the set is read again: the common case
+   * (a key seen before) returns at once, without jose's asynchronous steps (a bearer cache miss
+   * pays for every one). Only keys the set has get here, so it stays as small as the set.
+   */
+  readonly #picked = new Map<string, Map<string, Promise<ImportedKey>>>();
 
   constructor(
     /** The JWKS URL (from discovery, so it may need a lookup first). */
@@ -40,18 +46,28 @@ export class RemoteKeySet {
   ) {}
 
   /** The key a JWS header names; bound, so it is handed to jose as the key resolver as is. */
-  readonly key = async (header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<ImportedKey> => {
+  readonly key = (header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<ImportedKey> => {
+    const known = this.#picked.get(header.kid ?? '')?.get(header.alg ?? '');
+    if (known !== undefined && this.now() - this.#loadedAt < KEY_MAX_AGE_MS) return known;
+    return this.#lookUp(header, token);
+  };
+
+  async #lookUp(header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<ImportedKey> {
     const set = this.#set ?? (await (this.#creating ??= this.#create()));
     try {
       if (!set.fresh) await this.#load(set);
       else if (this.now() - this.#loadedAt >= KEY_MAX_AGE_MS && !set.reloading) {
         void this.#load(set).catch(() => undefined); // the keys held serve meanwhile
       }
-      return await this.#pick(set, header, token);
+      const key = await this.#pick(set, header, token);
+      const byAlg = this.#picked.get(header.kid ?? '') ?? new Map<string, Promise<ImportedKey>>();
+      this.#picked.set(header.kid ?? '', byAlg);
+      byAlg.set(header.alg ?? '', Promise.resolve(key));
+      return key;
     } catch (error) {
       throw keyError(error);
     }
-  };
+  }
 
   async #pick(set: JoseKeySet, header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<ImportedKey> {
     try {
@@ -74,6 +90,7 @@ export class RemoteKeySet {
 
   async #load(set: JoseKeySet): Promise<void> {
     await set.reload();
+    this.#picked.clear(); // a key the set no longer has is no longer picked
     this.#loadedAt = this.now();
   }
 
