@@ -1,6 +1,7 @@
-// The IIS module (binding/iis/module.cpp: built with MSVC, run here only in the Windows leg's fake IIS) spells out
-// how much of an auth-route body it reads and how long it waits for it. They must be the core's
-// limit and the sidecar's deadline, so they are read from its source and compared.
+// The IIS module (binding/iis/module.cpp: built with MSVC, run here only in the Windows leg's
+// fake IIS) spells out how much of an auth-route body it reads and how long it waits for it.
+// They must be the core's limit and the sidecar's deadline, so they are read from its source
+// and compared.
 import { readFileSync } from 'node:fs';
 
 import { expect } from 'chai';
