@@ -20,7 +20,7 @@ import type { GatehouseMetrics } from '../metrics/gatehouse-metrics.js';
 import type { GatehouseCore } from '../native/types.js';
 import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
-import { startGatewayRuntime } from './gateway-runtime.js';
+import { decisionCounter, startGatewayRuntime } from './gateway-runtime.js';
 import { endUpgrade, sendGatewayError, writeAnswer } from './answers.js';
 import { resolveTrustedProxies } from './gateway.js';
 import { toRequestView } from './request-view.js';
@@ -81,7 +81,16 @@ export async function createForwardAuthGateway(options: ForwardAuthGatewayOption
       : {}),
     ...options.webhook,
   });
-  const verify = verifyRoute(new ForwardAuth({ layer, trustedProxies, headers: options.core }), logger);
+  const countDecision = decisionCounter(options.metrics, options.config.apiPrefix);
+  const verify = verifyRoute(
+    new ForwardAuth({
+      layer,
+      trustedProxies,
+      headers: options.core,
+      ...(countDecision ? { onDecision: countDecision } : {}),
+    }),
+    logger,
+  );
   const served = createRequestListener(receiver, ownRoutesApp(layer, logger, options.authBodyDeadlineMs), verify);
   const listener = accessLog?.wrap(served) ?? served;
   return {

@@ -2,6 +2,9 @@
 // authentication behind a web server) start from their options alike: the auth runtime, the
 // metrics told of its token store, and the access log when it is on.
 import { startAuthRuntime, type AuthRuntime } from '../core/auth-runtime.js';
+import { decisionOutcome } from '../core/decision-outcome.js';
+import type { Decision } from '../core/http/request-view.js';
+import type { GatehouseMetrics } from '../metrics/gatehouse-metrics.js';
 import { behindTrustedProxy } from '../core/http/origin.js';
 import { AccessLog, resolveAccessLog } from './access-log.js';
 import type { GatewayOptions } from './gateway.js';
@@ -42,4 +45,16 @@ export async function startGatewayRuntime(
   });
   options.metrics?.watchStore(runtime.store);
   return { runtime, accessLog };
+}
+
+/** What counts each decision in the request metrics (by outcome and reason), when there are metrics. */
+export function decisionCounter(
+  metrics: GatehouseMetrics | undefined,
+  apiPrefix: string,
+): ((path: string, decision: Decision) => void) | undefined {
+  if (metrics === undefined) return undefined;
+  return (path, decision) => {
+    const { outcome, reason } = decisionOutcome(path, apiPrefix, decision);
+    metrics.request(outcome, reason);
+  };
 }

@@ -5,10 +5,8 @@ import type { Duplex } from 'node:stream';
 
 import type { AuthLayer } from '../core/auth-layer.js';
 import type { AuthConfig } from '../core/config/auth-config.js';
-import { decisionOutcome } from '../core/decision-outcome.js';
 import { ForwardAuth } from '../core/forward-auth/verify.js';
 import { TRUSTED_PROXIES_VARIABLE, TrustedProxies } from '../core/forward-auth/trusted-proxies.js';
-import type { Decision } from '../core/http/request-view.js';
 import type { PublishingChannel } from '../core/token-store/change-channel.js';
 import type { GatehouseMetrics } from '../metrics/gatehouse-metrics.js';
 import { behindTrustedProxy } from '../core/http/origin.js';
@@ -18,7 +16,7 @@ import type { WebhookReceiverOptions } from '../webhook/config.js';
 import { WebhookReceiver } from '../webhook/receiver.js';
 import { UpstreamWebhookApp } from '../webhook/app-forwarder.js';
 import { DeliveryHeadersForApp, stripVerifiedHeader } from '../webhook/app-headers.js';
-import { startGatewayRuntime } from './gateway-runtime.js';
+import { decisionCounter, startGatewayRuntime } from './gateway-runtime.js';
 import { createSidecar, UPSTREAM_IDLE_MS } from './app.js';
 import type { AppForwarder, DownloadRate } from './forward-to-app.js';
 import type { Listening } from './listen.js';
@@ -100,6 +98,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     env,
   );
   const { runtime, accessLog } = await startGatewayRuntime(options);
+  // Every request judged is counted: proxied ones and those a web server asks /.auth/verify about.
+  const countDecision = decisionCounter(options.metrics, config.apiPrefix);
   const { layer } = runtime;
   const metrics = options.metrics;
   const sidecar = createSidecar({
@@ -114,14 +114,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ...(options.authBodyDeadlineMs !== undefined ? { authBodyDeadlineMs: options.authBodyDeadlineMs } : {}),
     ...(options.downloadRate ? { downloadRate: options.downloadRate } : {}),
     ...(metrics ? { onUpstreamFailure: (kind: 'timeout' | 'error' | 'full') => metrics.upstreamFailure(kind) } : {}),
-    ...(metrics
-      ? {
-          onDecision: (path: string, decision: Decision) => {
-            const { outcome, reason } = decisionOutcome(path, config.apiPrefix, decision);
-            metrics.request(outcome, reason);
-          },
-        }
-      : {}),
+    ...(countDecision ? { onDecision: countDecision } : {}),
   });
   // Verified deliveries go on to the app (unless GATEHOUSE_WEBHOOK_FORWARD=off), with the header
   // policy of every forwarded request, counted against the proxy's bound of requests in flight.
@@ -156,7 +149,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   });
   // Webhook deliveries are anonymous and signed: they go to the receiver, never through sign-in.
   // The verify endpoint (forward authentication) is served beside the proxy: a web server may ask it too.
-  const forwardAuth = new ForwardAuth({ layer, trustedProxies, headers: options.core });
+  const forwardAuth = new ForwardAuth({
+    layer,
+    trustedProxies,
+    headers: options.core,
+    ...(countDecision ? { onDecision: countDecision } : {}),
+  });
   const routed = createRequestListener(receiver, sidecar.app, verifyRoute(forwardAuth, logger));
   // Only gatehouse says a delivery was verified: no request reaches the app with its own claim.
   // (A verify request keeps it: it is the original's, and makes verify refuse that request.)

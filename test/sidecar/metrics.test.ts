@@ -55,6 +55,33 @@ describe('metrics (Prometheus, prom-client)', function () {
     expect(delta({ outcome: 'auth_route', reason: 'me' })).to.equal(1);
   });
 
+  it('counts the requests a web server asks /.auth/verify about, as the proxied ones, by their outcome', async () => {
+    const browser = new Browser();
+    await signIn(browser, deployment);
+    const cookie = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
+    const host = new URL(deployment.url).host;
+    const ask = (uri: string, headers: Record<string, string> = {}) =>
+      new Browser().request(`${deployment.url}/.auth/verify`, {
+        headers: {
+          'x-original-uri': uri,
+          'x-original-method': 'GET',
+          'x-forwarded-host': host,
+          'x-forwarded-proto': 'http',
+          ...headers,
+        },
+      });
+    const before = await text();
+    expect((await ask('/reports', { cookie })).status).to.equal(200);
+    expect((await ask('/public/logo.png')).status).to.equal(200);
+    expect((await ask('/reports', { accept: 'application/json' })).status).to.equal(401);
+    const after = await text();
+    const delta = (labels: Record<string, string>) =>
+      sample(after, 'gatehouse_requests_total', labels) - sample(before, 'gatehouse_requests_total', labels);
+    expect(delta({ outcome: 'forwarded', reason: 'signed_in' })).to.equal(1);
+    expect(delta({ outcome: 'forwarded', reason: 'anonymous' })).to.equal(1);
+    expect(delta({ outcome: 'challenged', reason: 'unauthorized' })).to.equal(1);
+  });
+
   it('counts sign-ins, refreshes and logouts by provider and result, and times the provider calls; never a user or a path', async () => {
     const before = await text();
     const browser = new Browser();

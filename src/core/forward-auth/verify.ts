@@ -30,6 +30,8 @@ export interface ForwardAuthOptions {
   readonly trustedProxies: TrustedProxies;
   /** The shared core's header normalization: which inbound headers are identity aliases. */
   readonly headers: HeaderNormalizer;
+  /** Told of each decision made on an original request (its path, as judged): the request metrics. */
+  readonly onDecision?: (path: string, decision: Decision) => void;
 }
 
 /** The verify endpoint's own path under the prefix. */
@@ -58,6 +60,7 @@ export class ForwardAuth {
   readonly #layer: AuthLayer;
   readonly #trusted: TrustedProxies;
   readonly #headers: HeaderNormalizer;
+  readonly #onDecision: ((path: string, decision: Decision) => void) | undefined;
   /** The 200 for each identity's header set (the core shares one set per identity): built once. */
   readonly #allowed = new WeakMap<ReadonlyArray<readonly [string, string]>, RespondDecision>();
 
@@ -65,6 +68,7 @@ export class ForwardAuth {
     this.#layer = options.layer;
     this.#trusted = options.trustedProxies;
     this.#headers = options.headers;
+    this.#onDecision = options.onDecision;
   }
 
   /** Whether a request path is the verify endpoint's. */
@@ -111,7 +115,9 @@ export class ForwardAuth {
       );
       return jsonDecision(403, { error: SPOOFED_MESSAGE });
     }
-    return this.#answerFor(await this.#layer.decide(judged), convention);
+    const decision = await this.#layer.decide(judged);
+    this.#onDecision?.(judged.path, decision);
+    return this.#answerFor(decision, convention);
   }
 
   /** The name of a header the app must never get from a client and no web server strips for it, if the request has one. */
