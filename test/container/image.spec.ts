@@ -5,19 +5,16 @@
 // directory. A user signs in through it at a real OpenID provider on loopback. Run by
 // `npm run test:container` as root (about two minutes), not by npm test.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 
 import { expect } from 'chai';
 
-import { startDevIdentityProvider, type RunningIdentityProvider } from '../../src/dev/identity-provider.js';
 import { Browser } from '../support/browser.js';
 import { root } from '../support/cli-process.js';
 import { freePort } from '../support/free-port.js';
-import { listen, type Listening } from '../support/http.js';
+import { startDeployedSurroundings, type DeployedSurroundings } from '../support/deployed-sidecar.js';
 
 const version = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
 const BUILT = path.join(root, 'build', 'container');
@@ -165,62 +162,27 @@ describe('the container image', function () {
   });
 
   describe('its entrypoint, in a chroot of the unpacked image', () => {
-    let idp: RunningIdentityProvider;
-    let upstream: Listening;
+    let around: DeployedSurroundings;
     let server: ChildProcess;
     let output = '';
     let port: number;
-    const received: http.IncomingHttpHeaders[] = [];
     /** The image's environment, then the deployment's: the port, the secrets. */
     let env: string[];
 
     before(async () => {
       port = await freePort();
       const url = `http://127.0.0.1:${port}`;
-      const clientSecret = randomBytes(16).toString('hex');
-      idp = await startDevIdentityProvider({
-        clients: [
-          {
-            clientId: 'contained',
-            clientSecret,
-            redirectUris: [`${url}/.auth/login/dev/callback`],
-            postLogoutRedirectUris: [`${url}/.auth/logout/complete`],
-          },
-        ],
-      });
-      upstream = await listen(
-        http.createServer((req, res) => {
-          received.push(req.headers);
-          res
-            .writeHead(200, { 'content-type': 'text/plain' })
-            .end(`hello ${req.headers['x-platform-client-principal-name'] ?? 'nobody'}`);
-        }),
-      );
+      around = await startDeployedSurroundings(url, 'contained');
       // The configuration where the image reads it (a mounted file, in a real deployment).
-      const config = {
-        identityProviders: {
-          customOpenIdConnectProviders: {
-            dev: {
-              registration: {
-                clientId: 'contained',
-                clientCredential: { clientSecretSettingName: 'OIDC_CLIENT_SECRET' },
-                openIdConnectConfiguration: {
-                  wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration`,
-                },
-              },
-              login: { nameClaimType: 'name', scopes: ['openid', 'profile'] },
-            },
-          },
-        },
-      };
+      const config = around.document('OIDC_CLIENT_SECRET', ['openid', 'profile']);
       writeFileSync(path.join(rootfs, 'etc', 'gatehouse', 'auth.json'), JSON.stringify(config));
       env = [
         ...runtime.process.env.filter((entry) => !entry.startsWith('PORT=')),
         `PORT=${port}`,
-        `OIDC_CLIENT_SECRET=${clientSecret}`,
+        `OIDC_CLIENT_SECRET=${around.clientSecret}`,
       ];
       // The image's command, with the test app in place of the default upstream.
-      const args = runtime.process.args.map((arg) => (arg === 'http://127.0.0.1:3000' ? upstream.url : arg));
+      const args = runtime.process.args.map((arg) => (arg === 'http://127.0.0.1:3000' ? around.app.url : arg));
       const { uid, gid } = runtime.process.user;
       server = inImage(rootfs, uid, gid, runtime.process.cwd, env, args);
       server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -236,7 +198,7 @@ describe('the container image', function () {
 
     after(async () => {
       if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
-      await Promise.all([idp?.close(), upstream?.close()]);
+      await around?.close();
     });
 
     it("runs as the non-root user, the image's Node running the prebuilt addon", () => {

@@ -6,17 +6,15 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 
 import { expect } from 'chai';
 
-import { startDevIdentityProvider, type RunningIdentityProvider } from '../../src/dev/identity-provider.js';
 import { Browser } from '../support/browser.js';
 import { root } from '../support/cli-process.js';
 import { freePort } from '../support/free-port.js';
-import { listen, type Listening } from '../support/http.js';
+import { startDeployedSurroundings, type DeployedSurroundings } from '../support/deployed-sidecar.js';
 import { writeApp } from '../../scripts/package/app-lockfile.mjs';
 
 /** The dependencies of building and developing gatehouse, none of which an app's install may bring. */
@@ -172,57 +170,24 @@ describe('the npm package, installed from its tarball', function () {
   });
 
   describe('gatehouse serve --config, in front of an app', () => {
-    let idp: RunningIdentityProvider;
-    let upstream: Listening;
+    let around: DeployedSurroundings;
     let server: Started;
     let url: string;
-    const received: http.IncomingHttpHeaders[] = [];
 
     before(async () => {
       const port = await freePort();
       url = `http://127.0.0.1:${port}`;
-      const clientSecret = randomBytes(16).toString('hex');
-      idp = await startDevIdentityProvider({
-        clients: [
-          {
-            clientId: 'packaged',
-            clientSecret,
-            redirectUris: [`${url}/.auth/login/dev/callback`],
-            postLogoutRedirectUris: [`${url}/.auth/logout/complete`],
-          },
-        ],
-      });
-      upstream = await listen(
-        http.createServer((req, res) => {
-          received.push(req.headers);
-          res
-            .writeHead(200, { 'content-type': 'text/plain' })
-            .end(`hello ${req.headers['x-platform-client-principal-name'] ?? 'nobody'}`);
-        }),
-      );
+      around = await startDeployedSurroundings(url, 'packaged');
       const config = {
-        identityProviders: {
-          customOpenIdConnectProviders: {
-            dev: {
-              registration: {
-                clientId: 'packaged',
-                clientCredential: { clientSecretSettingName: 'PACKAGED_CLIENT_SECRET' },
-                openIdConnectConfiguration: {
-                  wellKnownOpenIdConfiguration: `${idp.issuer}/.well-known/openid-configuration`,
-                },
-              },
-              login: { nameClaimType: 'name', scopes: ['openid', 'profile', 'email'] },
-            },
-          },
-        },
+        ...around.document('PACKAGED_CLIENT_SECRET', ['openid', 'profile', 'email']),
         login: { tokenStore: { fileSystem: { directory: path.join(work, 'token-store') } } },
       };
       writeFileSync(path.join(app, 'auth.json'), JSON.stringify(config));
       server = await startGatehouse(
         app,
-        ['serve', '--config', 'auth.json', '--upstream', upstream.url, '--port', String(port)],
+        ['serve', '--config', 'auth.json', '--upstream', around.app.url, '--port', String(port)],
         {
-          PACKAGED_CLIENT_SECRET: clientSecret,
+          PACKAGED_CLIENT_SECRET: around.clientSecret,
           GATEHOUSE_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
         },
       );
@@ -230,7 +195,7 @@ describe('the npm package, installed from its tarball', function () {
 
     after(async () => {
       await server?.stop();
-      await Promise.all([idp?.close(), upstream?.close()]);
+      await around?.close();
     });
 
     it('runs on the prebuilt addon', () => {
@@ -247,13 +212,13 @@ describe('the npm package, installed from its tarball', function () {
       const browser = new Browser();
       const hops = await browser.follow(`${url}/reports`);
       const loginPage = hops.at(-1)!;
-      expect(loginPage.url.startsWith(idp.issuer), loginPage.url).to.equal(true);
+      expect(loginPage.url.startsWith(around.idp.issuer), loginPage.url).to.equal(true);
       const after = await browser.submitForm(loginPage, /\/login$/, { username: 'demo', password: 'demo' });
       const final = after.at(-1)!;
       expect(final.url).to.equal(`${url}/reports`);
       expect(final.status).to.equal(200);
       expect(final.body).to.equal('hello Dev User');
-      expect(received.at(-1)!['x-platform-client-principal-idp']).to.equal('dev');
+      expect(around.received.at(-1)!['x-platform-client-principal-idp']).to.equal('dev');
     });
 
     it('stops on SIGTERM, gracefully, with exit code 0', async () => {
