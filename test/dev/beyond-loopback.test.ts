@@ -1,6 +1,8 @@
 // gatehouse dev listening beyond loopback (--host 0.0.0.0): a browser on another machine, or on the
 // host of a container, signs in by the name it uses for this machine. Every hop of the sign-in must
 // go to that name: a redirect to 127.0.0.1 would send such a browser to itself.
+import os from 'node:os';
+
 import { expect } from 'chai';
 
 import { createLogger } from '../../src/logging.js';
@@ -48,5 +50,28 @@ describe('gatehouse dev beyond loopback', function () {
     const me = await browser.request(`${dev.url}/.auth/me`);
     expect(me.status).to.equal(200);
     expect(JSON.stringify(JSON.parse(me.body))).to.contain('"user_id":"demo"');
+  });
+
+  it("signs in by default at this machine's own address (plain HTTP to a provider on this machine is allowed, as to loopback)", async () => {
+    const own = await startDev({
+      host: '0.0.0.0',
+      port: await freePort(),
+      core: loadAddonCore(),
+      logger: createLogger('silent'),
+      version: 'test',
+    });
+    try {
+      const external = Object.values(os.networkInterfaces())
+        .flat()
+        .find((address) => address !== undefined && address.family === 'IPv4' && !address.internal);
+      expect(new URL(own.url).hostname).to.equal(external?.address ?? '127.0.0.1');
+      const browser = new Browser();
+      const hops = await browser.follow(`${own.url}/`);
+      const after = await browser.submitForm(hops.at(-1)!, /\/login$/, { username: 'demo', password: 'demo' });
+      expect(after.at(-1)!.status, after.at(-1)!.body.slice(0, 300)).to.equal(200);
+      expect((await browser.request(`${own.url}/.auth/me`)).status).to.equal(200);
+    } finally {
+      await own.close();
+    }
   });
 });

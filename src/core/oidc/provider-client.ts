@@ -10,7 +10,7 @@ import * as oidc from 'openid-client';
 import type { JWTPayload } from 'jose';
 
 import type { OidcProviderConfig } from '../config/provider-settings.js';
-import { isLoopbackHost } from '../http/origin.js';
+import { isThisMachine } from '../http/this-machine.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import { refusalWithCode } from '../providers/oauth-error-code.js';
 import type { AccountPrompt } from '../providers/provider.js';
@@ -161,7 +161,7 @@ export class OidcProviderClient {
       const configuration = await oidc.discovery(issuer, config.clientId, config.clientSecret, undefined, {
         timeout: HTTP_TIMEOUT_SECONDS,
         [oidc.customFetch]: boundedFetch,
-        ...(isLoopbackHost(discovery.host) ? { execute: [oidc.allowInsecureRequests] } : {}),
+        ...(isThisMachine(discovery.host) ? { execute: [oidc.allowInsecureRequests] } : {}),
       });
       return this.#configure(configuration.serverMetadata());
     }
@@ -221,7 +221,7 @@ export class OidcProviderClient {
     const configuration = new oidc.Configuration(metadata, clientId, clientSecret, auth);
     configuration.timeout = HTTP_TIMEOUT_SECONDS;
     configuration[oidc.customFetch] = boundedFetch;
-    if (isLoopbackHost(new URL(metadata.token_endpoint ?? metadata.issuer.replace(TENANT_PLACEHOLDER, 'x')).host))
+    if (isThisMachine(new URL(metadata.token_endpoint ?? metadata.issuer.replace(TENANT_PLACEHOLDER, 'x')).host))
       oidc.allowInsecureRequests(configuration);
     return configuration;
   }
