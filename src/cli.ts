@@ -516,6 +516,9 @@ async function dev(args: string[]): Promise<void> {
       `listening on ${running.listeningBeyondLoopback}, the development provider on port ${running.providerPortBeyondLoopback}: ` +
         `browsers elsewhere open ${running.url}/ (--public-host names this machine otherwise; publish both ports from a container)`,
     );
+    console.log(
+      'anyone who can reach these ports can sign in as the development users (demo / demo has the admin role): a development tool, not a deployment',
+    );
   }
   console.log(`development OpenID provider: ${running.issuer}`);
   console.log(
