@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 import { AggregatorRegistry } from 'prom-client';
 
@@ -102,12 +102,26 @@ Example:
 
 type Command = keyof typeof COMMAND_USAGE;
 
-/** Each command's flags, for "did you mean" (parseArgs is given the same names). */
-const COMMAND_FLAGS: Readonly<Record<Command, readonly string[]>> = {
-  dev: ['host', 'port', 'upstream', 'public-host'],
-  serve: ['host', 'port', 'upstream', 'config', 'workers', 'metrics-port', 'metrics-host', 'forward-auth'],
-  sign: ['secret', 'file'],
-};
+/** Each command's flags: what parseArgs takes, and the names "did you mean" picks from. */
+const COMMAND_OPTIONS = {
+  dev: {
+    host: { type: 'string' },
+    port: { type: 'string' },
+    upstream: { type: 'string' },
+    'public-host': { type: 'string' },
+  },
+  serve: {
+    host: { type: 'string' },
+    port: { type: 'string' },
+    upstream: { type: 'string' },
+    config: { type: 'string' },
+    workers: { type: 'string' },
+    'metrics-port': { type: 'string' },
+    'metrics-host': { type: 'string' },
+    'forward-auth': { type: 'boolean' },
+  },
+  sign: { secret: { type: 'string' }, file: { type: 'string' } },
+} as const satisfies Record<Command, NonNullable<ParseArgsConfig['options']>>;
 
 function isCommand(name: string | undefined): name is Command {
   return name !== undefined && Object.hasOwn(COMMAND_USAGE, name);
@@ -237,19 +251,7 @@ async function drain(listening: Pick<Listening, 'drain'>, logger: Logger): Promi
 }
 
 async function serve(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      host: { type: 'string' },
-      port: { type: 'string' },
-      upstream: { type: 'string' },
-      config: { type: 'string' },
-      workers: { type: 'string' },
-      'metrics-port': { type: 'string' },
-      'metrics-host': { type: 'string' },
-      'forward-auth': { type: 'boolean' },
-    },
-  });
+  const { values } = parseArgs({ args, options: COMMAND_OPTIONS.serve });
   const host = values.host ?? '127.0.0.1';
   const port = listenPort(values.port);
   const workers = parseWorkerCount(values.workers);
@@ -481,15 +483,7 @@ function npmStartPort(): string | undefined {
 }
 
 async function dev(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      host: { type: 'string' },
-      port: { type: 'string' },
-      upstream: { type: 'string' },
-      'public-host': { type: 'string' },
-    },
-  });
+  const { values } = parseArgs({ args, options: COMMAND_OPTIONS.dev });
   const upstream = values.upstream !== undefined ? upstreamUrl(values.upstream) : undefined;
   // A person runs dev: readable lines, unless GATEHOUSE_LOG_FORMAT asks otherwise.
   const logger = createLogger(undefined, undefined, process.env[LOG_FORMAT_VARIABLE]?.trim() ? undefined : 'pretty');
@@ -531,7 +525,7 @@ async function dev(args: string[]): Promise<void> {
 }
 
 function sign(args: string[]): void {
-  const { values } = parseArgs({ args, options: { secret: { type: 'string' }, file: { type: 'string' } } });
+  const { values } = parseArgs({ args, options: COMMAND_OPTIONS.sign });
   const secret = values.secret ?? process.env.FORGE_WEBHOOK_SECRET ?? '';
   if (secret === '') throw new UsageError('no secret: pass --secret or set FORGE_WEBHOOK_SECRET');
   const body = readFileSync(values.file ?? 0); // fd 0: stdin, byte for byte
@@ -578,7 +572,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 
 /** A usage error's one line: parseArgs' own messages made short, an unknown flag with the one it most likely meant. */
 function usageLine(error: Error & { code?: string }, command: string | undefined): string {
-  const flags = isCommand(command) ? COMMAND_FLAGS[command] : [];
+  const flags = isCommand(command) ? Object.keys(COMMAND_OPTIONS[command]) : [];
   if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
     const typed = /'(-{1,2}[^']*)'/.exec(error.message)?.[1] ?? '';
     return `unknown option ${typed}${didYouMean(typed.replace(/^-+/, ''), flags, (name) => `--${name}`)}`;
