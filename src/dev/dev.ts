@@ -16,7 +16,7 @@ import { attach, createGateway } from '../sidecar/gateway.js';
 import { listenEarly } from '../sidecar/listen.js';
 import type { WebhookReceiver } from '../webhook/receiver.js';
 import { startDemoApp } from './demo-app.js';
-import { startDevIdentityProvider } from './identity-provider.js';
+import { hostInUrl, startDevIdentityProvider } from './identity-provider.js';
 
 export interface DevOptions {
   readonly host: string;
@@ -57,18 +57,13 @@ function publicAddress(listeningHost: string): string {
   return external?.address ?? '127.0.0.1';
 }
 
-/** An IPv6 address as a URL's host. */
-function bracketed(host: string): string {
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-}
-
 export async function startDev(options: DevOptions): Promise<RunningDev> {
   const front = await listenEarly(options.host, options.port);
   const listening = new URL(front.url);
   const port = listening.port;
   const beyondLoopback = !isLoopbackHost(listening.hostname);
   const browserHost = beyondLoopback
-    ? bracketed(options.publicHost ?? publicAddress(listening.hostname))
+    ? hostInUrl(options.publicHost ?? publicAddress(listening.hostname))
     : (WILDCARD_TO_LOOPBACK[listening.hostname] ?? listening.hostname);
   const browserOrigin = `http://${browserHost}:${port}`;
   // The provider accepts a callback only to an origin registered here: every name of this machine a

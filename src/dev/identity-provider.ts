@@ -134,8 +134,8 @@ function send(res: ServerResponse, status: number, html: string): void {
   res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(html);
 }
 
-/** An IPv6 address in a URL's authority is bracketed. */
-function hostInUrl(host: string): string {
+/** A host as a URL's authority carries it: an IPv6 address bracketed (once). */
+export function hostInUrl(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
