@@ -71,7 +71,7 @@ export class ProviderSignOuts {
      * The provider sessions sign-ins here were made in (noteSession). A store of their own: a note
      * is written at every sign-in, and a write to `store` makes every instance drop its cache.
      */
-    private readonly knownSessions: TokenStore<ProviderSignOut> = store,
+    private readonly knownSessions: TokenStore<ProviderSignOut>,
   ) {
     this.#inTurn = turnsOf(store);
   }

@@ -227,18 +227,13 @@ export class Sessions {
   ): Promise<number> {
     // Before and after: a read that started before the sign-out was stored may have missed it.
     this.#signOutsReported++;
-    if (proof === 'unproven') {
-      // Only a provider session a sign-in here was made in: nothing else is written for such a request.
-      const kept =
-        notice.sid !== undefined && (await this.#signOuts.recordKnown(provider, { ...notice, sid: notice.sid }));
-      if (!kept) {
-        this.#signOutsReported++;
-        return 0;
-      }
-    } else {
-      await this.#signOuts.record(provider, notice);
-    }
+    // Unproven: only a provider session a sign-in here was made in; nothing else is written for such a request.
+    const kept =
+      proof === 'signed'
+        ? (await this.#signOuts.record(provider, notice), true)
+        : notice.sid !== undefined && (await this.#signOuts.recordKnown(provider, { ...notice, sid: notice.sid }));
     this.#signOutsReported++;
+    if (!kept) return 0;
     // Reads under way may have missed it: a request from now on reads again rather than share their answer.
     this.#reading.clear();
     const ended = [...this.#cache].filter(([, entry]) => endedBy(entry.record, provider, notice)).map(([id]) => id);
