@@ -39,7 +39,7 @@ export interface RunningDev {
   /** Where gatehouse listens, when that is not a loopback address. */
   readonly listeningBeyondLoopback?: string;
   readonly issuer: string;
-  /** The port of the development provider when it listens beyond loopback (gatehouse's port + 1). */
+  /** The port of the development provider when it listens beyond loopback (gatehouse's port + 1, or any free one with --port 0). */
   readonly providerPortBeyondLoopback?: number;
   readonly receiver: WebhookReceiver;
   close(): Promise<void>;
@@ -73,8 +73,9 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   );
   const clientSecret = randomBytes(24).toString('base64url');
   // Beyond loopback, browsers on other machines (or the host of a container) must reach the provider
-  // too: it listens where gatehouse does, on the next port, under the name they use for gatehouse.
-  const providerPort = beyondLoopback ? Number(port) + 1 : 0;
+  // too: it listens where gatehouse does, on the next port (any free one when gatehouse was given
+  // any: the next may well be taken), under the name they use for gatehouse.
+  const providerPort = beyondLoopback && options.port !== 0 ? Number(port) + 1 : 0;
   const idp = await startDevIdentityProvider({
     ...(beyondLoopback
       ? { host: listening.hostname.replace(/^\[|\]$/g, ''), port: providerPort, publicHost: browserHost }
@@ -128,7 +129,9 @@ export async function startDev(options: DevOptions): Promise<RunningDev> {
   attach(front, gateway);
   return {
     url: browserOrigin,
-    ...(beyondLoopback ? { listeningBeyondLoopback: front.url, providerPortBeyondLoopback: providerPort } : {}),
+    ...(beyondLoopback
+      ? { listeningBeyondLoopback: front.url, providerPortBeyondLoopback: Number(new URL(idp.issuer).port) }
+      : {}),
     issuer: idp.issuer,
     receiver: gateway.receiver,
     close: async () => {

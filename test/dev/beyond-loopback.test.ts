@@ -9,7 +9,7 @@ import { createLogger } from '../../src/logging.js';
 import { loadAddonCore } from '../../src/native/addon.js';
 import { startDev, type RunningDev } from '../../src/dev/dev.js';
 import { Browser } from '../support/browser.js';
-import { freePort } from '../support/free-port.js';
+import { freePortPair } from '../support/free-port.js';
 
 describe('gatehouse dev beyond loopback', function () {
   this.timeout(30_000);
@@ -21,7 +21,7 @@ describe('gatehouse dev beyond loopback', function () {
   before(async () => {
     dev = await startDev({
       host: '0.0.0.0',
-      port: await freePort(),
+      port: await freePortPair(),
       publicHost,
       core: loadAddonCore(),
       logger: createLogger('silent'),
@@ -55,7 +55,7 @@ describe('gatehouse dev beyond loopback', function () {
   it("signs in by default at this machine's own address (plain HTTP to a provider on this machine is allowed, as to loopback)", async () => {
     const own = await startDev({
       host: '0.0.0.0',
-      port: await freePort(),
+      port: await freePortPair(),
       core: loadAddonCore(),
       logger: createLogger('silent'),
       version: 'test',
