@@ -26,7 +26,7 @@ import { resolveTrustedProxies } from './gateway.js';
 import { toRequestView } from './request-view.js';
 import { createRequestListener } from './server.js';
 import { routeUpgrades } from './upgrades.js';
-import { verifyRoute } from './verify-route.js';
+import { isVerifyRequest, verifyRoute } from './verify-route.js';
 
 export interface ForwardAuthGatewayOptions {
   readonly config: AuthConfig;
@@ -82,15 +82,13 @@ export async function createForwardAuthGateway(options: ForwardAuthGatewayOption
     ...options.webhook,
   });
   const countDecision = decisionCounter(options.metrics, options.config.apiPrefix);
-  const verify = verifyRoute(
-    new ForwardAuth({
-      layer,
-      trustedProxies,
-      headers: options.core,
-      ...(countDecision ? { onDecision: countDecision } : {}),
-    }),
-    logger,
-  );
+  const forwardAuth = new ForwardAuth({
+    layer,
+    trustedProxies,
+    headers: options.core,
+    ...(countDecision ? { onDecision: countDecision } : {}),
+  });
+  const verify = verifyRoute(forwardAuth, logger);
   const served = createRequestListener(receiver, ownRoutesApp(layer, logger, options.authBodyDeadlineMs), verify);
   const listener = accessLog?.wrap(served) ?? served;
   return {
@@ -104,6 +102,9 @@ export async function createForwardAuthGateway(options: ForwardAuthGatewayOption
         logger.info({ reason: 'WebSocket handshake without an app', method: req.method }, 'request rejected');
       },
       ordinary: listener,
+      // A web server asking about a WebSocket handshake passes its Upgrade on (Caddy): the verify
+      // endpoint judges it and answers, then the connection closes.
+      plain: (req) => isVerifyRequest(forwardAuth, req),
       logger,
     }),
     logger,

@@ -174,6 +174,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         sidecar.handleUpgrade(req, socket, head);
       },
       ordinary: listener,
+      plain: (req) => isVerifyRequest(forwardAuth, req),
       logger,
     }),
     logger,

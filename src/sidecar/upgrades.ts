@@ -1,16 +1,17 @@
 // Which protocol changes reach the app. node hands every request that asks to switch protocols
 // (`Connection: upgrade` with `Upgrade: <anything>`) to the server's 'upgrade' listeners. Only
-// WebSocket handshakes may be proxied as upgrades: an app that agreed to `Upgrade: h2c` (HTTP/2
-// over cleartext) would hand the client an HTTP/2 connection on which every later request, to any
-// path and with any identity headers, passes beside gatehouse (h2c smuggling). http-proxy refuses
-// anything else by destroying the socket, so such a request used to get no answer at all (curl
-// --http2 on an http:// URL: "Empty reply from server"). Now gatehouse ignores the upgrade, as
-// RFC 9110 §7.8 lets a server do: the request is served as an ordinary one, and its Upgrade header
-// is stripped with the other hop-by-hop fields.
+// WebSocket handshakes may be proxied as upgrades (the core's rule, core/http/protocol-upgrade.ts:
+// an app that agreed to `Upgrade: h2c` would hand the client a connection beside gatehouse). Any
+// other upgrade gets an answer all the same (curl --http2 on an http:// URL must not meet "Empty
+// reply from server"): gatehouse ignores the upgrade, as RFC 9110 §7.8 lets a server do, serves the
+// request as an ordinary one and strips its Upgrade header with the other hop-by-hop fields. The
+// verify endpoint is served as an ordinary request whatever upgrade it carries: the upgrade is the
+// original request's, which verify judges (a web server asks on the handshake it will proxy).
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
+import { UPGRADE_REFUSED_MESSAGE, upgradeKind } from '../core/http/protocol-upgrade.js';
 import { jsonDecision } from '../core/http/responses.js';
 import type { Logger } from '../logging.js';
 import { lingeringClose } from '../lingering-close.js';
@@ -29,12 +30,9 @@ export const WEBSOCKET_WITH_BODY_MESSAGE =
 
 export const PIPELINED_UPGRADE_MESSAGE = 'A protocol upgrade must be the only request in progress on its connection.';
 
-export const UPGRADE_WITH_BODY_MESSAGE =
-  'Only WebSocket upgrades are supported: send this request without the Upgrade header.';
-
-/** A WebSocket handshake is a GET that names that one protocol alone (RFC 6455 §4.1); a list could let the app pick another. */
+/** A WebSocket handshake, as the core judges one (core/http/protocol-upgrade.ts). */
 export function isWebSocketUpgrade(req: IncomingMessage): boolean {
-  return req.method === 'GET' && req.headers.upgrade?.trim().toLowerCase() === 'websocket';
+  return upgradeKind(req.method ?? '', req.headers.upgrade) === 'websocket';
 }
 
 /**
@@ -64,10 +62,14 @@ function serveWithoutUpgrade(
   listener(req, res);
 }
 
-/** The server's 'upgrade' listener: WebSocket handshakes to `websocket`, every other upgrade served by `ordinary` as a plain request. */
+/**
+ * The server's 'upgrade' listener: WebSocket handshakes to `websocket`, every other upgrade, and
+ * any request for which `plain` says so (the verify endpoint), served by `ordinary` as a plain request.
+ */
 export function routeUpgrades(options: {
   websocket: UpgradeListener;
   ordinary: (req: IncomingMessage, res: ServerResponse) => void;
+  plain?: (req: IncomingMessage) => boolean;
   logger: Logger;
 }): UpgradeListener {
   return (req, socket, head) => {
@@ -100,11 +102,11 @@ export function routeUpgrades(options: {
       );
       endUpgrade(
         socket,
-        jsonDecision(400, { error: websocket ? WEBSOCKET_WITH_BODY_MESSAGE : UPGRADE_WITH_BODY_MESSAGE }),
+        jsonDecision(400, { error: websocket ? WEBSOCKET_WITH_BODY_MESSAGE : UPGRADE_REFUSED_MESSAGE }),
       );
       return;
     }
-    if (isWebSocketUpgrade(req)) {
+    if (isWebSocketUpgrade(req) && options.plain?.(req) !== true) {
       options.websocket(req, socket, head);
       return;
     }

@@ -6,9 +6,9 @@
 // - forwarded (Traefik ForwardAuth, Caddy forward_auth): X-Forwarded-Uri and X-Forwarded-Method.
 //
 // Both give the host and scheme in X-Forwarded-Host and X-Forwarded-Proto. Every one of these is
-// required, once: a request that leaves one out, repeats one, or mixes the conventions is refused
-// rather than judged by a guess (a client's own header could be the one that was left in). Only
-// called for a trusted peer (trusted-proxies.ts).
+// required, once: a request that leaves one out, repeats one, or sends both conventions saying
+// different things is refused rather than judged by a guess (a client's own header could be the
+// one that was left in). Only called for a trusted peer (trusted-proxies.ts).
 import type { RequestView } from '../http/request-view.js';
 
 export type Convention = 'nginx' | 'forwarded';
@@ -76,16 +76,25 @@ export function readOriginalRequest(
   }
   const nginx = found.has(NGINX_URI) || found.has(NGINX_METHOD);
   const forwarded = found.has(FORWARDED_URI) || found.has(FORWARDED_METHOD);
-  if (nginx && forwarded)
-    return {
-      problem:
-        'both X-Original-* (nginx) and X-Forwarded-Uri/-Method (Traefik, Caddy) were sent: the web server must send one convention only',
-    };
   if (!nginx && !forwarded) return { problem: MISSING_ORIGINAL_MESSAGE };
+  // Both at once (a web server configured to send both): read when they say the same, answered as
+  // nginx is answered (Traefik and Caddy never send X-Original-*); refused when they differ.
   const convention: Convention = nginx ? 'nginx' : 'forwarded';
   const [uriName, methodName] = nginx ? [NGINX_URI, NGINX_METHOD] : [FORWARDED_URI, FORWARDED_METHOD];
-  const missing = [uriName, methodName, HOST, PROTO].filter((name) => !found.has(name)).map((name) => READ.get(name)!);
+  const required = nginx && forwarded ? [...READ.keys()] : [uriName, methodName, HOST, PROTO];
+  const missing = required.filter((name) => !found.has(name)).map((name) => READ.get(name)!);
   if (missing.length > 0) return { problem: `missing ${missing.join(', ')}` };
+  if (nginx && forwarded) {
+    for (const [ours, theirs] of [
+      [NGINX_URI, FORWARDED_URI],
+      [NGINX_METHOD, FORWARDED_METHOD],
+    ] as const) {
+      if (found.get(ours) !== found.get(theirs))
+        return {
+          problem: `${READ.get(ours)} and ${READ.get(theirs)} disagree: the web server must send one convention, or both saying the same`,
+        };
+    }
+  }
 
   const uri = found.get(uriName)!;
   const uriProblem = originFormProblem(uri);
@@ -94,7 +103,10 @@ export function readOriginalRequest(
   if (!METHOD.test(method)) return { problem: `${READ.get(methodName)} is not an HTTP method` };
   const scheme = firstValue(found.get(PROTO)!).toLowerCase();
   if (scheme !== 'http' && scheme !== 'https') return { problem: 'X-Forwarded-Proto is neither http nor https' };
-  const host = firstValue(found.get(HOST)!);
+  // The whole value, never the first of a list: the app gets the Host the web server sent it, a
+  // list included, and must not be judged for a host it never sees. The core refuses anything but
+  // one host (400), as on gatehouse's own routes.
+  const host = found.get(HOST)!.trim();
   if (host === '') return { problem: 'X-Forwarded-Host is empty' };
 
   const q = uri.indexOf('?');
@@ -123,7 +135,7 @@ function originFormProblem(uri: string): string | undefined {
   return undefined;
 }
 
-/** The first of a list a chain of proxies may have made (`https, http`), trimmed. */
+/** The first of a list a chain of proxies may have made (`https, http`), trimmed: the scheme the client used. */
 function firstValue(value: string): string {
   const comma = value.indexOf(',');
   return (comma === -1 ? value : value.slice(0, comma)).trim();

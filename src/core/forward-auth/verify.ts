@@ -15,12 +15,16 @@
 // Only a trusted peer's question is read (403 otherwise); a request to one of gatehouse's own
 // routes is never judged here (it must reach gatehouse itself, and verify must not sign anyone
 // out); and a request carrying an identity header or a path or method override of its own is
-// refused, since behind a web server gatehouse cannot strip what reaches the app.
+// refused, since behind a web server gatehouse cannot strip what reaches the app. For the same
+// reason an upgrade the core does not judge as one (anything but a WebSocket handshake: h2c in
+// any spelling, core/http/protocol-upgrade.ts) is refused (400) rather than ignored: the web server
+// would pass it on, and the app could switch to a protocol on which nothing more is asked.
 import type { AuthLayer } from '../auth-layer.js';
 import { inboundAliases, type HeaderNormalizer } from '../http/identity-headers.js';
 import type { Decision, RequestView, RespondDecision } from '../http/request-view.js';
 import { emptyDecision, jsonDecision } from '../http/responses.js';
 import { canonicalHeaderName } from '../http/header-names.js';
+import { UPGRADE_REFUSED_MESSAGE, upgradeKindOf } from '../http/protocol-upgrade.js';
 import { isSpoofedForwarding } from '../http/spoofed-forwarding.js';
 import { readOriginalRequest, type Convention } from './original-request.js';
 import type { TrustedProxies } from './trusted-proxies.js';
@@ -115,7 +119,8 @@ export class ForwardAuth {
       );
       return jsonDecision(403, { error: SPOOFED_MESSAGE });
     }
-    const decision = await this.#layer.decide(judged);
+    const decision =
+      upgradeKindOf(judged) === 'other' ? this.#refusedUpgrade(judged.path) : await this.#layer.decide(judged);
     this.#onDecision?.(judged.path, decision);
     return this.#answerFor(decision, convention);
   }
@@ -133,6 +138,12 @@ export class ForwardAuth {
       if (name.length === WEBHOOK_VERIFIED.length && canonicalHeaderName(name) === WEBHOOK_VERIFIED) return name;
     }
     return undefined;
+  }
+
+  /** An upgrade that must not reach the app: a 400 (behind nginx, the 401 its challenge location asks again about). */
+  #refusedUpgrade(path: string): RespondDecision {
+    this.#layer.logger.info({ reason: 'upgrade other than WebSocket', path }, 'request rejected');
+    return jsonDecision(400, { error: UPGRADE_REFUSED_MESSAGE });
   }
 
   #answerFor(decision: Decision, convention: Convention): RespondDecision {
