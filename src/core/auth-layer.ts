@@ -48,8 +48,10 @@ import { finishLogin, loginPath, returnUrlParameter, startLogin } from './routes
 import { transition, type LifecycleTrigger, type SessionState } from './session/lifecycle.js';
 import type { SessionRecord } from './session/record.js';
 import { ExchangedSessions } from './session/exchanged-sessions.js';
+import { SessionActivity, type LastSeen } from './session/activity.js';
 import type { ProviderSignOut } from './session/provider-sign-outs.js';
 import { Sessions } from './session/sessions.js';
+import { MemoryTokenStore } from './token-store/memory.js';
 import { StoreUnavailableError, type TokenStore } from './token-store/token-store.js';
 import { AuthenticationTokens } from './tokens/authentication-token.js';
 import { InvalidTokenError } from './tokens/errors.js';
@@ -79,6 +81,8 @@ export interface AuthLayerOptions {
   readonly metrics?: AuthMetrics;
   /** Where the sessions token exchange made are found by every instance (Redis; default: this process only). */
   readonly exchangeStore?: TokenStore<{ readonly id: string }>;
+  /** With an idle timeout: when sessions were last used, shared like `store` (default: this process only). */
+  readonly activityStore?: TokenStore<LastSeen>;
 }
 
 export interface StoreHealth {
@@ -127,6 +131,13 @@ const MAX_REMEMBERED_ISSUERS = 1_000;
 /** The icons browsers fetch unasked (/favicon.ico, Safari's apple-touch-icon*.png). */
 const BROWSER_ICON = /^\/(?:favicon\.ico|apple-touch-icon[\w-]*\.png)$/;
 
+/** What keeps the idle timeout, when the configuration sets one. */
+function sessionActivity(options: AuthLayerOptions, logger: Logger, now: () => number): SessionActivity | undefined {
+  const idleTimeoutMs = options.config.cookieExpiration.idleTimeoutMs;
+  if (idleTimeoutMs === undefined) return undefined;
+  return new SessionActivity(idleTimeoutMs, options.activityStore ?? new MemoryTokenStore(now), logger, now);
+}
+
 export class AuthLayer {
   readonly #context: LayerContext;
   readonly #headerPolicy: HeaderPolicy;
@@ -155,6 +166,7 @@ export class AuthLayer {
         options.signOutStore,
         options.metrics,
         options.knownSessionStore,
+        sessionActivity(options, logger, now),
       ),
       transactionKey: deriveKey(options.masterKey, 'login-transaction', options.config.app),
       authTokens: new AuthenticationTokens(

@@ -12,6 +12,7 @@ import type { AuthMetrics } from './auth-metrics.js';
 import type { HeaderNormalizer } from './http/identity-headers.js';
 import type { AuthConfig } from './config/auth-config.js';
 import { encryptionKeyFromEnv } from './crypto/keys.js';
+import type { LastSeen } from './session/activity.js';
 import type { ProviderSignOut } from './session/provider-sign-outs.js';
 import type { SessionRecord } from './session/record.js';
 import {
@@ -64,6 +65,8 @@ const SWEEP_INTERVAL_MS = 10 * 60_000;
 const SIGN_OUTS_DIRECTORY = 'provider-sign-outs';
 /** The provider sessions sign-ins were made in: what a front-channel logout may name. */
 const KNOWN_SESSIONS_DIRECTORY = 'provider-sessions';
+/** When sessions were last used, for the idle timeout. */
+const LAST_SEEN_DIRECTORY = 'last-seen';
 
 export function defaultStoreDirectory(config: AuthConfig): string {
   return config.tokenStore.directory ?? path.resolve('.gatehouse', 'tokens');
@@ -119,13 +122,14 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
     ...(redis !== undefined ? { storeHealth: store } : {}),
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
     ...(stores.exchanges !== undefined ? { exchangeStore: stores.exchanges } : {}),
+    activityStore: timed(stores.lastSeen),
     ...(options.version ? { version: options.version } : {}),
     ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
   });
   // Redis removes expired records by itself (each key's TTL): only the filesystem store is swept.
   const sweep =
     stores.redis === undefined
-      ? sweepPeriodically(stores.sessions, stores.signOuts, stores.knownSessions, logger)
+      ? sweepPeriodically(stores.sessions, stores.signOuts, stores.knownSessions, stores.lastSeen, logger)
       : undefined;
   // A provider that cannot be reached is said now, with its URL and why, not at the first sign-in.
   const providerCheck = config.enabled ? checkProvidersAtStart(layer.providers.values(), logger) : undefined;
@@ -150,6 +154,8 @@ interface Stores {
   readonly redis?: RedisLink;
   /** Sessions made by token exchange, by what was exchanged (shared with Redis only). */
   readonly exchanges?: TokenStore<{ readonly id: string }>;
+  /** When sessions were last used (the idle timeout). */
+  readonly lastSeen: TokenStore<LastSeen>;
 }
 
 /** The default: encrypted files in the store directory, the key from the environment or a key file there. */
@@ -194,8 +200,16 @@ async function fileSystemStores(options: AuthRuntimeOptions): Promise<Stores> {
     logger,
   });
   await inStoreDirectory(directory, () => knownSessions.prepare());
+  // Read only when this instance's own knowledge would make a session idle: nobody needs telling.
+  const lastSeen = new FileSystemTokenStore<LastSeen>({
+    directory: path.join(directory, LAST_SEEN_DIRECTORY),
+    app: config.app,
+    masterKey,
+    logger,
+  });
+  await inStoreDirectory(directory, () => lastSeen.prepare());
   if (config.tokenStore.directory === undefined) await announceDefaultDirectory(directory, logger);
-  return { sessions, signOuts, knownSessions, masterKey };
+  return { sessions, signOuts, knownSessions, lastSeen, masterKey };
 }
 
 /**
@@ -243,6 +257,7 @@ async function redisStores(options: AuthRuntimeOptions, settings: RedisSettings)
     signOuts: store<ProviderSignOut>('signout'),
     knownSessions: store<ProviderSignOut>('knownsession'),
     exchanges: store<{ readonly id: string }>('exchange'),
+    lastSeen: store<LastSeen>('lastseen'),
     masterKey,
     redis,
   };
@@ -252,6 +267,7 @@ function sweepPeriodically(
   sessions: TokenStore<SessionRecord>,
   signOuts: TokenStore<ProviderSignOut>,
   knownSessions: TokenStore<ProviderSignOut>,
+  lastSeen: TokenStore<LastSeen>,
   logger: Logger,
 ): NodeJS.Timeout {
   // Each store, with what its sweep logs when it removed records and when it failed.
@@ -259,6 +275,7 @@ function sweepPeriodically(
     [sessions, 'expired sessions swept', 'session sweep failed'],
     [signOuts, 'expired provider sign-outs swept', 'provider sign-out sweep failed'],
     [knownSessions, 'expired provider session notes swept', 'provider session note sweep failed'],
+    [lastSeen, 'expired session last uses swept', 'session last use sweep failed'],
   ] as const;
   const sweep = setInterval(() => {
     for (const [swept, removedMessage, failedMessage] of sweeps) {

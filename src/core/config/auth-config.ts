@@ -43,6 +43,8 @@ export interface AuthConfig {
   readonly cookieExpiration: {
     readonly convention: 'FixedTime' | 'IdentityProviderDerived';
     readonly lifetimeMs: number;
+    /** login.cookieExpiration.inactivityTimeout: a session unused this long ends (none: only its lifetime ends it). */
+    readonly idleTimeoutMs?: number;
   };
   readonly nonce: { readonly validate: boolean; readonly lifetimeMs: number };
   readonly preserveUrlFragmentsForLogins: boolean;
@@ -160,6 +162,9 @@ export function resolveAuthConfig(given: unknown, env: NodeJS.ProcessEnv = proce
       cookieExpiration: {
         convention: login.cookieExpiration?.convention ?? 'FixedTime',
         lifetimeMs: timeSpanMs(login.cookieExpiration?.timeToExpiration ?? DEFAULT_COOKIE_LIFETIME),
+        ...(login.cookieExpiration?.inactivityTimeout !== undefined
+          ? { idleTimeoutMs: timeSpanMs(login.cookieExpiration.inactivityTimeout) }
+          : {}),
       },
       nonce: {
         validate: login.nonce?.validateNonce ?? true,

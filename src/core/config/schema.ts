@@ -249,6 +249,10 @@ export const authSettingsSchema = z.object({
         .object({
           convention: z.enum(['FixedTime', 'IdentityProviderDerived']).optional(),
           timeToExpiration: timeSpan.optional(),
+          /** gatehouse's own: a session unused for this long needs a new sign-in (session/activity.ts). */
+          inactivityTimeout: timeSpan
+            .refine((text) => timeSpanMs(text) >= 60_000, 'expected at least 00:01:00')
+            .optional(),
         })
         .optional(),
       nonce: z

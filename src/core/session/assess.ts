@@ -11,6 +11,8 @@ export interface AssessmentContext {
   readonly host: string;
   /** Refresh when the access token expires within this many ms. */
   readonly refreshWindowMs: number;
+  /** Unused for longer than the idle timeout (activity.ts). */
+  readonly idle?: boolean;
 }
 
 export type Assessment =
@@ -27,6 +29,8 @@ export type Assessment =
 export function assessSession(record: SessionRecord | undefined, context: AssessmentContext): Assessment {
   if (record === undefined) return { kind: 'reauth', reason: 'record-missing' };
   if (record.app !== context.app) return { kind: 'reauth', reason: 'record-of-another-app' };
+  // Before the expiry: an idle session is not one the refresh extension may renew.
+  if (context.idle === true) return { kind: 'reauth', reason: 'idle-timeout' };
   if (record.expiresAt <= context.now) return { kind: 'reauth', reason: 'cookie-expired' };
   if (context.configFingerprints.get(record.provider) !== record.configFingerprint) {
     return { kind: 'reauth', reason: 'configuration-changed' };

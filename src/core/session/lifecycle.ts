@@ -42,6 +42,7 @@ export interface Transition {
 /** Why a session must sign in again (SPEC §3.1, "other triggers"). */
 export type ReauthReason =
   | 'cookie-expired'
+  | 'idle-timeout'
   | 'cookie-invalid'
   | 'record-missing'
   | 'record-of-another-app'

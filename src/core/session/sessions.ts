@@ -14,6 +14,7 @@ import type { Provider, RefreshedTokens } from '../providers/provider.js';
 import { MemoryTokenStore } from '../token-store/memory.js';
 import type { TokenStore } from '../token-store/token-store.js';
 import { turnsOf, type InTurn } from '../token-store/turns.js';
+import type { SessionActivity } from './activity.js';
 import { assessSession, type Assessment } from './assess.js';
 import { endedBy, ProviderSignOuts, signOutRetentionMs, type ProviderSignOut } from './provider-sign-outs.js';
 import type { SessionRecord } from './record.js';
@@ -83,6 +84,8 @@ export class Sessions {
     private readonly metrics: AuthMetrics = NO_METRICS,
     /** The provider sessions sign-ins here were made in, for front-channel logout; shared likewise. */
     knownSessionStore: TokenStore<ProviderSignOut> = new MemoryTokenStore(now),
+    /** With an idle timeout: when each session was last used (activity.ts). */
+    private readonly activity?: SessionActivity,
   ) {
     this.#signOutStore = signOutStore;
     this.#fingerprints = new Map([...providers].map(([alias, provider]) => [alias, provider.fingerprint]));
@@ -134,8 +137,13 @@ export class Sessions {
    */
   async load(id: string): Promise<SessionRecord | undefined> {
     const cached = this.#cache.get(id);
-    if (cached !== undefined && cached.until > this.now()) return cached.record;
-    return this.#reading.get(id) ?? this.#read(id);
+    const record =
+      cached !== undefined && cached.until > this.now()
+        ? cached.record
+        : await (this.#reading.get(id) ?? this.#read(id));
+    // Each load is a use of the session (or finds it idle, which assess then says).
+    if (record !== undefined) await this.activity?.use(id, record);
+    return record;
   }
 
   #read(id: string): Promise<SessionRecord | undefined> {
@@ -261,6 +269,7 @@ export class Sessions {
       configFingerprints: this.#fingerprints,
       host,
       refreshWindowMs: this.config.refreshWindowMs,
+      idle: record !== undefined && this.activity?.isIdle(record) === true,
     });
   }
 
@@ -283,6 +292,7 @@ export class Sessions {
     // Before and after the delete: a read in flight, or one that ran while the file was still
     // there, must not bring the record back into the cache (a replayed cookie would pass).
     this.#forget(id);
+    this.activity?.forget(id);
     const end = async () => {
       // In the session's turn: an unsaved refresh is neither served nor written again from here on.
       this.#unsaved.delete(id);
