@@ -3,7 +3,9 @@
 // A request is anonymous-allowed only when its path is in canonical form and
 // matches a rule. Anything a server or proxy might interpret differently
 // (dot segments, empty segments, encoded slashes or dots, backslashes,
-// `;` parameters, control characters, Unicode look-alikes of those) is never excluded, so no spelling of
+// `;` parameters, control characters, Unicode look-alikes of those, segments that end in a dot or a
+// blank, which Windows trims: IIS and apps that follow its path rules read `/public/.. /admin` as
+// `/public/../admin`, that is `/admin`) is never excluded, so no spelling of
 // a protected path can slip through an excluded prefix: it stays protected. The part of the path
 // a rule names must also arrive spelled as the rule is: some apps route on the path as sent (Express
 // does), and would not take `/%70ublic/x` for `/public/x`.
@@ -57,9 +59,9 @@ export function parseExcludedPaths(rules: readonly string[]): ExcludedPathRule[]
   });
 }
 
-/** The characters that decide how a path splits into segments, in order. */
+/** The characters that decide how a path splits into segments, in order (blanks: where Windows trims one). */
 function structure(path: string): string {
-  return path.replace(/[^/\\.;%?#]/g, '');
+  return path.replace(/[^/\\.;%?# ]/g, '');
 }
 
 /**
@@ -72,6 +74,9 @@ function foldsIntoStructure(decoded: string): boolean {
   if (!/[^\u0000-\u007f]/.test(decoded)) return false;
   return structure(decoded.normalize('NFKC')) !== structure(decoded);
 }
+
+/** A segment that ends in a dot or a blank: Windows path rules trim them. */
+const TRIMMED_BY_WINDOWS = /[. ]$/;
 
 /**
  * The decoded path when `rawPath` (no query, no fragment) is canonical,
@@ -88,12 +93,10 @@ export function canonicalPath(rawPath: string): string | null {
   if (/[\u0000-\u001f\u007f\\;?#]/.test(decoded)) return null;
   if (foldsIntoStructure(decoded)) return null;
   const segments = decoded.split('/').slice(1);
-  // An empty segment is only allowed as the final one (a trailing slash).
-  if (
-    segments.some((segment, i) => segment === '.' || segment === '..' || (segment === '' && i !== segments.length - 1))
-  ) {
+  // An empty segment is only allowed as the final one (a trailing slash). A segment ending in a dot
+  // or a blank ("." and ".." among them) is one Windows reads without them.
+  if (segments.some((segment, i) => TRIMMED_BY_WINDOWS.test(segment) || (segment === '' && i !== segments.length - 1)))
     return null;
-  }
   return decoded;
 }
 

@@ -24,6 +24,9 @@ describe('excluded paths', () => {
     ['/public/caf%C3%A9.png', '/public/*'],
     ['/public/cafe%CC%81.png', '/public/*'],
     ['/public/%E5%9B%BE%E7%89%87.png', '/public/*'],
+    // Dots and blanks inside a segment are ordinary characters.
+    ['/public/.well-known/a%20b.c', '/public/*'],
+    ['/public/x.y/a..b', '/public/*'],
     // A rule's non-ASCII characters arrive percent-encoded, in either case of hex digits.
     ['/caf%C3%A9/menu', '/café/*'],
     ['/caf%c3%a9', '/café/*'],
@@ -76,6 +79,20 @@ describe('excluded paths', () => {
     '/public/%E2%80%A6/admin', // ellipsis … (three dots)
     '/public/%EF%BC%BC..%EF%BC%BCadmin', // fullwidth reverse solidus ＼
     '/public/%EF%B9%94/admin', // small semicolon ﹔
+    // Segments that end in dots or blanks: Windows (IIS, and apps that follow its path rules)
+    // trims them, so `/public/.. /admin` is read as `/public/../admin`, that is `/admin`.
+    '/public/..%20/admin',
+    '/public/.../admin',
+    '/public/.%20/admin',
+    '/public/..%20%20./admin',
+    '/public/x./../admin',
+    '/public/x./admin',
+    '/public/x%20/admin',
+    '/public/x.',
+    '/public/x%20',
+    '/health.',
+    '/health%20',
+    '/public/..%E3%80%80/admin', // ideographic space, a blank once folded (NFKC)
   ];
   for (const path of bypasses) {
     it(`protects ${JSON.stringify(path)}`, () => expect(match(path)).to.equal(undefined));
@@ -93,7 +110,7 @@ describe('excluded paths', () => {
   });
 
   it('refuses rules that are not canonical absolute paths', () => {
-    for (const bad of ['health', '/a/../b', '/a*', '/a/*/b', '/a//b', '/a%2fb', '/a;b']) {
+    for (const bad of ['health', '/a/../b', '/a*', '/a/*/b', '/a//b', '/a%2fb', '/a;b', '/a./*', '/a /b', '/a/...']) {
       expect(() => parseExcludedPaths([bad]), bad).to.throw(ExcludedPathError);
     }
   });

@@ -3,7 +3,7 @@
 // front of an echoing app; `gatehouse serve --forward-auth` (the command, a child process) beside
 // it; a real OpenID provider whose client is registered at the web server's address.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -25,6 +25,8 @@ export interface SeenRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: http.IncomingHttpHeaders;
+  /** A request that asked to switch protocols, which the app agreed to (101). */
+  readonly upgraded?: true;
 }
 
 export interface BehindWebServer {
@@ -32,8 +34,10 @@ export interface BehindWebServer {
   readonly url: string;
   readonly idp: RunningIdentityProvider;
   readonly gatehouse: ServingProcess;
-  /** Every request the app received, in order. */
+  /** Every request the app received, in order, upgrades included. */
   readonly seen: SeenRequest[];
+  /** Every byte the app received on a connection after agreeing to switch protocols (it echoes them). */
+  readonly tunnelled: Buffer[];
   close(): Promise<void>;
 }
 
@@ -148,17 +152,39 @@ export async function startBehind(
   if (missing !== undefined) throw new Error(missing);
   const dir = mkdtempSync(path.join(os.tmpdir(), `gatehouse-${which}-`));
   const seen: SeenRequest[] = [];
-  const app = await listen(
-    http.createServer((req, res) => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
-      req.resume();
-      req.on('end', () =>
-        res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ url: req.url, method: req.method, headers: req.headers })),
-      );
-    }),
-  );
+  const tunnelled: Buffer[] = [];
+  const appServer = http.createServer((req, res) => {
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+    req.resume();
+    req.on('end', () =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ url: req.url, method: req.method, headers: req.headers })),
+    );
+  });
+  // An app that agrees to every protocol switch (h2c as readily as a WebSocket), then echoes what
+  // it receives: whatever reaches it past the switch is beside every decision.
+  const switched = new Set<net.Socket>();
+  appServer.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
+    switched.add(socket);
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, upgraded: true });
+    const key = req.headers['sec-websocket-key'];
+    const accept =
+      key === undefined
+        ? ''
+        : `Sec-WebSocket-Accept: ${createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64')}\r\n`;
+    socket.on('error', () => socket.destroy());
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${req.headers.upgrade}\r\n${accept}\r\n`,
+    );
+    const received = (data: Buffer): void => {
+      tunnelled.push(data);
+      socket.write(data);
+    };
+    if (head.length > 0) received(head);
+    socket.on('data', received);
+  });
+  const app = await listen(appServer);
   const ports = {
     webServer: await freePort(),
     gatehouse: await freePort(),
@@ -167,7 +193,13 @@ export async function startBehind(
   };
   const front = `http://127.0.0.1:${ports.webServer}`;
   const secret = randomBytes(16).toString('hex');
-  const closers: Array<() => Promise<unknown>> = [() => app.close()];
+  const closers: Array<() => Promise<unknown>> = [
+    () => {
+      // Switched connections are no longer node's to close.
+      for (const socket of switched) socket.destroy();
+      return app.close();
+    },
+  ];
   const close = async () => {
     for (const step of closers.reverse()) await step().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
@@ -202,17 +234,17 @@ export async function startBehind(
       ['serve', '--forward-auth', '--host', '127.0.0.1', '--port', String(ports.gatehouse)],
     );
     closers.push(() => gatehouse.stop());
-    const server = which === 'nginx' ? startNginx(dir, ports) : startCaddy(dir, ports);
+    const webServer = which === 'nginx' ? startNginx(dir, ports) : startCaddy(dir, ports);
     closers.push(
       () =>
         new Promise<void>((resolve) => {
-          if (server.child.exitCode !== null) return resolve();
-          server.child.once('exit', () => resolve());
-          server.child.kill('SIGTERM');
+          if (webServer.child.exitCode !== null) return resolve();
+          webServer.child.once('exit', () => resolve());
+          webServer.child.kill('SIGTERM');
         }),
     );
-    await waitForPort(ports.webServer, server.child, server.output);
-    return { url: front, idp, gatehouse, seen, close };
+    await waitForPort(ports.webServer, webServer.child, webServer.output);
+    return { url: front, idp, gatehouse, seen, tunnelled, close };
   } catch (error) {
     await close();
     throw error;

@@ -51,6 +51,12 @@ const VECTORS: Vector[] = [
     extra: SPOOFED,
   },
   { name: 'excluded path, signed in: identified', path: '/public/app.js', signedIn: true },
+  {
+    name: 'a segment ending in dots or a blank below an excluded path (IIS trims them): judged alike, from the raw URL',
+    path: '/public/..%20/orders',
+    signedIn: false,
+    accept: 'application/json',
+  },
   { name: '/.auth/me anonymous: 401', path: '/.auth/me', signedIn: false, accept: 'application/json' },
   { name: 'unknown provider: 404', path: '/.auth/login/nope', signedIn: false },
   {
