@@ -5,6 +5,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
+import { closeGracefullyAfter } from '../lingering-close.js';
 import type { Logger } from '../logging.js';
 import { answerClientError, requestSeen } from './client-errors.js';
 import { deferContinue } from './expect-continue.js';
@@ -33,14 +34,25 @@ function inTurn(
       return;
     }
     // Queued: node goes on reading and parsing whatever the client pipelines while nothing is
-    // answered, so the queue of one connection is bounded; past it, the connection is closed.
+    // answered, so the queue of one connection is bounded. Past it, nothing more is read or served
+    // on the connection: the requests within the bound are answered, the last of them with
+    // `Connection: close`, and the connection closes gracefully behind it (HTTP/1.1 lets a client
+    // retry what got no answer). Never silence: the requests answered are still answered.
+    if (overflowed.has(socket)) return;
     const queued = (waiting.get(socket) ?? 0) + 1;
     if (queued > MAX_PIPELINED_WAITING) {
+      overflowed.add(socket);
       logger.info({ reason: 'too many pipelined requests waiting', method: req.method }, 'request rejected');
-      socket.destroy();
+      // No more requests parsed from this connection (their bytes wait in the kernel, then are
+      // discarded by the graceful close).
+      socket.pause();
+      const last = lastQueued.get(socket);
+      if (last !== undefined) closeGracefullyAfter(last);
+      else socket.destroy();
       return;
     }
     waiting.set(socket, queued);
+    lastQueued.set(socket, res);
     res.once('socket', () => {
       waiting.set(socket, (waiting.get(socket) ?? 1) - 1);
       // Refused meanwhile (a body that failed to parse was answered on this response): nothing to serve.
@@ -53,6 +65,10 @@ function inTurn(
 export const MAX_PIPELINED_WAITING = 32;
 
 const waiting = new WeakMap<Duplex, number>();
+/** The response of the request queued last on each connection: the last answered, should the queue overflow. */
+const lastQueued = new WeakMap<Duplex, ServerResponse>();
+/** Connections whose queue overflowed: nothing more is served on them. */
+const overflowed = new WeakSet<Duplex>();
 
 export function serveRequests(
   server: Server,

@@ -1,4 +1,4 @@
-// Which protocol changes gatehouse judges (docs/architecture.md, docs/forward-auth.md). A request
+// Which protocol changes gatehouse judges (docs/proxy.md, docs/forward-auth.md). A request
 // that asks to switch protocols (`Upgrade`) is judged as one only when it is a WebSocket
 // handshake: a GET naming that one protocol (RFC 6455 §4.1; a list could let the app pick
 // another). Anything else, `Upgrade: h2c` in any spelling above all, must never reach the app as
