@@ -43,6 +43,7 @@ import {
 import { callerWantsJson, LayerRequest, type LayerContext, type RouteRequest } from './routes/context.js';
 import { backChannelLogout } from './routes/back-channel-logout.js';
 import { frontChannelLogout } from './routes/front-channel-logout.js';
+import { clientKeys } from './routes/client-keys.js';
 import { bearerIdentity, bearerToken, exchangeToken, invalidTokenDecision } from './routes/client-directed.js';
 import { finishLogin, loginPath, returnUrlParameter, startLogin } from './routes/login-flow.js';
 import { transition, type LifecycleTrigger, type SessionState } from './session/lifecycle.js';
@@ -98,6 +99,8 @@ const LOGIN_PATH = /^\/login\/([A-Za-z0-9][A-Za-z0-9_-]*)(\/callback)?$/;
 const BACK_CHANNEL_LOGOUT_PATH = /^\/logout\/backchannel\/([A-Za-z0-9][A-Za-z0-9_-]*)$/;
 /** Where a provider's logout page frames its front-channel logout (the URL registered with it, so the alias exactly). */
 const FRONT_CHANNEL_LOGOUT_PATH = /^\/logout\/frontchannel\/([A-Za-z0-9][A-Za-z0-9_-]*)$/;
+/** Where a provider finds the public key gatehouse authenticates to it with (private_key_jwt). */
+const CLIENT_KEYS_PATH = /^\/client-keys\/([A-Za-z0-9][A-Za-z0-9_-]*)$/;
 
 /**
  * The methods each of gatehouse's own fixed routes answers; any other is a 405 naming these.
@@ -306,6 +309,11 @@ export class AuthLayer {
     if (backChannel !== null) {
       if (request.view.method !== 'POST') return this.#methodNotAllowed(request, 'POST');
       return backChannelLogout(context, request, backChannel[1]!);
+    }
+    const keys = CLIENT_KEYS_PATH.exec(route);
+    if (keys !== null) {
+      if (!READ.includes(request.view.method)) return this.#methodNotAllowed(request, READ.join(', '));
+      return clientKeys(context.providers.get(keys[1]!), request);
     }
     const frontChannel = FRONT_CHANNEL_LOGOUT_PATH.exec(route);
     if (frontChannel !== null) {

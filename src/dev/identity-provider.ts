@@ -34,6 +34,8 @@ export interface DevClient {
    * the sign-ins made in that session only; false: logout tokens name the user (`sub`) alone.
    */
   readonly backchannelLogoutSessionRequired?: boolean;
+  /** More client metadata (a `jwks` and `token_endpoint_auth_method: 'private_key_jwt'`, `require_pushed_authorization_requests`…). */
+  readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
 export interface DevIdentityProviderOptions {
@@ -65,6 +67,8 @@ export interface DevIdentityProviderOptions {
   readonly thinIdToken?: boolean;
   /** Handles a request before the provider does; returns true when it answered. */
   readonly intercept?: (req: IncomingMessage, res: ServerResponse, issuer: string) => boolean;
+  /** More of oidc-provider's features turned on (introspection, pushedAuthorizationRequests, dPoP…). */
+  readonly features?: Configuration['features'];
 }
 
 export interface RunningIdentityProvider {
@@ -174,6 +178,7 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
             backchannel_logout_session_required: c.backchannelLogoutSessionRequired ?? true,
           }
         : {}),
+      ...c.metadata,
     })),
     adapter: memoryAdapter(CLOCK_TOLERANCE_SECONDS),
     clockTolerance: CLOCK_TOLERANCE_SECONDS,
@@ -210,6 +215,7 @@ export async function startDevIdentityProvider(options: DevIdentityProviderOptio
       // A client may revoke its own tokens only, as at real providers.
       revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       backchannelLogout: { enabled: true },
+      ...options.features,
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: async (ctx: KoaContextWithOIDC, form: string) => {

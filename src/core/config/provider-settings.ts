@@ -2,6 +2,8 @@
 // provider, secrets read from the environment, every problem named by its path.
 import { createHash } from 'node:crypto';
 
+import type { ClientKeySettings } from '../oidc/client-key.js';
+import { clientKeySettings } from './client-key-settings.js';
 import { loginParameters } from './login-parameters.js';
 import type { AuthSettingsDocument } from './schema.js';
 
@@ -51,6 +53,8 @@ export interface OidcProviderConfig extends Common {
   readonly signedClientSecret?: { readonly teamId: string; readonly keyId: string; readonly privateKeyPem: string };
   /** `client_secret_post`: always send the secret in the token request's body (else Basic when the provider supports it). */
   readonly secretInBody?: boolean;
+  /** private_key_jwt: the client's key (and certificate), from their settings or files; never logged. */
+  readonly clientKey?: ClientKeySettings;
 }
 
 export interface GitHubProviderConfig extends Common {
@@ -240,6 +244,14 @@ function customProviders(
     }
     const audiences = provider.validation?.allowedAudiences ?? [];
     const login = loginParameters(path, provider.login, problems, warnings);
+    const credential = provider.registration.clientCredential;
+    const clientKey = clientKeySettings(
+      `${path}.registration.clientCredential`,
+      credential,
+      (at, name) => secrets.required(at, name),
+      problems,
+      { secret: credential?.clientSecretSettingName !== undefined },
+    );
     out.push({
       kind: 'oidc',
       alias,
@@ -257,6 +269,7 @@ function customProviders(
       allowedAudiences: audiences,
       responseMode: login.responseMode ?? 'query',
       ...(provider.registration.clientCredential?.method === 'ClientSecretPost' ? { secretInBody: true } : {}),
+      ...(clientKey !== undefined ? { clientKey } : {}),
       fingerprint: fingerprint([provider.registration.clientId, oidc, audiences]),
     });
   }
@@ -294,6 +307,19 @@ function directoryProvider(
     }
   }
   const login = loginParameters(path, block.login, problems, warnings);
+  const thumbprint = block.registration.clientSecretCertificateThumbprint;
+  const clientKey = clientKeySettings(
+    `${path}.registration.clientCredential`,
+    block.registration.clientCredential,
+    (at, name) => secrets.required(at, name),
+    problems,
+    {
+      secret: block.registration.clientSecretSettingName !== undefined,
+      ...(thumbprint !== undefined
+        ? { thumbprint: { path: `${path}.registration.clientSecretCertificateThumbprint`, value: thumbprint } }
+        : {}),
+    },
+  );
   return {
     kind: 'aad',
     alias: 'aad',
@@ -311,6 +337,7 @@ function directoryProvider(
     loginParameters: login.extra,
     allowedAudiences: validation.allowedAudiences ?? [],
     responseMode: login.responseMode ?? 'query',
+    ...(clientKey !== undefined ? { clientKey } : {}),
     directory: {
       multiTenant,
       allowedTenants: validation.allowedTenants ?? [],

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 
 import { excludedPathProblem } from '../excluded-paths.js';
+import { clientKeyFields } from './client-key-settings.js';
 import { jsonPath } from './json-path.js';
 
 /**
@@ -80,6 +81,8 @@ const customOpenIdConnectProvider = z.object({
         /** Easy Auth's one method: the secret in the token request's body instead of a Basic header. */
         method: z.enum(['ClientSecretPost']).optional(),
         clientSecretSettingName: settingName.optional(),
+        /** gatehouse's own: a private key instead of a secret (private_key_jwt). */
+        ...clientKeyFields,
       })
       .optional(),
     openIdConnectConfiguration,
@@ -95,6 +98,13 @@ const azureActiveDirectory = z.object({
     openIdIssuer: httpUrl,
     clientId: z.string().min(1, 'clientId must not be empty'),
     clientSecretSettingName: settingName.optional(),
+    /** Easy Auth's certificate credential: the SHA-1 thumbprint of the certificate below, checked against it. */
+    clientSecretCertificateThumbprint: z
+      .string()
+      .regex(/^[0-9A-Fa-f]{40}$/, 'expected a SHA-1 thumbprint of 40 hexadecimal digits')
+      .optional(),
+    /** gatehouse's own: the certificate's private key and the certificate (private_key_jwt). */
+    clientCredential: z.object(clientKeyFields).optional(),
   }),
   login: loginSettings,
   validation: z

@@ -31,6 +31,7 @@ import {
   type PeekedToken,
 } from '../tokens/jwt-validator.js';
 import { RemoteKeySet } from '../tokens/key-set.js';
+import { ClientKey, ClientKeyError } from './client-key.js';
 import { ClientSecretJwt } from './client-secret-jwt.js';
 import { promptParameter } from './prompt-parameter.js';
 
@@ -111,6 +112,10 @@ export class OidcProviderClient {
   /** Built once the metadata is known: the same for every token of this provider. */
   #jwtRules: JwtRules | undefined;
   readonly #clientSecretJwt: ClientSecretJwt | undefined;
+  /** How the client authenticates at the token endpoint: openid-client's, also for the token requests made here. */
+  #clientAuth: oidc.ClientAuth | undefined;
+  /** private_key_jwt: the client's key, read once (the configuration checked it at start). */
+  #clientKey: Promise<ClientKey> | undefined;
   readonly keys: RemoteKeySet;
 
   constructor(
@@ -195,16 +200,40 @@ export class OidcProviderClient {
     return metadata as unknown as oidc.ServerMetadata;
   }
 
+  /** The client's own key (private_key_jwt), when it has one. */
+  clientKey(): Promise<ClientKey> | undefined {
+    const settings = this.config.clientKey;
+    if (settings === undefined) return undefined;
+    this.#clientKey ??= ClientKey.load(settings).catch((error: unknown) => {
+      this.#clientKey = undefined;
+      if (error instanceof ClientKeyError) throw new ProviderUnavailableError(`client key: ${error.message}`);
+      throw error;
+    });
+    return this.#clientKey;
+  }
+
   /**
-   * The client's configuration: a signed client secret (renewed before each use), or
-   * client_secret_post when configured (Easy Auth's clientCredential.method), else
+   * The client's configuration: its private key (private_key_jwt, RFC 7523: openid-client signs
+   * a new assertion, with its own `jti`, for each request), a signed client secret (renewed before
+   * each use), or client_secret_post when configured (Easy Auth's clientCredential.method), else
    * client_secret_basic when the provider supports it (most do), else client_secret_post;
    * no secret: a public client with PKCE.
    */
-  #configure(metadata: oidc.ServerMetadata): oidc.Configuration {
+  async #configure(metadata: oidc.ServerMetadata): Promise<oidc.Configuration> {
     const { clientId, clientSecret } = this.config;
     let auth: oidc.ClientAuth;
-    if (this.#clientSecretJwt !== undefined) {
+    const clientKey = await this.clientKey();
+    if (clientKey !== undefined) {
+      const tokenEndpoint = metadata.token_endpoint;
+      const directory = this.config.kind === 'aad';
+      auth = oidc.PrivateKeyJwt(clientKey.privateKey, {
+        [oidc.modifyAssertion]: (header, payload) => {
+          // Microsoft's directory names the certificate by its thumbprint, and takes the token endpoint as audience.
+          Object.assign(header, clientKey.certificateHeader);
+          if (directory && tokenEndpoint !== undefined) payload.aud = tokenEndpoint;
+        },
+      });
+    } else if (this.#clientSecretJwt !== undefined) {
       const signed = this.#clientSecretJwt;
       auth = (_as, _client, body) => {
         body.set('client_id', clientId);
@@ -218,6 +247,7 @@ export class OidcProviderClient {
         this.config.secretInBody !== true && (methods === undefined || methods.includes('client_secret_basic'));
       auth = basic ? oidc.ClientSecretBasic(clientSecret) : oidc.ClientSecretPost(clientSecret);
     }
+    this.#clientAuth = auth;
     const configuration = new oidc.Configuration(metadata, clientId, clientSecret, auth);
     configuration.timeout = HTTP_TIMEOUT_SECONDS;
     configuration[oidc.customFetch] = boundedFetch;
@@ -329,23 +359,33 @@ export class OidcProviderClient {
     try {
       const configuration = await this.configuration();
       await this.#clientSecretJwt?.renew();
-      return await this.#ownGrant(
-        configuration,
-        {
-          grant_type: 'authorization_code',
-          code,
-          ...(redirectUri !== undefined ? { redirect_uri: redirectUri } : {}),
-          ...(codeVerifier !== undefined ? { code_verifier: codeVerifier } : {}),
-        },
-        undefined,
-        true,
-      );
+      const parameters = {
+        code,
+        ...(redirectUri !== undefined ? { redirect_uri: redirectUri } : {}),
+        ...(codeVerifier !== undefined ? { code_verifier: codeVerifier } : {}),
+      };
+      if (this.#multiTenant)
+        return await this.#ownGrant(
+          configuration,
+          { grant_type: 'authorization_code', ...parameters },
+          undefined,
+          true,
+        );
+      // openid-client's request and checks (iss, aud, exp of the ID token); its signature checked here too.
+      const response = await oidc.genericGrantRequest(configuration, 'authorization_code', parameters);
+      if (response.id_token === undefined) throw new ProviderRefusedError('token request: no ID token');
+      const claims = await this.validateJwt(response.id_token, { audiences: [this.config.clientId] });
+      return { ...this.#tokenSet(response), claims };
     } catch (error) {
       throw classify(error, 'token exchange');
     }
   }
 
-  /** A token request without openid-client, for templated issuers: the ID token is checked by validateJwt. */
+  /**
+   * A token request for templated issuers, whose ID tokens openid-client cannot check (their
+   * issuer is the token's own tenant's): the client authenticates as openid-client has it do
+   * (#clientAuth), and the ID token is checked by validateJwt.
+   */
   async #ownGrant(
     configuration: oidc.Configuration,
     parameters: Record<string, string>,
@@ -354,15 +394,11 @@ export class OidcProviderClient {
   ): Promise<TokenSet> {
     const metadata = configuration.serverMetadata();
     const body = new URLSearchParams({ ...parameters, client_id: this.config.clientId });
-    const secret = this.#clientSecretJwt?.current() ?? this.config.clientSecret;
-    if (secret !== undefined) body.set('client_secret', secret);
+    const headers = new Headers({ 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' });
+    await this.#clientAuth!(metadata, { client_id: this.config.clientId }, body, headers);
     const answer = await callProvider(
       metadata.token_endpoint!,
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-        body: body.toString(),
-      },
+      { method: 'POST', headers: Object.fromEntries(headers), body: body.toString() },
       'token request',
     );
     const response = jsonAnswer(answer, 'token request');
