@@ -460,7 +460,7 @@ async function servePrimary(
   for (const line of lines) console.log(line);
 }
 
-/** Where deliveries go, and, when no secret is set, that every one of them will get a 500 (SPEC §4.2 step 1) until it is. */
+/** Where deliveries go, and, when no secret is set, that every one of them will get a 500 (docs/webhooks.md#error-responses) until it is. */
 function receiverLine(
   url: string,
   config: Pick<WebhookConfig, 'path' | 'secrets' | 'secretVariable' | 'forwardPath'>,

@@ -1,4 +1,4 @@
-// Identity header normalization (DESIGN §3), the one implementation every
+// Identity header normalization (docs/headers.md), the one implementation every
 // host applies so an app sees byte-identical identity headers however it is
 // deployed.
 #include <new>

@@ -99,7 +99,7 @@ function forLog(value: string): string {
 }
 
 /**
- * The signed-webhook receiver (SPEC §4.2). Order, each step stops on
+ * The signed-webhook receiver (docs/webhooks.md). Order, each step stops on
  * failure: secret configured (500) → signature over the raw bytes (401) →
  * header families agree (400) → JSON object (400) → dispatch on the event
  * (200), or, in front of an app, the delivery passed on to it and its answer.

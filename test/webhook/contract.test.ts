@@ -1,4 +1,4 @@
-// SPEC §4.2 / §7.1 over real HTTP: every row of the error table, its
+// docs/webhooks.md over real HTTP: every row of the error table, its
 // precedence, and the 200 shapes.
 import { expect } from 'chai';
 
@@ -11,7 +11,7 @@ const PUSH = JSON.stringify({
   commits: [{ id: 'a' }, { id: 'b' }, { id: 'c' }],
 });
 
-describe('webhook contract (SPEC §7.1)', () => {
+describe('webhook contract (docs/webhooks.md)', () => {
   let server: Listening;
   before(async () => {
     server = await startReceiver({ secret: SECRET });

@@ -1,4 +1,4 @@
-// Property tests of the receiver over HTTP (SPEC §7.1): whatever JSON a forge sends, in whatever
+// Property tests of the receiver over HTTP (docs/webhooks.md#error-responses): whatever JSON a forge sends, in whatever
 // shape, a correctly signed delivery is a 200 when it is an object and a 400 otherwise, never a
 // 500; and no body is ever processed under a signature that does not match it.
 import { createHmac } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Header names as the shared core compares them (DESIGN §3): ASCII letters upper-cased, `_` and
+// Header names as the shared core compares them (docs/architecture.md#the-header-policy): ASCII letters upper-cased, `_` and
 // `.` read as `-`, so that the spellings CGI-style servers merge (`X_Platform_Client_Principal`,
 // `x.platform.client.principal`) are one name. The C++ core (binding/core/header_names.cpp)
 // does the same; these are the TypeScript side's, used by the fallback and the header policy.

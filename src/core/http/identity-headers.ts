@@ -1,4 +1,4 @@
-// The shared normalization (DESIGN §3) as a host applies it on every request.
+// The shared normalization (docs/architecture.md#the-header-policy) as a host applies it on every request.
 // normalize(inbound, identity) has two independent halves: the inbound aliases
 // to remove depend on the request, the identity headers to set only on the
 // identity. A session's identity object is the same on each of its requests,

@@ -2,7 +2,7 @@ import type { Identity } from '../identity.js';
 import type { ForwardEdits } from './forward-edits.js';
 import type { Origin } from './origin.js';
 
-/** What a host tells the core about one request (DESIGN §2). */
+/** What a host tells the core about one request (docs/architecture.md#the-decision). */
 export interface RequestView {
   readonly method: string;
   /** Raw path, not decoded, without the query. */

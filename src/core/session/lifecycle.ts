@@ -1,4 +1,4 @@
-// The authentication session and token lifecycle of SPEC §3.1, written once,
+// The authentication session and token lifecycle (docs/architecture.md#sessions-and-the-token-store), written once,
 // as data. The auth layer drives sessions through `transition`; nothing else
 // decides which state follows which.
 
@@ -39,7 +39,7 @@ export interface Transition {
   readonly effect: LifecycleEffect;
 }
 
-/** Why a session must sign in again (SPEC §3.1, "other triggers"). */
+/** Why a session must sign in again (docs/architecture.md#sessions-and-the-token-store). */
 export type ReauthReason =
   | 'cookie-expired'
   | 'idle-timeout'

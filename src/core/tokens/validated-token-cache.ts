@@ -3,7 +3,7 @@
 // instead of a signature check. Bounded by count and by the size of what the
 // entries hold (lru-cache); the least recently used entries go first.
 //
-// Keyed by a digest, not by the token (DESIGN §4): the cache's keys never hold a
+// Keyed by a digest, not by the token (docs/architecture.md#sessions-and-the-token-store): the cache's keys never hold a
 // credential, a lookup compares 32-byte digests rather than attacker-chosen text
 // with stored tokens, and every key is the same small size. SHA-256 rather than
 // SHA-512/256: CPUs with SHA instructions (current x86 and ARM servers) hash a

@@ -11,7 +11,7 @@ import {
 } from '../../../src/core/session/lifecycle.js';
 import type { SessionRecord } from '../../../src/core/session/record.js';
 
-describe('session lifecycle table (SPEC §3.1)', () => {
+describe('session lifecycle table (docs/architecture.md#sessions-and-the-token-store)', () => {
   // One expectation per row of the spec's table, spelled out independently of the data.
   const rows: Array<[SessionState | null, LifecycleTrigger, SessionState, string]> = [
     [null, 'start', 'Unauthenticated', 'none'],
