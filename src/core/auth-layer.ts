@@ -1,4 +1,4 @@
-// AuthLayer.decide(RequestView) → Decision: the whole auth core (DESIGN §2).
+// AuthLayer.decide(RequestView) → Decision: the whole auth core (docs/architecture.md#the-decision).
 // Hosts (the Koa sidecar, the in-server module) only adapt requests to it
 // and apply what it decides.
 import { LRUCache } from 'lru-cache';

@@ -1,8 +1,8 @@
-// The header policy (DESIGN §2): every edit the app's copy of a forwarded request gets, decided
+// The header policy (docs/architecture.md#the-header-policy): every edit the app's copy of a forwarded request gets, decided
 // once, here, for every host. The sidecar and the in-server module only apply it, so an app sees
 // the same headers whichever way gatehouse is deployed (test/inserver/conformance.test.ts).
 //
-// - Removed: every inbound identity alias (the shared core's normalization, DESIGN §3), the
+// - Removed: every inbound identity alias (the shared core's normalization, docs/headers.md), the
 //   forwarding headers a client could spoof (spoofed-forwarding.ts), and the client's own
 //   X-Forwarded-For, -Proto and -Host, which gatehouse sets itself.
 // - Set: the identity headers (the same array for every request of an identity), then
