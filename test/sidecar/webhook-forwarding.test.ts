@@ -1,4 +1,4 @@
-// Issue 41, item 3, over real HTTP: in front of an app (`serve --upstream`), a verified delivery
+// Over real HTTP (docs/webhooks.md): in front of an app (`serve --upstream`), a verified delivery
 // is passed on to the app (the exact bytes, the sender's headers, X-Gatehouse-Webhook-Verified)
 // and the sender gets the app's answer; anything unverified, malformed or ambiguous never reaches
 // it. GitHub's header names work as well as X-Forge-*.
@@ -105,7 +105,7 @@ const PUSH = Buffer.from(
   'utf8',
 );
 
-describe('webhook deliveries in front of an app (issue 41, item 3)', function () {
+describe('webhook deliveries in front of an app', function () {
   this.timeout(20_000);
   let setup: Setup;
   before(async () => {
