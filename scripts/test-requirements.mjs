@@ -38,6 +38,15 @@ export const requirements = [
     env: 'GATEHOUSE_CADDY',
     debian: 'caddy',
   },
+  {
+    // Where the nodejs package of another source conflicts with it, bash scripts/inserver/libnode.sh
+    // unpacks the same package into build/libnode (.ci/run does), and the tests use that.
+    what: 'libnode (the IIS module’s Node embedding, run for real)',
+    path: existsSync('build/libnode/usr/lib/x86_64-linux-gnu/libnode.so')
+      ? 'build/libnode/usr/lib/x86_64-linux-gnu/libnode.so'
+      : '/usr/lib/x86_64-linux-gnu/libnode.so',
+    debian: 'libnode-dev',
+  },
 ];
 
 /** The path a requirement is looked for at: its variable's value when set, else its own. */

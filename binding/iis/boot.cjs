@@ -5,8 +5,9 @@
 // The worker process has no console, so what Node would print as it ends (an uncaught
 // exception's stack, process.exit()) is written where someone will look: GATEHOUSE_LOG_FILE
 // (a JSON line in the core's shape) and the Windows event log (the module's report). Only
-// observed: the module's process-exit handler then stops Node, never the worker process,
-// and the module answers 503 until the application pool recycles.
+// observed: the module's process-exit handler then stops Node, never the worker process;
+// the module answers 503 and asks IIS for a new worker process (docs/in-server-module.md).
+// An entry that cannot be loaded ends Node the same way, with its reason written first.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -54,19 +55,22 @@ let uncaught = false;
 process.on('uncaughtExceptionMonitor', (error, origin) => {
   uncaught = true;
   record(
-    `in-server: an uncaught exception (${origin}) ended the core; the module answers 503 until the application pool recycles`,
+    `in-server: an uncaught exception (${origin}) ended the core; the module answers 503 and asks IIS for a new worker process`,
     error,
   );
 });
 process.on('exit', (code) => {
   if (!uncaught)
     record(
-      `in-server: the core ended Node (process.exit, exit code ${code}); the module answers 503 until the application pool recycles`,
+      `in-server: the core ended Node (process.exit, exit code ${code}); the module answers 503 and asks IIS for a new worker process`,
     );
 });
 
 const entry = path.join(__dirname, '..', '..', 'dist', 'inserver', 'main.js');
 import(pathToFileURL(entry).href).catch((error) => {
-  process.stderr.write(`gatehouse: cannot load ${entry}: ${error && error.message}\n`);
-  process.exitCode = 1;
+  // Nothing would attach, and the module's handle keeps Node's loop alive: end it, so that the
+  // module sees Node end and asks for a new worker process.
+  uncaught = true; // the exit below is this failure's, already said
+  record(`in-server: cannot load ${entry}`, error);
+  process.exit(1);
 });

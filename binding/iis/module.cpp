@@ -16,9 +16,14 @@
 //
 // Node starts lazily, on the first request IIS hands the module: IIS loads a global module
 // into every worker process but calls its request notifications only for the sites whose
-// <modules> list has it, so a worker process that serves no gatehouse site never starts Node.
+// <modules> list has it, so a worker process that serves no gatehouse site never starts Node,
+// and never loads libnode.dll either (delay-loaded: /DELAYLOAD:libnode.dll; the module loads it
+// from its own directory first, and a missing one is a 503 and an event-log entry naming it).
 // It stops in the module factory's Terminate (never under the loader lock: no static
-// destructor owns it, DllMain does nothing but note the module handle).
+// destructor owns it, DllMain does nothing but note the module handle). Once Node has ended on
+// its own (process.exit(), an uncaught exception, a failed start), it cannot start again in
+// this process: the module answers 503 with Retry-After and asks IIS for a new worker process
+// (IHttpServer::RecycleProcess, at most once a minute).
 //
 // IIS may run a completion on another of its threads before the call that started the
 // operation has returned: once a body read or a submission has gone pending, the handler
@@ -65,26 +70,55 @@ constexpr size_t kMaxAuthBody = 64 * 1024;
 // (DEFAULT_AUTH_BODY_DEADLINE_MS). Later, the module answers 408 and closes the connection.
 constexpr DWORD kAuthBodyDeadlineMs = 30000;
 
+// Every request the module judges, whether it lets it through or answers it, is kept out of
+// http.sys's kernel cache. IIS puts a response there (a static file hit twice within the
+// activity period, by default) unless a module of the request disables it, and http.sys then
+// answers later requests for that URL itself, before OnBeginRequest runs: a file served once
+// to a signed-in user would be served to anyone. IIS's own authentication modules disable it
+// for the requests they authenticate, with this reason (IISCacheEvents::HTTPSYS_CACHEABLE
+// NON_ANONYMOUS_ACCESS, as failed request tracing names it). See docs/in-server-module.md.
+constexpr ULONG kKernelCacheReasonNonAnonymousAccess = 11;
+
+// How often the module asks IIS for a new worker process while its Node has ended: IIS starts
+// the new one beside this one (overlapped recycling), which may itself fail the same way.
+constexpr ULONGLONG kRecycleIntervalMs = 60 * 1000;
+
 HMODULE g_module = nullptr;
+IHttpServer* g_server = nullptr;       // RegisterModule's: the worker process's services
 gh_iis::EngineSlot* g_slot = nullptr;  // lives as long as the worker process
 
 // The embedded Node: started by the first request (start_node_once), stopped by the factory's
 // Terminate. Plain pointers on purpose: a static destructor would run under the loader lock
-// (DLL_PROCESS_DETACH) and must never wait for Node's thread.
-enum class NodeState { kNotStarted, kStarted, kNotStarting, kTerminated };
-std::mutex* g_node_mutex = nullptr;  // made by RegisterModule, never destroyed
-NodeState g_node_state = NodeState::kNotStarted;
-std::atomic<bool> g_node_decided{false};  // the fast path: anything but kNotStarted
+// (DLL_PROCESS_DETACH) and must never wait for Node's thread. The runtime, once made, is never
+// freed (requests may still ask it whether Node has ended): the worker process is its end.
+// kNoLibnode: libnode.dll cannot be loaded; kNotStarting: Node's thread could not start.
+enum class NodeState { kNotStarted, kStarted, kNotStarting, kNoLibnode, kTerminated };
+std::mutex* g_node_mutex = nullptr;                           // made by RegisterModule, never destroyed
+std::atomic<NodeState> g_node_state{NodeState::kNotStarted};  // written under g_node_mutex
+std::atomic<bool> g_node_decided{false};                      // the fast path: anything but kNotStarted
 gh_iis::NodeRuntime* g_runtime = nullptr;
 
-// The worker process has no console: module-level events go to the Windows
-// event log (Application, source "gatehouse"); the core logs to GATEHOUSE_LOG_FILE.
+// UTF-8 (the module's and Node's text) → UTF-16 (Windows'); bytes that are not UTF-8 become U+FFFD.
+std::wstring wide(const std::string& text) {
+  if (text.empty() || text.size() > 0x7FFFFFFF) return std::wstring();
+  const int length = static_cast<int>(text.size());
+  const int size = MultiByteToWideChar(CP_UTF8, 0, text.data(), length, nullptr, 0);
+  if (size <= 0) return std::wstring();
+  std::wstring out(static_cast<size_t>(size), L'\0');
+  MultiByteToWideChar(CP_UTF8, 0, text.data(), length, out.data(), size);
+  return out;
+}
+
+// The worker process has no console: module-level events go to the Windows event log
+// (Application, source "gatehouse", which scripts/iis/install.ps1 registers); the core logs
+// to GATEHOUSE_LOG_FILE. An event's text is at most 31,839 characters: longer ones are cut.
 void report(const std::string& message) noexcept {
   try {
     HANDLE source = RegisterEventSourceW(nullptr, L"gatehouse");
     if (source == nullptr) return;
-    const std::wstring wide(message.begin(), message.end());  // our messages are ASCII
-    LPCWSTR strings[] = {wide.c_str()};
+    std::wstring text = wide(message);
+    if (text.size() > 31000) text.resize(31000);
+    LPCWSTR strings[] = {text.c_str()};
     ReportEventW(source, EVENTLOG_ERROR_TYPE, 0, 1, nullptr, 1, 0, strings, nullptr);
     DeregisterEventSource(source);
   } catch (...) {
@@ -115,10 +149,15 @@ void report_request_failure(const char* what, HRESULT hr) noexcept {
   report(line);
 }
 
+// An environment variable of the application pool, or "" (on the heap: an IIS thread's stack is small).
 std::wstring environment(const wchar_t* name) {
-  wchar_t buffer[32768];
-  const DWORD length = GetEnvironmentVariableW(name, buffer, 32768);
-  return length == 0 || length >= 32768 ? std::wstring() : std::wstring(buffer, length);
+  const DWORD size = GetEnvironmentVariableW(name, nullptr, 0);  // with the terminating null
+  if (size == 0) return std::wstring();
+  std::wstring value(size, L'\0');
+  const DWORD length = GetEnvironmentVariableW(name, value.data(), size);
+  if (length == 0 || length >= size) return std::wstring();  // changed in between: taken as unset
+  value.resize(length);
+  return value;
 }
 
 std::string utf8(const std::wstring& text) {
@@ -130,27 +169,52 @@ std::string utf8(const std::wstring& text) {
   return out;
 }
 
+// The module's DLL, as a path (long paths too: the buffer grows until the name fits).
+std::wstring module_path() {
+  std::wstring path(MAX_PATH, L'\0');
+  for (;;) {
+    const DWORD length = GetModuleFileNameW(g_module, path.data(), static_cast<DWORD>(path.size()));
+    if (length == 0) return std::wstring();
+    if (length < path.size()) {
+      path.resize(length);
+      return path;
+    }
+    if (path.size() >= 32768) return std::wstring();
+    path.resize(path.size() * 2);
+  }
+}
+
+std::wstring parent(const std::wstring& path) { return path.substr(0, path.find_last_of(L"\\/")); }
+
 // <package>/build/Release/gatehouse_iis.dll → <package>/binding/iis/boot.cjs, unless GATEHOUSE_IIS_BOOT names another.
 std::string boot_script() {
   const std::wstring configured = environment(L"GATEHOUSE_IIS_BOOT");
   if (!configured.empty()) return utf8(configured);
-  wchar_t path[MAX_PATH];
-  const DWORD length = GetModuleFileNameW(g_module, path, MAX_PATH);
-  std::wstring dll(path, length);
-  for (int up = 0; up < 3; ++up) dll = dll.substr(0, dll.find_last_of(L"\\/"));
-  return utf8(dll + L"\\binding\\iis\\boot.cjs");
+  std::wstring dir = module_path();
+  for (int up = 0; up < 3; ++up) dir = parent(dir);
+  return utf8(dir + L"\\binding\\iis\\boot.cjs");
 }
 
-// Node options for the embedded runtime (GATEHOUSE_NODE_OPTIONS), space-separated (e.g. --max-old-space-size=256).
-std::vector<std::string> node_options() {
-  std::vector<std::string> exec_args;
-  const std::string options = utf8(environment(L"GATEHOUSE_NODE_OPTIONS"));
-  for (size_t start = 0; start < options.size();) {
-    const size_t end = std::min(options.find(' ', start), options.size());
-    if (end > start) exec_args.push_back(options.substr(start, end - start));
-    start = end + 1;
-  }
-  return exec_args;
+// Node as a DLL, as the module's build delay-loads it. The fake IIS (test/win32/fake-iis) runs the
+// module inside node.exe, where a DLL named libnode.dll would be taken for Node itself by the
+// addon's delay-load hook (binding/iis/delay_load_hook.cpp): it loads a stand-in of its own name.
+#ifdef GATEHOUSE_FAKE_IIS
+constexpr wchar_t kLibnodeDll[] = L"gatehouse-fake-libnode.dll";
+#else
+constexpr wchar_t kLibnodeDll[] = L"libnode.dll";
+#endif
+
+// libnode.dll, from the module's own directory (build\Release, where the release puts it), before
+// anything of Node is called: the module delay-loads it, and a delay-load that fails would raise
+// an exception in the worker process. The delay-load then finds this very module loaded.
+bool load_libnode() {
+  const std::wstring path = parent(module_path()) + L"\\" + kLibnodeDll;
+  if (LoadLibraryExW(path.c_str(), nullptr, LOAD_WITH_ALTERED_SEARCH_PATH) != nullptr) return true;
+  const DWORD error = GetLastError();
+  report("gatehouse: " + utf8(path) + " could not be loaded (Windows error " + std::to_string(error) +
+         "): Node cannot start, and every request to this site is answered 503. Install the release whole "
+         "(libnode.dll beside gatehouse_iis.dll; docs/in-server-module.md)");
+  return false;
 }
 
 // Starts Node once per worker process, on the first request of a gatehouse site; every later
@@ -162,15 +226,52 @@ void start_node_once() {
   std::lock_guard<std::mutex> lock(*g_node_mutex);
   if (g_node_state != NodeState::kNotStarted) return;
   g_node_state = NodeState::kNotStarting;
-  try {
-    g_runtime = gh_iis::NodeRuntime::Start(boot_script(), node_options(), g_slot->link(), &report).release();
-    if (g_runtime != nullptr) g_node_state = NodeState::kStarted;
-  } catch (...) {
-    g_runtime = nullptr;
+  if (!load_libnode()) {
+    g_node_state = NodeState::kNoLibnode;
+  } else {
+    try {
+      const std::string options = utf8(environment(L"GATEHOUSE_NODE_OPTIONS"));
+      g_runtime = gh_iis::NodeRuntime::Start(boot_script(), options, g_slot->link(), &report).release();
+      if (g_runtime != nullptr) g_node_state = NodeState::kStarted;
+    } catch (...) {
+      g_runtime = nullptr;
+    }
+    if (g_runtime == nullptr) report("gatehouse: Node's thread could not start");
   }
-  if (g_runtime == nullptr)
-    report("gatehouse: could not start Node; every request is answered 503 until the application pool recycles");
   g_node_decided.store(true, std::memory_order_release);
+}
+
+// Whether this worker process's Node has ended for good: it did not start, or it ended on its
+// own. Read without the lock: the state is final once g_node_decided is set, and the runtime,
+// once made, lives as long as the process.
+bool node_has_ended() {
+  if (!g_node_decided.load(std::memory_order_acquire)) return false;
+  switch (g_node_state.load()) {
+    case NodeState::kNotStarting:
+      return true;
+    case NodeState::kStarted:
+      return g_runtime->ended();
+    default:  // kNoLibnode: a new worker process would not find it either; kTerminated: IIS is ending this one
+      return false;
+  }
+}
+
+// Node has ended: ask IIS for a new worker process, at most once a minute (IIS starts it beside
+// this one, which finishes its requests; one that fails the same way asks again a minute later,
+// and IIS's rapid-fail protection counts worker processes that crash, not these). Said once.
+void recycle_after_node_ended() noexcept {
+  static std::atomic<ULONGLONG> last_ms{0};
+  static std::atomic<bool> said{false};
+  if (g_server == nullptr) return;
+  const ULONGLONG now = GetTickCount64();
+  ULONGLONG last = last_ms.load();
+  if (last != 0 && now - last < kRecycleIntervalMs) return;
+  if (!last_ms.compare_exchange_strong(last, now == 0 ? 1 : now)) return;  // another thread asked
+  if (!said.exchange(true))
+    report(
+        "gatehouse: the embedded Node has ended (the reason is logged before this); requests are answered 503 with "
+        "Retry-After, and IIS is asked for a new worker process (IHttpServer::RecycleProcess, at most once a minute)");
+  g_server->RecycleProcess(L"gatehouse: the embedded Node has ended");
 }
 
 // The worker process is going away (the factory's Terminate): stop Node and wait for its thread.
@@ -180,11 +281,12 @@ void stop_node() noexcept {
     {
       std::lock_guard<std::mutex> lock(*g_node_mutex);
       runtime = g_runtime;
-      g_runtime = nullptr;
       g_node_state = NodeState::kTerminated;
       g_node_decided.store(true, std::memory_order_release);
     }
-    delete runtime;  // stops the environment (pending requests are answered 503 by the core's teardown) and joins
+    // Stops the environment (pending requests are answered 503 by the core's teardown) and joins;
+    // the runtime itself stays (see g_runtime).
+    if (runtime != nullptr) runtime->Stop();
   } catch (...) {
     report("gatehouse: Node could not be stopped before the worker process ended");
   }
@@ -231,7 +333,10 @@ class GatehouseModule final : public CHttpModule {
 
  private:
   REQUEST_NOTIFICATION_STATUS begin(IHttpContext* context) {
+    // First, before anything can answer or fail: no path leaves a judged response cacheable.
+    context->GetResponse()->DisableKernelCache(kKernelCacheReasonNonAnonymousAccess);
     start_node_once();
+    if (node_has_ended()) recycle_after_node_ended();  // and the engine slot answers 503 below
     IHttpRequest* request = context->GetRequest();
     const HTTP_REQUEST* raw = request->GetRawHttpRequest();
     if (raw == nullptr) return refuse(context, 500, "The authentication layer could not read this request.");
@@ -500,7 +605,8 @@ class GatehouseModuleFactory final : public IHttpModuleFactory {
 // RegisterModule's work; it may throw (allocations), RegisterModule catches.
 // Node does not start here: IIS registers a global module in every worker process, also those
 // that serve no site using gatehouse (see start_node_once).
-HRESULT register_module(DWORD, IHttpModuleRegistrationInfo* info, IHttpServer*) {
+HRESULT register_module(DWORD, IHttpModuleRegistrationInfo* info, IHttpServer* server) {
+  g_server = server;
   g_slot = new gh_iis::EngineSlot();
   g_node_mutex = new std::mutex();
   auto* factory = new GatehouseModuleFactory();

@@ -3,10 +3,11 @@
 #include <node.h>
 #include <uv.h>
 
-#include <cstdlib>
+#include <atomic>
 #include <mutex>
 
 #include "linked_binding.h"
+#include "node_options.h"
 #include "stack_thread.h"
 
 namespace gh_iis {
@@ -16,31 +17,30 @@ namespace {
 // The Node thread's stack: reserved, committed as it grows. V8 keeps its own default limit
 // (--stack-size, about 984 KB on x64), so a runaway recursion is a RangeError with megabytes of
 // real stack to spare for the native frames under and above it (the addon, the engine, V8's
-// own). A --stack-size of more than kMaxV8StackKb is not passed on (it would let V8 run past
-// the real stack: STATUS_STACK_OVERFLOW ends the worker process).
-constexpr std::size_t kThreadStackBytes = 8u * 1024 * 1024;
-constexpr unsigned long kMaxV8StackKb = 7 * 1024;
+// own). A larger --stack-size is refused by parse_node_options (binding/iis/node_options.h):
+// V8 would run past the real stack, and STATUS_STACK_OVERFLOW ends the worker process.
 
-// "--stack-size=N" or "--stack_size=N": N, else 0.
-unsigned long v8_stack_size_kb(const std::string& option) {
-  for (const char* name : {"--stack-size=", "--stack_size="}) {
-    const std::string prefix(name);
-    if (option.compare(0, prefix.size(), prefix) == 0) return std::strtoul(option.c_str() + prefix.size(), nullptr, 10);
-  }
-  return 0;
-}
-
-// Public require, from the boot script's own location; the boot script is
-// CommonJS so that it can import() the ESM entry normally.
+// Public require, from the boot script's own location; the boot script is CommonJS so that it
+// can import() the ESM entry normally. The main script's own require takes built-in modules
+// only, and no "node:" prefix before Node 20. A boot script that throws as it loads (it is not
+// there, say) has its reason written to the module's log before Node ends: the worker process
+// has no console.
 constexpr const char kMainScript[] =
-    "const { createRequire } = require('node:module');"
-    "createRequire(process.argv[1])(process.argv[1]);";
+    "const boot = process.argv[1];"
+    "try {"
+    "  require('module').createRequire(boot)(boot);"
+    "} catch (error) {"
+    "  const why = (error && error.stack) || String(error);"
+    "  process._linkedBinding('gatehouse_host').report(`gatehouse: the boot script ${boot} failed: ${why}`.slice(0, "
+    "2000));"
+    "  throw error;"
+    "}";
 
 }  // namespace
 
 struct NodeRuntime::State {
   std::string boot_script;
-  std::vector<std::string> exec_args;
+  std::string node_options;
   Report report = nullptr;
   StackThread thread;
 
@@ -48,38 +48,44 @@ struct NodeRuntime::State {
   std::mutex mutex;
   uv_async_t* stop_signal = nullptr;
   bool stopping = false;
+  std::atomic<bool> ended{false};
 
   void run();
+  void run_node();
 };
 
 void NodeRuntime::State::run() {
-  std::vector<std::string> args{"gatehouse-iis", boot_script};
+  run_node();
+  ended.store(true, std::memory_order_release);
+}
+
+void NodeRuntime::State::run_node() {
+  // GATEHOUSE_NODE_OPTIONS as command-line options, where Node reads its own and hands V8 its
+  // flags (--max-old-space-size); exec_args given to CommonEnvironmentSetup are only recorded
+  // (process.execArgv), never parsed. The boot script comes last, as a script does.
+  const NodeOptions options = parse_node_options(node_options);
+  for (const std::string& refused : options.refused) report("gatehouse: GATEHOUSE_NODE_OPTIONS: " + refused);
+  std::vector<std::string> args{"gatehouse-iis"};
+  args.insert(args.end(), options.accepted.begin(), options.accepted.end());
+  args.push_back(boot_script);
   // The web server owns stdio, signals, resource limits and memory pages: Node leaves them alone.
+  // NODE_OPTIONS belongs to the machine's other Node programs: only GATEHOUSE_NODE_OPTIONS applies.
   auto init = node::InitializeOncePerProcess(args, static_cast<node::ProcessInitializationFlags::Flags>(
                                                        node::ProcessInitializationFlags::kNoStdioInitialization |
                                                        node::ProcessInitializationFlags::kNoDefaultSignalHandling |
                                                        node::ProcessInitializationFlags::kNoAdjustResourceLimits |
                                                        node::ProcessInitializationFlags::kNoUseLargePages |
+                                                       node::ProcessInitializationFlags::kDisableNodeOptionsEnv |
                                                        node::ProcessInitializationFlags::kNoPrintHelpOrVersionOutput));
-  for (const std::string& error : init->errors()) report("Node: " + error);
+  for (const std::string& error : init->errors()) report("gatehouse: Node did not start: " + error);
   if (init->early_return()) {
-    report("Node did not start (exit code " + std::to_string(init->exit_code()) + ")");
+    report("gatehouse: Node did not start (exit code " + std::to_string(init->exit_code()) + ")");
     return;
   }
   std::vector<std::string> errors;
-  std::vector<std::string> all_exec_args = init->exec_args();
-  for (const std::string& option : exec_args) {
-    if (v8_stack_size_kb(option) > kMaxV8StackKb) {
-      report("gatehouse: " + option +
-             " is more than the Node thread's stack allows (at most --stack-size=" + std::to_string(kMaxV8StackKb) +
-             " on its " + std::to_string(kThreadStackBytes / (1024 * 1024)) + " MB); ignored");
-      continue;
-    }
-    all_exec_args.push_back(option);
-  }
   std::unique_ptr<node::CommonEnvironmentSetup> setup =
-      node::CommonEnvironmentSetup::Create(init->platform(), &errors, init->args(), all_exec_args);
-  for (const std::string& error : errors) report("Node: " + error);
+      node::CommonEnvironmentSetup::Create(init->platform(), &errors, init->args(), init->exec_args());
+  for (const std::string& error : errors) report("gatehouse: Node's environment: " + error);
   if (setup) {
     v8::Isolate* isolate = setup->isolate();
     node::Environment* env = setup->env();
@@ -109,19 +115,17 @@ void NodeRuntime::State::run() {
       // the worker process with every site it serves: the environment stops, the core's teardown
       // detaches it from the module (whose requests are then answered 503, as before the core
       // started), and this thread ends. Node cannot start again in this process (its per-process
-      // state is torn down once), so it stays so until the application pool recycles.
+      // state is torn down once): the module asks IIS for a new worker process (ended()).
       node::SetProcessExitHandler(env, [this](node::Environment* exiting, int exit_code) {
         report("gatehouse: Node exited with code " + std::to_string(exit_code) +
-               " (process.exit() or an uncaught exception in the core); the module answers 503 until the application "
-               "pool recycles");
+               " (process.exit(), an uncaught exception or a failed start of the core)");
         node::Stop(exiting);
       });
       node::AddLinkedBinding(env, kLinkedBindingName, init_linked_binding, NAPI_VERSION);
       if (node::LoadEnvironment(env, kMainScript).IsEmpty()) {
-        report("the gatehouse boot script failed to run: " + boot_script);
+        report("gatehouse: the boot script failed to run: " + boot_script);
       } else {
-        const v8::Maybe<int> exit_code = node::SpinEventLoop(env);
-        if (exit_code.IsNothing() || exit_code.FromJust() != 0) report("Node stopped");
+        node::SpinEventLoop(env);  // the exit handler reported an exit; Stop() is the module's own
       }
       {
         std::lock_guard<std::mutex> lock(mutex);
@@ -133,7 +137,7 @@ void NodeRuntime::State::run() {
       node::Stop(env);
     }
   } else {
-    report("Node's environment could not be created");
+    report("gatehouse: Node's environment could not be created");
   }
   setup.reset();
   node::TearDownOncePerProcess();
@@ -141,16 +145,15 @@ void NodeRuntime::State::run() {
 
 NodeRuntime::NodeRuntime(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
-std::unique_ptr<NodeRuntime> NodeRuntime::Start(const std::string& boot_script,
-                                                const std::vector<std::string>& exec_args, const gh_host_link* link,
-                                                Report report) {
+std::unique_ptr<NodeRuntime> NodeRuntime::Start(const std::string& boot_script, const std::string& node_options,
+                                                const gh_host_link* link, Report report) {
   set_linked_binding_host(link, report);
   auto state = std::make_unique<State>();
   state->boot_script = boot_script;
-  state->exec_args = exec_args;
+  state->node_options = node_options;
   state->report = report;
   if (!state->thread.start(
-          kThreadStackBytes, [](void* raw) { static_cast<State*>(raw)->run(); }, state.get()))
+          kNodeThreadStackBytes, [](void* raw) { static_cast<State*>(raw)->run(); }, state.get()))
     return nullptr;
   return std::unique_ptr<NodeRuntime>(new NodeRuntime(std::move(state)));
 }
@@ -163,6 +166,8 @@ void NodeRuntime::Stop() {
   }
   state_->thread.join();
 }
+
+bool NodeRuntime::ended() const { return state_->ended.load(std::memory_order_acquire); }
 
 NodeRuntime::~NodeRuntime() { Stop(); }
 

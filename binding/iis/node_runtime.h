@@ -5,7 +5,9 @@
 // whose `link` is the module's host link (the in-server entry attaches its
 // interceptor there) and whose `report(message)` writes to the module's log.
 // process.exit() or an uncaught exception stops the environment (a process-exit
-// handler), never the process: the module then answers 503.
+// handler), never the process: the module then answers 503 and asks IIS for a new
+// worker process (ended() says when). GATEHOUSE_NODE_OPTIONS reaches Node as
+// command-line arguments of InitializeOncePerProcess (binding/iis/node_options.h).
 // Needs Node built as a shared library (libnode; see the README) and its
 // headers. No IIS headers: only the module calls it. The linked binding itself is
 // binding/iis/linked_binding.cpp.
@@ -26,12 +28,19 @@ class NodeRuntime {
   using Report = void (*)(const std::string& message);
 
   /**
-   * Starts Node on its own thread: argv[1] is boot_script, exec_args are Node
-   * options (e.g. --max-old-space-size). Returns at once; the core attaches
-   * to link when it is ready. NULL if the thread could not start.
+   * Starts Node on its own thread: argv[1] is boot_script, node_options the text of
+   * GATEHOUSE_NODE_OPTIONS (e.g. "--max-old-space-size=256"; refused options are reported by
+   * name and left out). Returns at once; the core attaches to link when it is ready. NULL if
+   * the thread could not start.
    */
-  static std::unique_ptr<NodeRuntime> Start(const std::string& boot_script, const std::vector<std::string>& exec_args,
+  static std::unique_ptr<NodeRuntime> Start(const std::string& boot_script, const std::string& node_options,
                                             const gh_host_link* link, Report report);
+
+  /**
+   * Whether Node has ended (process.exit(), an uncaught exception, a boot that failed, or
+   * Stop()): it never starts again in this process (its per-process state is torn down once).
+   */
+  bool ended() const;
 
   /**
    * Stops the environment (pending requests are answered 503 by the core's teardown) and

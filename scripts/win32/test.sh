@@ -81,6 +81,10 @@ mkdir -p "$pkg/binding/iis" "$pkg/build/Release"
 echo '{ "type": "module" }' > "$pkg/package.json"
 cp binding/iis/boot.cjs "$pkg/binding/iis/"
 cp "$work/cmake/Release/gatehouse_native.node" "$work/cmake/Release/gatehouse_fake_iis.node" "$pkg/build/Release/"
+# The module loads libnode.dll from its own directory before it starts Node; in the fake IIS,
+# which starts Node as a worker thread of node.exe, a stand-in of another name (binding/iis/module.cpp
+# says why): the one the delay-load test builds, a DLL that loads.
+cp "$work/cmake/Release/delay-load/libnode.dll" "$pkg/build/Release/gatehouse-fake-libnode.dll"
 # Emitted only (--noCheck): type errors are npm test's to report; an emit that fails fails here.
 ts_status=0
 node_modules/.bin/tsc -p tsconfig.json --outDir "$pkg/dist" --declaration false --sourceMap false --noCheck || ts_status=$?

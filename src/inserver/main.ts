@@ -1,10 +1,11 @@
 // Entry of the in-server mode, imported by binding/iis/boot.cjs inside the
 // module's embedded Node. Logs go to GATEHOUSE_LOG_FILE (the worker process
-// has no console). A start failure is logged, nothing attaches, and the module
-// keeps answering every request 503 (fail closed) until the pool recycles.
+// has no console). A start failure is logged, nothing attaches, and Node ends
+// once the line is written: the module answers 503 (fail closed) and asks IIS
+// for a new worker process (docs/in-server-module.md).
 import { AuthConfigError } from '../core/config/auth-config.js';
 import { DEFAULT_LOG_LEVEL } from '../log-level.js';
-import { createLogger, type Logger } from '../logging.js';
+import { createLogger, flushLogs, type Logger } from '../logging.js';
 import { VERSION } from '../version.js';
 import { startInServer } from './host.js';
 
@@ -15,7 +16,8 @@ function refuseToStart(logger: Logger, error: unknown): void {
   const ignored = error instanceof AuthConfigError && error.warnings.length > 0 ? { ignored: error.warnings } : {};
   const source = error instanceof AuthConfigError && error.source !== undefined ? { source: error.source } : {};
   logger.fatal({ problems, ...ignored, ...source }, 'in-server: the auth core did not start');
-  process.exitCode = 1;
+  // The module's handle keeps Node's loop alive: only an exit tells the module Node has ended.
+  void flushLogs(logger).then(() => process.exit(1));
 }
 
 let logger: Logger | undefined;

@@ -10,7 +10,9 @@
 //
 //   node.exe fake-iis.test.cjs <package directory>
 // The package directory is laid out as installed (scripts/win32/test.sh makes it): dist/,
-// binding/iis/boot.cjs, build/Release/{gatehouse_native,gatehouse_fake_iis}.node.
+// binding/iis/boot.cjs, build/Release/{gatehouse_native,gatehouse_fake_iis}.node and a stand-in
+// for libnode.dll (gatehouse-fake-libnode.dll: the module loads it from its own directory before
+// it starts Node).
 // Plain CommonJS with node:assert; prints "N passed, N failed".
 'use strict';
 const assert = require('node:assert/strict');
@@ -72,9 +74,10 @@ function deferred() {
  * answers while its core boots can be seen).
  */
 class WorkerProcess {
-  constructor(name, { moduleEnv = {}, coreEnv = {}, holdNode = false } = {}) {
+  constructor(name, { moduleEnv = {}, coreEnv = {}, holdNode = false, moduleDir = release } = {}) {
     this.name = name;
-    this.addon = path.join(release, `gatehouse_fake_iis-${name}.node`);
+    fs.mkdirSync(moduleDir, { recursive: true });
+    this.addon = path.join(moduleDir, `gatehouse_fake_iis-${name}.node`);
     fs.copyFileSync(path.join(release, 'gatehouse_fake_iis.node'), this.addon);
     this.iis = require(this.addon);
     this.moduleEnv = moduleEnv;
@@ -104,6 +107,7 @@ class WorkerProcess {
         this.exitCode = code;
         this.exited.resolve(code);
         if (this.stopping) this.iis.nodeStopped();
+        else this.iis.nodeEnded(); // by itself: process.exit(), an uncaught exception, a failed start
       });
       if (this.stopping) this.worker.terminate();
     });
@@ -158,6 +162,13 @@ class WorkerProcess {
     throw new Error(`${this.name}: the core never answered`);
   }
 
+  /** What the module asked of IIS's RecycleProcess: each reason, and any call the fake does not model. */
+  recycles() {
+    const { reasons, violations } = this.iis.recycles();
+    assert.deepEqual(violations, [], 'the module called nothing else of IHttpServer');
+    return reasons;
+  }
+
   /** The core's log (GATEHOUSE_LOG_FILE), as JSON lines. */
   log() {
     if (!fs.existsSync(this.logFile)) return [];
@@ -183,9 +194,17 @@ const headerValues = (list, name) => list.filter(([n]) => n.toLowerCase() === na
 const jsonBody = (outcome) => JSON.parse(outcome.body.toString('utf8'));
 const spoofable = (name) => /^x[-_.]?(platform|ms)[-_.]/i.test(name);
 
-/** What every outcome must show: IIS's rules kept. */
+// IISCacheEvents::HTTPSYS_CACHEABLE NON_ANONYMOUS_ACCESS: the reason IIS's authentication modules give.
+const NON_ANONYMOUS_ACCESS = 11;
+
+/** What every outcome must show: IIS's rules kept, and the response kept out of http.sys's kernel cache. */
 function kept(outcome) {
   assert.deepEqual(outcome.violations, [], 'the module broke no rule of IIS');
+  assert.equal(
+    outcome.kernelCacheDisabled,
+    NON_ANONYMOUS_ACCESS,
+    'a judged response must never be kernel-cached (http.sys would serve it to anyone, before the module runs)',
+  );
   return outcome;
 }
 
@@ -239,8 +258,8 @@ const SPOOFED = [
 // ---------------------------------------------------------------------------------------------
 // "main": a site that enables gatehouse, the real core, started lazily.
 const main = new WorkerProcess('main', {
-  // Two spaces: the module splits on each, and drops what is empty.
-  moduleEnv: { GATEHOUSE_NODE_OPTIONS: '--max-old-space-size=96  --trace-warnings' },
+  // Two spaces: the module splits on each, and drops what is empty. --inspect is refused.
+  moduleEnv: { GATEHOUSE_NODE_OPTIONS: '--max-old-space-size=96  --inspect=9229 --trace-warnings' },
   coreEnv: {
     GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(siteConfig()),
     CORP_SECRET: 's3cret',
@@ -263,7 +282,7 @@ test('RegisterModule: BeginRequest notifications only, and no Node yet (IIS load
   assert.deepEqual(main.starts, []);
 });
 
-test('the first request IIS hands the module starts Node, once: the boot script beside the DLL, GATEHOUSE_NODE_OPTIONS split', async () => {
+test('the first request IIS hands the module starts Node, once: the boot script beside the DLL, GATEHOUSE_NODE_OPTIONS split and checked', async () => {
   const first = await main.request({ url: '/orders' });
   const second = await main.request({ url: '/orders' });
   assert.equal(main.iis.nodeStartRequests(), 1);
@@ -311,6 +330,36 @@ test('challenges: a browser is sent to sign in (302), an API call gets 401 in JS
   });
   answeredError(api, 401, 'Authentication required.');
   assert.deepEqual(headerValues(api.headers, 'WWW-Authenticate'), ['Bearer']);
+});
+
+test('the kernel cache: every request the module judges, let through or answered, is kept out of it, once', async () => {
+  const outcomes = [
+    await main.request({ url: '/public/logo.png' }),
+    await main.request({ url: '/orders' }),
+    await main.request({
+      url: '/api/x',
+      headers: [
+        ['Host', 'app.example'],
+        ['Accept', 'application/json'],
+      ],
+    }),
+    await main.request(authPost([{ data: TOKEN_BODY, arrival: 'later' }])),
+    await main.request({ url: '/orders', faults: { 'IHttpResponse::SetStatus': 'fail' } }),
+  ];
+  assert.deepEqual(
+    outcomes.map((r) => [r.result, r.status]),
+    [
+      ['continue', 200],
+      ['finish', 302],
+      ['finish', 401],
+      ['finish', 401],
+      ['finish', 500], // the answer could not be written: a bare 500
+    ],
+  );
+  for (const r of outcomes) {
+    kept(r);
+    assert.equal(r.calls['IHttpResponse::DisableKernelCache'], 1);
+  }
 });
 
 test('several Set-Cookie in one answer: each its own header, none replacing another', async () => {
@@ -518,6 +567,7 @@ test('the worker process ends (the factory’s Terminate): the module stops its 
   // Terminate returned only once the environment had ended.
   assert.notEqual(main.exitCode, undefined, 'the environment has ended');
   assert.equal(main.iis.nodeStartRequests(), 1, 'Node was started once in the process');
+  assert.deepEqual(main.recycles(), [], 'stopped by IIS, not ended by itself: no new worker process asked for');
   await assert.rejects(main.request({ url: '/orders' }), /IIS sends no more requests/);
 });
 
@@ -567,12 +617,28 @@ test('a body larger than the module reads: the app gets what was given back, the
 // Cores that never answer, and cores that fail.
 const noNode = new WorkerProcess('no-node');
 
-test('Node cannot start: every request is answered 503, and the module does not try again', async () => {
+/** The module's answer while its Node has ended: 503 with Retry-After, in its JSON shape. */
+function refusedUntilNewWorker(outcome) {
+  answeredError(outcome, 503, 'The authentication layer is not running.');
+  assert.deepEqual(headerValues(outcome.headers, 'Retry-After'), ['5']);
+}
+const RECYCLE_REASON = 'gatehouse: the embedded Node has ended';
+
+test('Node cannot start: every request is answered 503, and IIS is asked for a new worker process once (not again within a minute)', async () => {
   assert.equal(noNode.iis.registerModule().hr, 0);
   noNode.iis.failNodeStart(true);
-  for (let i = 0; i < 3; i++)
-    answeredError(await noNode.request({ url: '/orders' }), 503, 'The authentication layer is not running.');
-  assert.equal(noNode.iis.nodeStartRequests(), 1);
+  for (let i = 0; i < 3; i++) refusedUntilNewWorker(await noNode.request({ url: '/orders' }));
+  assert.equal(noNode.iis.nodeStartRequests(), 1, 'Node does not start again in the same process');
+  assert.deepEqual(noNode.recycles(), [RECYCLE_REASON]);
+});
+
+const noLibnode = new WorkerProcess('no-libnode', { moduleDir: path.join(packageDir, 'build', 'no-libnode') });
+
+test('libnode.dll (its stand-in) missing beside the module: 503, Node never asked to start, no new worker process (it would not find it either)', async () => {
+  assert.equal(noLibnode.iis.registerModule().hr, 0);
+  for (let i = 0; i < 2; i++) refusedUntilNewWorker(await noLibnode.request({ url: '/orders' }));
+  assert.equal(noLibnode.iis.nodeStartRequests(), 0);
+  assert.deepEqual(noLibnode.recycles(), []);
 });
 
 const brokenConfig = new WorkerProcess('broken-config', {
@@ -589,6 +655,10 @@ test('a core that fails to start (a broken configuration): nothing attaches, eve
   assert.match(fatal.problems.join('\n'), /globalValidation\.unauthenticatedClientAction/);
   answeredError(await brokenConfig.request({ url: '/orders' }), 503);
   answeredError(await brokenConfig.request(authPost([{ data: TOKEN_BODY }])), 503);
+  // The failed start ends Node, once the line is written: then IIS is asked for a new worker process.
+  assert.equal(await brokenConfig.exited.promise, 1);
+  refusedUntilNewWorker(await brokenConfig.request({ url: '/orders' }));
+  assert.deepEqual(brokenConfig.recycles(), [RECYCLE_REASON]);
 });
 
 const throwing = new WorkerProcess('throws', {
@@ -615,6 +685,9 @@ test('process.exit() in the core while a decision is pending: that request and e
   assert.equal(await throwing.exited.promise, 7);
   answeredError(await throwing.request({ url: '/fine' }), 503, 'The authentication layer is not running.');
   assert.equal(throwing.iis.nodeStartRequests(), 1, 'Node is not started again');
+  // The module knows Node has ended (the next request after its end asks for a new worker process), once a minute at most.
+  for (let i = 0; i < 3; i++) refusedUntilNewWorker(await throwing.request({ url: '/fine' }));
+  assert.deepEqual(throwing.recycles(), [RECYCLE_REASON]);
 });
 
 const uncaught = new WorkerProcess('uncaught', {
@@ -635,6 +708,7 @@ test('an uncaught exception in the core: its environment ends, the module answer
   answeredError(await uncaught.request({ url: '/orders' }), 503, 'The authentication layer is not running.');
   const line = await uncaught.untilLogged((l) => /uncaught exception/.test(l.msg));
   assert.equal(line.err.message, 'fake-iis: an uncaught exception in the core');
+  assert.deepEqual(uncaught.recycles(), [RECYCLE_REASON]);
 });
 
 test('RegisterModule fails cleanly when IIS refuses the factory or an allocation fails (no Node, an HRESULT, no exception)', () => {

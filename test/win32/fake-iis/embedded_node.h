@@ -16,6 +16,9 @@ namespace fake_iis {
  */
 bool start_embedded_node(const std::string& boot_script, const std::vector<std::string>& exec_args);
 
+/** Whether that environment ended by itself (process.exit(), an uncaught exception), as the test's Node says. */
+bool embedded_node_ended();
+
 /** Asks the test's Node to stop that environment, and waits until it has ended. */
 void stop_embedded_node();
 

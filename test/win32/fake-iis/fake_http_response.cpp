@@ -13,6 +13,7 @@ void FakeHttpResponse::record(Outcome& outcome) {
   outcome.response_headers = headers_;
   outcome.response_body = body_;
   outcome.need_disconnect = need_disconnect_;
+  outcome.kernel_cache_disabled = kernel_cache_disabled_;
 }
 
 HRESULT FakeHttpResponse::SetStatus(USHORT status, PCSTR reason, USHORT, HRESULT, IAppHostConfigException*,
@@ -53,6 +54,12 @@ VOID FakeHttpResponse::SetNeedDisconnect() {
   if (fault_skips(context_.call("IHttpResponse::SetNeedDisconnect"))) return;
   std::lock_guard<std::mutex> lock(mutex_);
   need_disconnect_ = true;
+}
+
+VOID FakeHttpResponse::DisableKernelCache(ULONG reason) {
+  if (fault_skips(context_.call("IHttpResponse::DisableKernelCache"))) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  kernel_cache_disabled_ = static_cast<long>(reason);
 }
 
 HRESULT FakeHttpResponse::WriteEntityChunks(HTTP_DATA_CHUNK* chunks, DWORD count, BOOL async, BOOL, DWORD* sent,
@@ -117,7 +124,6 @@ PCSTR FakeHttpResponse::GetHeader(HTTP_HEADER_ID, USHORT*) const {
 }
 VOID FakeHttpResponse::ClearHeaders() { context_.unmodeled("IHttpResponse::ClearHeaders"); }
 VOID FakeHttpResponse::ResetConnection() { context_.unmodeled("IHttpResponse::ResetConnection"); }
-VOID FakeHttpResponse::DisableKernelCache(ULONG) { context_.unmodeled("IHttpResponse::DisableKernelCache"); }
 BOOL FakeHttpResponse::GetKernelCacheEnabled() const {
   context_.unmodeled("IHttpResponse::GetKernelCacheEnabled");
   return FALSE;

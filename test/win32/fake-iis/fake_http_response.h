@@ -1,8 +1,9 @@
 // The fake IIS's IHttpResponse: records what the module answers (status, reason, headers in
 // order, the entity body, whether the connection is to close). Clear() empties it, as IIS's
-// does (headers, body and status). SetHeader(replace) replaces every header of that name;
-// without replace it adds one more, so several Set-Cookie stay several. Entity chunks must be
-// request memory: IIS sends them after the call has returned.
+// does (headers, body and status). DisableKernelCache is recorded with its reason: http.sys
+// would otherwise keep the response and answer later requests for it before any module runs. SetHeader(replace)
+// replaces every header of that name; without replace it adds one more, so several Set-Cookie stay several. Entity
+// chunks must be request memory: IIS sends them after the call has returned.
 #ifndef GATEHOUSE_FAKE_IIS_FAKE_HTTP_RESPONSE_H
 #define GATEHOUSE_FAKE_IIS_FAKE_HTTP_RESPONSE_H
 
@@ -32,6 +33,7 @@ class FakeHttpResponse final : public IHttpResponse {
   HRESULT SetHeader(PCSTR name, PCSTR value, USHORT length, BOOL replace) override;
   VOID Clear() override;
   VOID SetNeedDisconnect() override;
+  VOID DisableKernelCache(ULONG reason) override;
   HRESULT WriteEntityChunks(HTTP_DATA_CHUNK* chunks, DWORD count, BOOL async, BOOL more_data, DWORD* sent,
                             BOOL* completion_expected) override;
 
@@ -46,7 +48,6 @@ class FakeHttpResponse final : public IHttpResponse {
   PCSTR GetHeader(HTTP_HEADER_ID id, USHORT* length) const override;
   VOID ClearHeaders() override;
   VOID ResetConnection() override;
-  VOID DisableKernelCache(ULONG reason) override;
   BOOL GetKernelCacheEnabled() const override;
   VOID SuppressHeaders() override;
   BOOL GetHeadersSuppressed() const override;
@@ -74,6 +75,7 @@ class FakeHttpResponse final : public IHttpResponse {
   HeaderList headers_;
   std::string body_;
   bool need_disconnect_ = false;
+  long kernel_cache_disabled_ = -1;  // not reset by Clear(): a per-request setting, not part of the response
 };
 
 }  // namespace fake_iis

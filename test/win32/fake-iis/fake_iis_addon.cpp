@@ -3,11 +3,14 @@
 // is loaded is a worker process of its own (the module keeps its state per process).
 //
 //   registerModule([fault])   IIS loads the module: RegisterModule with a fake
-//                             IHttpModuleRegistrationInfo → { hr, notifications, postNotifications, violations }
+//                             IHttpModuleRegistrationInfo and IHttpServer → { hr, notifications, postNotifications,
+//                             violations }
 //   request(script)           one request through the module's notifications, on IIS threads → Promise<outcome>
 //   terminate()               the worker process ends: the factory's Terminate, on an IIS thread → Promise
 //   setNodeHost(fn)           who starts and stops the module's Node: fn('start', bootScript, execArgs), fn('stop')
 //   nodeStopped()             the host says the environment it was asked to stop has ended
+//   nodeEnded()               the host says the environment ended by itself (process.exit, an uncaught exception)
+//   recycles()                the module's IHttpServer::RecycleProcess calls → { reasons, violations }
 //   failNodeStart(yes)        the next start of Node fails (NodeRuntime::Start returns null)
 //   nodeStartRequests()       how often the module started Node
 //   linkedBinding()           the `gatehouse_host` binding, for the environment the host starts
@@ -23,6 +26,7 @@
 #include "../../../binding/iis/linked_binding.h"
 #include "embedded_node.h"
 #include "fake_http_context.h"
+#include "fake_http_server.h"
 #include "fake_registration.h"
 #include "iis_threads.h"
 #include "request_script.h"
@@ -38,6 +42,7 @@ using gh::js_string;
 
 // This worker process's IIS: one registration, one Node host.
 FakeRegistration* g_registration = nullptr;
+FakeHttpServer* g_server = nullptr;
 bool g_terminated = false;  // the factory's Terminate was called: IIS sends nothing more
 
 // Every request's context, kept for the life of the process: a call the module makes into a
@@ -54,6 +59,7 @@ struct NodeHost {
   bool fail_next_start = false;
   int starts = 0;
   bool stopped = false;
+  bool ended = false;
 };
 NodeHost& node_host() {
   static auto* instance = new NodeHost();  // never destroyed: IIS threads may use it to the end
@@ -165,6 +171,7 @@ Napi::Object outcome_to_js(Napi::Env env, const Outcome& o) {
   out.Set("headers", header_list(env, o.response_headers));
   out.Set("body", Napi::Buffer<char>::Copy(env, o.response_body.data(), o.response_body.size()));
   out.Set("needDisconnect", o.need_disconnect);
+  out.Set("kernelCacheDisabled", static_cast<double>(o.kernel_cache_disabled));
   if (o.result == "continue") {
     out.Set("appHeaders", header_list(env, o.app_headers));
     out.Set("appBody", Napi::Buffer<char>::Copy(env, o.app_body.data(), o.app_body.size()));
@@ -186,7 +193,8 @@ Napi::Value RegisterModuleJs(const Napi::CallbackInfo& info) {
   if (g_registration != nullptr) throw Napi::Error::New(env, "IIS registers a module once per worker process");
   const Fault fault = info.Length() > 0 && info[0].IsString() ? fault_named(info[0].As<Napi::String>()) : Fault::kNone;
   g_registration = new FakeRegistration(fault);  // lives as long as the process, as IIS's does
-  const HRESULT hr = RegisterModule(0x0700, g_registration, nullptr);
+  g_server = new FakeHttpServer();
+  const HRESULT hr = RegisterModule(0x0700, g_registration, g_server);
   Napi::Object out = Napi::Object::New(env);
   out.Set("hr", static_cast<double>(static_cast<uint32_t>(hr)));
   out.Set("notifications", static_cast<double>(g_registration->notifications()));
@@ -273,6 +281,26 @@ Napi::Value NodeStopped(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+Napi::Value NodeEnded(const Napi::CallbackInfo& info) {
+  NodeHost& h = node_host();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  h.ended = true;
+  return info.Env().Undefined();
+}
+
+Napi::Value Recycles(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (g_server == nullptr) throw Napi::Error::New(env, "the module is not registered");
+  Napi::Object out = Napi::Object::New(env);
+  Napi::Array reasons = Napi::Array::New(env);
+  for (const std::string& reason : g_server->recycles()) reasons.Set(reasons.Length(), reason);
+  Napi::Array violations = Napi::Array::New(env);
+  for (const std::string& v : g_server->violations()) violations.Set(violations.Length(), v);
+  out.Set("reasons", reasons);
+  out.Set("violations", violations);
+  return out;
+}
+
 Napi::Value FailNodeStart(const Napi::CallbackInfo& info) {
   NodeHost& h = node_host();
   std::lock_guard<std::mutex> lock(h.mutex);
@@ -302,6 +330,8 @@ Napi::Object addon_exports(Napi::Env env, Napi::Object exports) {
   exports.Set("terminate", Napi::Function::New(env, Terminate));
   exports.Set("setNodeHost", Napi::Function::New(env, SetNodeHost));
   exports.Set("nodeStopped", Napi::Function::New(env, NodeStopped));
+  exports.Set("nodeEnded", Napi::Function::New(env, NodeEnded));
+  exports.Set("recycles", Napi::Function::New(env, Recycles));
   exports.Set("failNodeStart", Napi::Function::New(env, FailNodeStart));
   exports.Set("nodeStartRequests", Napi::Function::New(env, NodeStartRequests));
   exports.Set("linkedBinding", Napi::Function::New(env, LinkedBinding));
@@ -318,6 +348,12 @@ bool start_embedded_node(const std::string& boot_script, const std::vector<std::
   }
   call_host(new NodeEvent{"start", boot_script, exec_args});
   return true;
+}
+
+bool embedded_node_ended() {
+  NodeHost& h = node_host();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  return h.ended;
 }
 
 void stop_embedded_node() {

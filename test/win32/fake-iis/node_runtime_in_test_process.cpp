@@ -9,14 +9,18 @@
 // binding (binding/iis/linked_binding.cpp, set up here exactly as node_runtime.cpp sets it up)
 // and running the same boot script. process.exit() or an uncaught exception in it ends that
 // environment only, as the embedding's process-exit handler makes it; the in-server core's
-// teardown then detaches it from the module.
+// teardown then detaches it from the module, and ended() says so. GATEHOUSE_NODE_OPTIONS goes
+// through the module's own parse_node_options: refused options are reported, the accepted ones
+// handed to the worker thread's start.
 //
-// What only a real IIS runs (.github/workflows/iis.yml): node_runtime.cpp itself (the
-// environment inside w3wp, node::SetProcessExitHandler, the 8 MB stack thread, the
-// --stack-size filter) and the addon's delay-load of libnode.dll inside w3wp.
+// node_runtime.cpp itself (the environment, node::SetProcessExitHandler, the 8 MB stack
+// thread, the options as InitializeOncePerProcess arguments) runs for real against Debian's
+// libnode on Linux (test/inserver/embedding.test.ts); inside w3wp, and the addon's delay-load of
+// libnode.dll there, only on a real IIS (.github/workflows/iis.yml).
 #include <mutex>
 
 #include "../../../binding/iis/linked_binding.h"
+#include "../../../binding/iis/node_options.h"
 #include "../../../binding/iis/node_runtime.h"
 #include "embedded_node.h"
 
@@ -29,11 +33,12 @@ struct NodeRuntime::State {
 
 NodeRuntime::NodeRuntime(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
-std::unique_ptr<NodeRuntime> NodeRuntime::Start(const std::string& boot_script,
-                                                const std::vector<std::string>& exec_args, const gh_host_link* link,
-                                                Report report) {
+std::unique_ptr<NodeRuntime> NodeRuntime::Start(const std::string& boot_script, const std::string& node_options,
+                                                const gh_host_link* link, Report report) {
   set_linked_binding_host(link, report);
-  if (!fake_iis::start_embedded_node(boot_script, exec_args)) return nullptr;
+  const NodeOptions options = parse_node_options(node_options);
+  for (const std::string& refused : options.refused) report("gatehouse: GATEHOUSE_NODE_OPTIONS: " + refused);
+  if (!fake_iis::start_embedded_node(boot_script, options.accepted)) return nullptr;
   return std::unique_ptr<NodeRuntime>(new NodeRuntime(std::make_unique<State>()));
 }
 
@@ -42,6 +47,14 @@ void NodeRuntime::Stop() {
   if (state_->stopped) return;
   state_->stopped = true;
   fake_iis::stop_embedded_node();
+}
+
+bool NodeRuntime::ended() const {
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    if (state_->stopped) return true;
+  }
+  return fake_iis::embedded_node_ended();
 }
 
 NodeRuntime::~NodeRuntime() { Stop(); }

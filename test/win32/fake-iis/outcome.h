@@ -24,6 +24,8 @@ struct Outcome {
   HeaderList response_headers;
   std::string response_body;
   bool need_disconnect = false;
+  /** The reason the module gave IHttpResponse::DisableKernelCache, -1 if it never called it. */
+  long kernel_cache_disabled = -1;
 
   // When the request continues: what the application reads.
   HeaderList app_headers;

@@ -10,9 +10,9 @@
 // SetHeader(PCSTR)). test/win32/iis-vtable-slots.json holds the slot of every method, and
 // scripts/win32/iis-layout.sh fails if any declaration here moves.
 //
-// Interfaces the module only passes along (IHttpServer, the per-notification providers, the
-// objects IHttpContext hands out that the module never asks for) stay incomplete: calling into
-// them does not compile.
+// Interfaces the module only passes along (the per-notification providers, the objects
+// IHttpContext and IHttpServer hand out that the module never asks for) stay incomplete:
+// calling into them does not compile.
 //
 // As in the SDK, every CHttpModule notification handler that a module does not override breaks
 // into the debugger (DebugBreak) before continuing: subscribing to a notification without
@@ -51,11 +51,29 @@ enum REQUEST_NOTIFICATION_STATUS {
 
 enum HTTP_CONTEXT_INTERFACE_VERSION {};
 
+enum HTTP_SERVER_INTERFACE_VERSION { HTTP_SERVER_INTERFACE_V2 };
+
+enum GLOBAL_NOTIFICATION_STATUS { GL_NOTIFICATION_CONTINUE, GL_NOTIFICATION_HANDLED };
+
+enum CACHE_OPERATION {
+  CACHE_OPERATION_RETRIEVE,
+  CACHE_OPERATION_ADD,
+  CACHE_OPERATION_DELETE,
+  CACHE_OPERATION_FLUSH_PREFIX,
+  CACHE_OPERATION_ENUM,
+};
+
 typedef VOID* HTTP_MODULE_ID;
 
 // Passed along or handed out, never called by the module.
 class IAppHostConfigException;
-class IHttpServer;
+class IAppHostAdminManager;
+class IHttpCacheKey;
+class IHttpCacheSpecificData;
+class IHttpPerfCounterInfo;
+class IDispensedHttpModuleContextContainer;
+class IWpfSettings;
+class IHttpFileMonitor;
 class IHttpSite;
 class IHttpApplication;
 class IHttpConnection;
@@ -75,6 +93,41 @@ class IMapPathProvider;
 class IReadEntityProvider;
 class CGlobalModule;
 class CHttpModule;
+
+// What RegisterModule is given: the worker process's services. The module calls RecycleProcess.
+class IHttpServer {
+ public:
+  virtual BOOL IsCommandLineLaunch(VOID) const = 0;
+  virtual PCWSTR GetAppPoolName(VOID) const = 0;
+  virtual HRESULT AssociateWithThreadPool(HANDLE handle, LPOVERLAPPED_COMPLETION_ROUTINE completion) = 0;
+  virtual VOID IncrementThreadCount(VOID) = 0;
+  virtual VOID DecrementThreadCount(VOID) = 0;
+  virtual VOID ReportUnhealthy(PCWSTR reason, HRESULT hr) = 0;
+  virtual VOID RecycleProcess(PCWSTR reason) = 0;
+  virtual IAppHostAdminManager* GetAdminManager(VOID) const = 0;
+  virtual HRESULT GetFileInfo(PCWSTR physical_path, HANDLE user_token, PSID sid, PCWSTR change_path,
+                              HANDLE change_token, BOOL cache, IHttpFileInfo** file_info,
+                              IHttpTraceContext* trace = NULL) = 0;
+  virtual HRESULT FlushKernelCache(PCWSTR url) = 0;
+  virtual HRESULT DoCacheOperation(CACHE_OPERATION operation, IHttpCacheKey* key, IHttpCacheSpecificData** data,
+                                   IHttpTraceContext* trace = NULL) = 0;
+  virtual GLOBAL_NOTIFICATION_STATUS NotifyCustomNotification(ICustomNotificationProvider* provider) = 0;
+  virtual IHttpPerfCounterInfo* GetPerfCounterInfo(VOID) = 0;
+  virtual VOID RecycleApplication(PCWSTR app_config_path) = 0;
+  virtual VOID NotifyConfigurationChange(PCWSTR path) = 0;
+  virtual VOID NotifyFileChange(PCWSTR file_name) = 0;
+  virtual IDispensedHttpModuleContextContainer* DispenseContainer(VOID) = 0;
+  virtual HRESULT AddFragmentToCache(HTTP_DATA_CHUNK* chunk, PCWSTR name) = 0;
+  virtual HRESULT ReadFragmentFromCache(PCWSTR name, BYTE* buffer, DWORD size, DWORD* copied) = 0;
+  virtual HRESULT RemoveFragmentFromCache(PCWSTR name) = 0;
+  virtual HRESULT GetWorkerProcessSettings(IWpfSettings** settings) = 0;
+  virtual HRESULT GetProtocolManagerCustomInterface(PCWSTR dll, PCWSTR init_function, DWORD interface_id,
+                                                    PVOID* custom_interface) = 0;
+  virtual BOOL SatisfiesPrecondition(PCWSTR precondition, BOOL* unknown = NULL) const = 0;
+  virtual IHttpTraceContext* GetTraceContext(VOID) const = 0;
+  virtual HRESULT RegisterFileChangeMonitor(PCWSTR path, HANDLE token, IHttpFileMonitor** monitor) = 0;
+  virtual HRESULT GetExtendedInterface(HTTP_SERVER_INTERFACE_VERSION version, PVOID* out) = 0;
+};
 
 class IHttpEventProvider {
  public:

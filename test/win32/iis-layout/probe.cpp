@@ -7,7 +7,7 @@
 
 // What the module asks of IIS.
 HRESULT probe_module_calls(IHttpContext* context, IHttpCompletionInfo* completion, IHttpModuleRegistrationInfo* info,
-                           IHttpModuleFactory* factory, HTTP_DATA_CHUNK* chunk) {
+                           IHttpModuleFactory* factory, HTTP_DATA_CHUNK* chunk, IHttpServer* server) {
   IHttpRequest* request = context->GetRequest();
   IHttpResponse* response = context->GetResponse();
   HRESULT hr = S_OK;
@@ -34,6 +34,7 @@ HRESULT probe_module_calls(IHttpContext* context, IHttpCompletionInfo* completio
   hr |= response->SetHeader("Content-Type", "application/json", 16, TRUE);
   hr |= response->WriteEntityChunks(chunk, 1, FALSE, FALSE, &bytes);
   response->SetNeedDisconnect();
+  response->DisableKernelCache(11);
 
   // IHttpContext
   if (context->AllocateRequestMemory(16) == nullptr) return E_OUTOFMEMORY;
@@ -46,6 +47,9 @@ HRESULT probe_module_calls(IHttpContext* context, IHttpCompletionInfo* completio
 
   // IHttpModuleRegistrationInfo
   hr |= info->SetRequestNotifications(factory, RQ_BEGIN_REQUEST, 0);
+
+  // IHttpServer
+  server->RecycleProcess(L"probe");
   return hr;
 }
 
