@@ -5,6 +5,9 @@ import { LRUCache } from 'lru-cache';
 
 import { createLogger, type Logger } from '../logging.js';
 import { NO_METRICS, type AuthMetrics } from './auth-metrics.js';
+import { layerAssertions, type LayerAssertions } from './assertion/assertion-keys.js';
+import type { AssertionKeyRing } from './assertion/key-ring.js';
+import type { AssertionHeader } from './assertion/signer.js';
 import type { AuthConfig } from './config/auth-config.js';
 import { aliasIgnoringCase } from './config/provider-settings.js';
 import { deriveKey } from './crypto/keys.js';
@@ -41,6 +44,7 @@ import {
   version,
 } from './routes/account-routes.js';
 import { callerWantsJson, LayerRequest, type LayerContext, type RouteRequest } from './routes/context.js';
+import { assertionKeys } from './routes/assertion-keys.js';
 import { backChannelLogout } from './routes/back-channel-logout.js';
 import { frontChannelLogout } from './routes/front-channel-logout.js';
 import { clientKeys } from './routes/client-keys.js';
@@ -84,6 +88,8 @@ export interface AuthLayerOptions {
   readonly exchangeStore?: TokenStore<{ readonly id: string }>;
   /** With an idle timeout: when sessions were last used, shared like `store` (default: this process only). */
   readonly activityStore?: TokenStore<LastSeen>;
+  /** The keys identity assertions are signed with (startAssertionKeys; default: this process's own, in memory). */
+  readonly assertionKeys?: AssertionKeyRing;
 }
 
 export interface StoreHealth {
@@ -118,6 +124,7 @@ const OWN_ROUTE_METHODS: ReadonlyMap<string, readonly string[]> = new Map([
   ['/login/done', READ],
   ['/version', READ],
   ['/ready', READ],
+  ['/keys', READ],
 ]);
 
 /**
@@ -145,11 +152,14 @@ export class AuthLayer {
   readonly #context: LayerContext;
   readonly #headerPolicy: HeaderPolicy;
   readonly #identities = new WeakMap<SessionRecord, Identity>();
+  /** The signed identity assertion (gatehouse.identityAssertion); undefined when off. */
+  readonly #assertions: LayerAssertions | undefined;
 
   constructor(options: AuthLayerOptions) {
     const logger = options.logger ?? createLogger();
     const now = options.now ?? Date.now;
     const providers = createProviders(options.config.providers, now);
+    this.#assertions = layerAssertions(options.config, options.assertionKeys, now);
     this.#headerPolicy = {
       normalizer: options.headers,
       options: { prefix: options.config.headerPrefix, exposeTokens: options.config.tokenStore.enabled },
@@ -211,11 +221,24 @@ export class AuthLayer {
     if (verdict.kind !== 'forward') return verdict;
     // Only with authentication off can a request with an unusable host be forwarded: its own then.
     const judged = origin ?? { scheme: view.scheme, host: view.host };
+    let identity = verdict.identity;
+    let assertion: AssertionHeader | undefined;
+    if (identity !== null && this.#assertions !== undefined) {
+      const { signer } = this.#assertions;
+      try {
+        assertion = signer.cached(identity, judged) ?? (await signer.header(identity, judged));
+      } catch (error) {
+        // The keys' store cannot be reached: fail closed as for sessions (an excluded path goes on anonymously).
+        const fallback = this.#storeUnavailable(view, error);
+        if (fallback.kind !== 'forward') return fallback;
+        identity = null;
+      }
+    }
     return {
       kind: 'forward',
-      identity: verdict.identity,
+      identity,
       origin: judged,
-      edits: forwardEdits(this.#headerPolicy, view.headers, verdict.identity, judged, view.remoteAddress),
+      edits: forwardEdits(this.#headerPolicy, view.headers, identity, judged, view.remoteAddress, assertion),
     };
   }
 
@@ -304,6 +327,8 @@ export class AuthLayer {
         return ready(context);
       case '/version':
         return version(context);
+      case '/keys':
+        return assertionKeys(this.#assertions?.ring, request);
     }
     const backChannel = BACK_CHANNEL_LOGOUT_PATH.exec(route);
     if (backChannel !== null) {

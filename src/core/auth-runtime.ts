@@ -7,6 +7,8 @@ import path from 'node:path';
 
 import type { Logger } from '../logging.js';
 import { AuthLayer, type StoreHealth } from './auth-layer.js';
+import { startAssertionKeys } from './assertion/assertion-keys.js';
+import type { StoredKeyRing } from './assertion/key-ring.js';
 import { checkProvidersAtStart } from './providers/startup-check.js';
 import type { AuthMetrics } from './auth-metrics.js';
 import type { HeaderNormalizer } from './http/identity-headers.js';
@@ -65,6 +67,8 @@ const SWEEP_INTERVAL_MS = 10 * 60_000;
 const SIGN_OUTS_DIRECTORY = 'provider-sign-outs';
 /** The provider sessions sign-ins were made in: what a front-channel logout may name. */
 const KNOWN_SESSIONS_DIRECTORY = 'provider-sessions';
+/** The identity assertion keys (gatehouse.identityAssertion). */
+const ASSERTION_KEYS_DIRECTORY = 'assertion-keys';
 /** When sessions were last used, for the idle timeout. */
 const LAST_SEEN_DIRECTORY = 'last-seen';
 
@@ -111,6 +115,10 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
       : { kind: 'filesystem', available: true };
   const timed = <T>(kept: TokenStore<T>) =>
     options.metrics !== undefined ? timedStore(kept, store.kind, options.metrics) : kept;
+  const assertionKeys =
+    config.identityAssertion !== undefined
+      ? await startAssertionKeys(config.identityAssertion, timed(await assertionKeyStore(options, stores)), env, logger)
+      : undefined;
   const layer = new AuthLayer({
     config,
     headers: options.headers,
@@ -125,6 +133,7 @@ export async function startAuthRuntime(options: AuthRuntimeOptions): Promise<Aut
     activityStore: timed(stores.lastSeen),
     ...(options.version ? { version: options.version } : {}),
     ...(options.sessionCacheTtlMs !== undefined ? { sessionCacheTtlMs: options.sessionCacheTtlMs } : {}),
+    ...(assertionKeys !== undefined ? { assertionKeys } : {}),
   });
   // Redis removes expired records by itself (each key's TTL): only the filesystem store is swept.
   const sweep =
@@ -261,6 +270,32 @@ async function redisStores(options: AuthRuntimeOptions, settings: RedisSettings)
     masterKey,
     redis,
   };
+}
+
+/**
+ * Where the identity assertion keys are kept (one record, the key ring), beside the sessions: same
+ * master key, same app scope. Read at start and then once a minute (key-ring.ts), so no instance
+ * needs telling of its changes.
+ */
+async function assertionKeyStore(options: AuthRuntimeOptions, stores: Stores): Promise<TokenStore<StoredKeyRing>> {
+  const { config, logger } = options;
+  if (stores.redis !== undefined)
+    return new RedisTokenStore<StoredKeyRing>({
+      link: stores.redis,
+      kind: 'assertionkeys',
+      app: config.app,
+      masterKey: stores.masterKey,
+      logger,
+    });
+  const directory = defaultStoreDirectory(config);
+  const keys = new FileSystemTokenStore<StoredKeyRing>({
+    directory: path.join(directory, ASSERTION_KEYS_DIRECTORY),
+    app: config.app,
+    masterKey: stores.masterKey,
+    logger,
+  });
+  await inStoreDirectory(directory, () => keys.prepare());
+  return keys;
 }
 
 function sweepPeriodically(

@@ -3,6 +3,14 @@
 // the assertion travels to the app on every request, and may be logged there.
 import type { Identity } from '../identity.js';
 
+/** What authorization judged a caller by (its AccessFacts, taken at sign-in and refresh), as far as an assertion says it. */
+export interface JudgedFacts {
+  /** Only when the provider vouches for the address. */
+  readonly verifiedEmail?: string;
+  readonly groups: readonly string[];
+  readonly roles: readonly string[];
+}
+
 /** The claims of an assertion besides iss, aud, iat and exp. */
 export interface AssertedIdentity {
   readonly sub: string;
@@ -25,11 +33,17 @@ function valuesOf(identity: Identity, types: ReadonlySet<string>): string[] | un
   return values.length > 0 ? values : undefined;
 }
 
-/** The assertion's claims for `identity`: the same for every identity object of one sign-in. */
-export function assertedIdentity(identity: Identity): AssertedIdentity {
-  const email = identity.claims.find((claim) => claim.typ === 'email')?.val;
-  const groups = valuesOf(identity, GROUP_CLAIMS);
-  const roles = valuesOf(identity, new Set([identity.roleType]));
+/**
+ * The assertion's claims for `identity`: the same for every identity object of one sign-in. With
+ * the facts authorization rules judged the caller by (taken at sign-in and refresh), its groups,
+ * roles and e-mail address are those (the address only when the provider vouches for it); without
+ * them, the identity's groups and roles claims and its `email` claim.
+ */
+export function assertedIdentity(identity: Identity, access?: JudgedFacts): AssertedIdentity {
+  const email =
+    access !== undefined ? access.verifiedEmail : identity.claims.find((claim) => claim.typ === 'email')?.val;
+  const groups = access !== undefined ? nonEmpty(access.groups) : valuesOf(identity, GROUP_CLAIMS);
+  const roles = access !== undefined ? nonEmpty(access.roles) : valuesOf(identity, new Set([identity.roleType]));
   return {
     sub: identity.userId,
     idp: identity.provider,
@@ -38,4 +52,8 @@ export function assertedIdentity(identity: Identity): AssertedIdentity {
     ...(groups !== undefined ? { groups } : {}),
     ...(roles !== undefined ? { roles } : {}),
   };
+}
+
+function nonEmpty(values: readonly string[]): readonly string[] | undefined {
+  return values.length > 0 ? values : undefined;
 }

@@ -8,7 +8,7 @@ import { LRUCache } from 'lru-cache';
 import { canonicalHeaderName } from '../http/header-names.js';
 import type { Origin } from '../http/origin.js';
 import type { Identity } from '../identity.js';
-import { assertedIdentity } from './claims.js';
+import { assertedIdentity, type JudgedFacts } from './claims.js';
 import type { AssertionKeyRing } from './key-ring.js';
 import type { IdentityAssertionSettings } from './settings.js';
 
@@ -47,6 +47,8 @@ export class IdentityAssertions {
   readonly #byIdentity = new WeakMap<Identity, Map<string, Signed>>();
   /** By what the assertion says: a session read again from the store is a new identity object, but the same assertion. */
   readonly #byContent: LRUCache<string, Signed>;
+  /** The facts authorization judged each identity by, where the layer knows them (assertedIdentity). */
+  readonly #access = new WeakMap<Identity, JudgedFacts>();
   /** Signatures under way, by what they say: concurrent requests of one identity wait for one. */
   readonly #signing = new Map<string, Promise<Signed>>();
 
@@ -56,6 +58,11 @@ export class IdentityAssertions {
     this.#settings = options.settings;
     this.#now = options.now ?? Date.now;
     this.#byContent = new LRUCache({ max: options.cacheMax ?? ASSERTION_CACHE_MAX });
+  }
+
+  /** Tells the facts (groups, roles, verified address) the caller of `identity` was judged by. */
+  noteAccess(identity: Identity, access: JudgedFacts | undefined): void {
+    if (access !== undefined) this.#access.set(identity, access);
   }
 
   /** The header for `identity` on a request to `origin`, when one signed before is still fresh. */
@@ -83,7 +90,7 @@ export class IdentityAssertions {
     // The origin as RFC 6454 writes it (host in lower case, no default port): what an app pins.
     const issuer = new URL(origin).origin;
     const audience = this.#settings.audience ?? issuer;
-    const claims = assertedIdentity(identity);
+    const claims = assertedIdentity(identity, this.#access.get(identity));
     const content = JSON.stringify([issuer, audience, claims]);
     const known = this.#byContent.get(content);
     if (known !== undefined && known.renewAt > now) return known;

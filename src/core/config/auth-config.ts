@@ -4,6 +4,7 @@ import { DEFAULT_HEADER_PREFIX } from '../identity.js';
 import { parseExcludedPaths, type ExcludedPathRule } from '../excluded-paths.js';
 import { providerAliasNamed, resolveProviders, type ProviderConfig } from './provider-settings.js';
 import { jsonPath } from './json-path.js';
+import { identityAssertionSettings, type IdentityAssertionSettings } from '../assertion/settings.js';
 import { authSettingsOf } from './resource-envelope.js';
 import { withoutUnregisteredProviders } from './unregistered-providers.js';
 import { didYouMean } from '../closest-name.js';
@@ -55,6 +56,8 @@ export interface AuthConfig {
   readonly refreshWindowMs: number;
   /** CORS preflights on protected paths go to the app anonymously instead of being challenged (cors-preflight.ts). */
   readonly forwardCorsPreflights: boolean;
+  /** The signed identity assertion header (gatehouse.identityAssertion); undefined: off. */
+  readonly identityAssertion?: IdentityAssertionSettings;
 }
 
 /**
@@ -177,6 +180,7 @@ export function resolveAuthConfig(given: unknown, env: NodeJS.ProcessEnv = proce
       sessionCookieName: extras.sessionCookieName ?? DEFAULT_SESSION_COOKIE,
       refreshWindowMs: (extras.refreshWindowSeconds ?? 300) * 1000,
       forwardCorsPreflights: extras.forwardCorsPreflights ?? false,
+      identityAssertion: identityAssertionSettings(extras.identityAssertion),
     },
   };
 }

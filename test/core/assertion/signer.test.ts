@@ -121,6 +121,21 @@ describe('identity assertion signer', () => {
     expect(decodeJwt(jwt)).not.to.have.any.keys('email', 'groups', 'roles');
   });
 
+  it('with the facts authorization judged the caller by: their groups, roles and verified address only', async () => {
+    const { assertions } = setup();
+    const judged = identity();
+    assertions.noteAccess(judged, { groups: ['acme', 'acme/platform'], roles: [] });
+    const payload = decodeJwt((await assertions.header(judged, ORIGIN))[1]);
+    expect(payload.groups).to.deep.equal(['acme', 'acme/platform']);
+    expect(payload).not.to.have.any.keys('roles', 'email');
+    const verified = identity({ userId: 'user-3' });
+    assertions.noteAccess(verified, { verifiedEmail: 'ada@example.com', groups: [], roles: ['reader'] });
+    expect(decodeJwt((await assertions.header(verified, ORIGIN))[1])).to.deep.include({
+      email: 'ada@example.com',
+      roles: ['reader'],
+    });
+  });
+
   it('takes a configured audience', async () => {
     const { assertions, verify } = setup({ audience: 'urn:example:orders' });
     const [, jwt] = await assertions.header(identity(), ORIGIN);
