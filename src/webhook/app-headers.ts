@@ -9,16 +9,15 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 
 import type { AuthConfig } from '../core/config/auth-config.js';
 import { forwardEdits, type HeaderPolicy } from '../core/http/forward-edits.js';
-import { canonicalHeaderName } from '../core/http/header-names.js';
 import { requestOrigin } from '../core/http/origin.js';
 import type { RequestView } from '../core/http/request-view.js';
+import { namesWebhookVerified, WEBHOOK_VERIFIED_HEADER } from '../core/http/webhook-verified.js';
 import { forwardHeaders } from '../sidecar/forward-headers.js';
 import type { WebhookRequest } from './receiver.js';
 
 /** Set on every delivery gatehouse passes on, and only on those: its signature was verified. */
-export const VERIFIED_HEADER = 'X-Gatehouse-Webhook-Verified';
+export const VERIFIED_HEADER = WEBHOOK_VERIFIED_HEADER;
 const VERIFIED_LOWER = VERIFIED_HEADER.toLowerCase();
-const VERIFIED_CANONICAL = canonicalHeaderName(VERIFIED_HEADER);
 
 function pairs(raw: readonly string[] | undefined, headers: IncomingHttpHeaders): Array<[string, string]> {
   if (raw === undefined)
@@ -56,15 +55,10 @@ export class DeliveryHeadersForApp {
     };
     const origin = requestOrigin(view, this.config) ?? { scheme: 'http' as const, host };
     const out = forwardHeaders(request.headers, forwardEdits(this.policy, raw, null, origin, remoteAddress), false);
-    for (const name of Object.keys(out)) if (namesVerified(name)) delete out[name];
+    for (const name of Object.keys(out)) if (namesWebhookVerified(name)) delete out[name];
     out[VERIFIED_LOWER] = 'true';
     return out;
   }
-}
-
-/** Whether `name` is X-Gatehouse-Webhook-Verified under some spelling an app could read as it. */
-function namesVerified(name: string): boolean {
-  return name.length === VERIFIED_CANONICAL.length && canonicalHeaderName(name) === VERIFIED_CANONICAL;
 }
 
 /**
@@ -76,9 +70,9 @@ function namesVerified(name: string): boolean {
 export function stripVerifiedHeader(req: IncomingMessage): void {
   const raw = req.rawHeaders;
   let found = false;
-  for (let i = 0; i < raw.length; i += 2) if (namesVerified(raw[i]!)) found = true;
+  for (let i = 0; i < raw.length; i += 2) if (namesWebhookVerified(raw[i]!)) found = true;
   if (!found) return;
-  for (let i = raw.length - 2; i >= 0; i -= 2) if (namesVerified(raw[i]!)) raw.splice(i, 2);
+  for (let i = raw.length - 2; i >= 0; i -= 2) if (namesWebhookVerified(raw[i]!)) raw.splice(i, 2);
   const headers = req.headers;
-  for (const name of Object.keys(headers)) if (namesVerified(name)) delete headers[name];
+  for (const name of Object.keys(headers)) if (namesWebhookVerified(name)) delete headers[name];
 }

@@ -19,13 +19,20 @@
 // reason an upgrade the core does not judge as one (anything but a WebSocket handshake: h2c in
 // any spelling, core/http/protocol-upgrade.ts) is refused (400) rather than ignored: the web server
 // would pass it on, and the app could switch to a protocol on which nothing more is asked.
+//
+// With gatehouse.verifyCache on, an allowed answer that names a caller says how long the web server
+// may keep it (Cache-Control: private, max-age=N and nginx's X-Accel-Expires: N; answer-lifetime.ts
+// says which and how long), and every other answer says it may not be kept (X-Accel-Expires: 0, which
+// nginx obeys whatever its own configuration says).
 import type { AuthLayer } from '../auth-layer.js';
 import { inboundAliases, type HeaderNormalizer } from '../http/identity-headers.js';
 import type { Decision, RequestView, RespondDecision } from '../http/request-view.js';
 import { emptyDecision, jsonDecision } from '../http/responses.js';
-import { canonicalHeaderName } from '../http/header-names.js';
+import { namesWebhookVerified } from '../http/webhook-verified.js';
 import { UPGRADE_REFUSED_MESSAGE, upgradeKindOf } from '../http/protocol-upgrade.js';
 import { isSpoofedForwarding } from '../http/spoofed-forwarding.js';
+import { keptSeconds } from './answer-lifetime.js';
+import type { VerifyCacheSettings } from './cache-settings.js';
 import { readOriginalRequest, type Convention } from './original-request.js';
 import type { TrustedProxies } from './trusted-proxies.js';
 
@@ -36,6 +43,8 @@ export interface ForwardAuthOptions {
   readonly headers: HeaderNormalizer;
   /** Told of each decision made on an original request (its path, as judged): the request metrics. */
   readonly onDecision?: (path: string, decision: Decision) => void;
+  /** The clock a token's expiry is read against (default Date.now). */
+  readonly now?: () => number;
 }
 
 /** The verify endpoint's own path under the prefix. */
@@ -47,18 +56,25 @@ export const OWN_ROUTE_MESSAGE =
   "gatehouse's own routes are not judged by the verify endpoint: the web server must send them to gatehouse.";
 export const SPOOFED_MESSAGE = 'The request carries identity or override headers of its own.';
 
-/**
- * The header with which gatehouse tells the app a webhook delivery was verified (VERIFIED_HEADER
- * of src/webhook/app-headers.ts), canonical: an app behind a web server must not get a client's.
- */
-const WEBHOOK_VERIFIED = 'X-GATEHOUSE-WEBHOOK-VERIFIED';
-
 const ALLOWED_ANONYMOUS: RespondDecision = Object.freeze({
   kind: 'respond',
   status: 200,
   headers: Object.freeze({ 'Cache-Control': 'no-store' }),
   body: Buffer.alloc(0),
 });
+
+/** What tells nginx not to keep an answer, whatever its proxy_cache_valid says. */
+const NOT_KEPT = Object.freeze({ 'X-Accel-Expires': '0' });
+
+const ALLOWED_ANONYMOUS_NOT_KEPT: RespondDecision = Object.freeze({
+  ...ALLOWED_ANONYMOUS,
+  headers: Object.freeze({ ...ALLOWED_ANONYMOUS.headers, ...NOT_KEPT }),
+});
+
+/** The headers of an answer a web server may keep for `seconds`. */
+function keptFor(seconds: number): Readonly<Record<string, string>> {
+  return Object.freeze({ 'Cache-Control': `private, max-age=${seconds}`, 'X-Accel-Expires': String(seconds) });
+}
 
 export class ForwardAuth {
   readonly #layer: AuthLayer;
@@ -67,12 +83,18 @@ export class ForwardAuth {
   readonly #onDecision: ((path: string, decision: Decision) => void) | undefined;
   /** The 200 for each identity's header set (the core shares one set per identity): built once. */
   readonly #allowed = new WeakMap<ReadonlyArray<readonly [string, string]>, RespondDecision>();
+  /** The same, marked to be kept for the configured lifetime (gatehouse.verifyCache). */
+  readonly #allowedKept = new WeakMap<ReadonlyArray<readonly [string, string]>, RespondDecision>();
+  readonly #cache: VerifyCacheSettings | undefined;
+  readonly #now: () => number;
 
   constructor(options: ForwardAuthOptions) {
     this.#layer = options.layer;
     this.#trusted = options.trustedProxies;
     this.#headers = options.headers;
     this.#onDecision = options.onDecision;
+    this.#cache = options.layer.config.verifyCache;
+    this.#now = options.now ?? Date.now;
   }
 
   /** Whether a request path is the verify endpoint's. */
@@ -85,6 +107,12 @@ export class ForwardAuth {
 
   /** The answer to one verify request (`view`: the request the web server sent gatehouse). */
   async answer(view: RequestView): Promise<RespondDecision> {
+    const answer = await this.#answer(view);
+    if (this.#cache === undefined || answer.headers['X-Accel-Expires'] !== undefined) return answer;
+    return answer === ALLOWED_ANONYMOUS ? ALLOWED_ANONYMOUS_NOT_KEPT : { ...answer, headers: { ...answer.headers, ...NOT_KEPT } };
+  }
+
+  async #answer(view: RequestView): Promise<RespondDecision> {
     const { logger, config } = this.#layer;
     if (!this.#trusted.trusts(view.remoteAddress)) {
       logger.info({ reason: 'verify from an untrusted peer', remoteAddress: view.remoteAddress }, 'request rejected');
@@ -122,6 +150,8 @@ export class ForwardAuth {
     const decision =
       upgradeKindOf(judged) === 'other' ? this.#refusedUpgrade(judged.path) : await this.#layer.decide(judged);
     this.#onDecision?.(judged.path, decision);
+    if (decision.kind === 'forward')
+      return this.#allowedAnswer(decision.edits.set, keptSeconds(decision, judged, this.#cache, this.#now()));
     return this.#answerFor(decision, convention);
   }
 
@@ -135,7 +165,7 @@ export class ForwardAuth {
     if (aliases.length > 0) return aliases[0];
     for (const [name] of headers) {
       if (isSpoofedForwarding(name.toLowerCase(), true)) return name;
-      if (name.length === WEBHOOK_VERIFIED.length && canonicalHeaderName(name) === WEBHOOK_VERIFIED) return name;
+      if (namesWebhookVerified(name)) return name;
     }
     return undefined;
   }
@@ -146,8 +176,7 @@ export class ForwardAuth {
     return jsonDecision(400, { error: UPGRADE_REFUSED_MESSAGE });
   }
 
-  #answerFor(decision: Decision, convention: Convention): RespondDecision {
-    if (decision.kind === 'forward') return this.#allowedAnswer(decision.edits.set);
+  #answerFor(decision: RespondDecision, convention: Convention): RespondDecision {
     if (decision.status < 300) {
       // No refusal is a 2xx: read as one, it would let the request through.
       this.#layer.logger.error({ status: decision.status }, 'verify: a refusal with a success status');
@@ -161,15 +190,21 @@ export class ForwardAuth {
       : { ...challenge, headers: { ...challenge.headers, 'WWW-Authenticate': wwwAuthenticate } };
   }
 
-  #allowedAnswer(set: ReadonlyArray<readonly [string, string]>): RespondDecision {
+  /** The 200 for an identity's headers, kept for `seconds` (0: not kept). */
+  #allowedAnswer(set: ReadonlyArray<readonly [string, string]>, seconds: number): RespondDecision {
     if (set.length === 0) return ALLOWED_ANONYMOUS;
-    let answer = this.#allowed.get(set);
+    // The usual lifetime's answer is built once per identity, as the unkept one; a shorter one (a
+    // token about to expire) for that request alone.
+    const usual = seconds === 0 || seconds === this.#cache?.maxAgeSeconds;
+    const built = seconds === 0 ? this.#allowed : this.#allowedKept;
+    let answer = usual ? built.get(set) : undefined;
     if (answer === undefined) {
+      const marking = seconds === 0 ? ALLOWED_ANONYMOUS.headers : keptFor(seconds);
       answer = Object.freeze({
         ...ALLOWED_ANONYMOUS,
-        headers: Object.freeze({ ...ALLOWED_ANONYMOUS.headers, ...Object.fromEntries(set) }),
+        headers: Object.freeze({ ...marking, ...Object.fromEntries(set) }),
       });
-      this.#allowed.set(set, answer);
+      if (usual) built.set(set, answer);
     }
     return answer;
   }

@@ -17,9 +17,18 @@
 
 import { canonicalHeaderName } from './header-names.js';
 
+/**
+ * The forwarding headers gatehouse sets itself (lower case): the client's own are always replaced
+ * (forward-edits.ts), and their other spellings always dropped (below).
+ */
+export const SET_BY_GATEHOUSE: ReadonlySet<string> = new Set([
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+]);
+
 // Canonical names (canonicalHeaderName: upper case, `_` and `.` read as `-`), as the shared core
 // reads identity header aliases.
-const SET_BY_GATEHOUSE = new Set(['X-FORWARDED-FOR', 'X-FORWARDED-PROTO', 'X-FORWARDED-HOST']);
 /**
  * Overrides of what gatehouse judged: the path (`X-Original-URL`, `X-Rewrite-URL`) and the method
  * (`X-HTTP-Method-Override` and its kin, which Rails, Laravel, ASP.NET and Express honour: an
@@ -56,7 +65,8 @@ export function isSpoofedForwarding(name: string, behindTrustedProxy: boolean): 
   if (!mayConcernForwarding(name)) return false;
   const canonical = canonicalHeaderName(name);
   if (OVERRIDES.has(canonical)) return true;
-  if (SET_BY_GATEHOUSE.has(canonical)) return name !== canonical.toLowerCase();
+  const lower = canonical.toLowerCase();
+  if (SET_BY_GATEHOUSE.has(lower)) return name !== lower;
   if (behindTrustedProxy) return false;
   return canonical.startsWith('X-FORWARDED-') || CLIENT_CLAIMS.has(canonical);
 }
