@@ -5,13 +5,15 @@
 // - Removed: every inbound identity alias (the shared core's normalization, docs/headers.md), the
 //   forwarding headers a client could spoof (spoofed-forwarding.ts), and the client's own
 //   X-Forwarded-For, -Proto and -Host, which gatehouse sets itself.
-// - Set: the identity headers (the same array for every request of an identity), then
-//   X-Forwarded-For (behind a trusted proxy, its chain extended), -Proto and -Host, from the
-//   origin the core judged the request by.
+// - Set: the identity headers (the same array for every request of an identity), with the signed
+//   identity assertion when it is on (assertion/signer.ts), then X-Forwarded-For (behind a
+//   trusted proxy, its chain extended), -Proto and -Host, from the origin the core judged the
+//   request by.
 //
 // What belongs to one hop of HTTP/1.1 (Connection and the fields it names, Keep-Alive,
 // Transfer-Encoding, the body's framing) is not in here: that is the sidecar's transport, and a
 // web server's module never touches it.
+import type { AssertionHeader } from '../assertion/signer.js';
 import type { Identity, NormalizeOptions } from '../identity.js';
 import { identityHeaderPairs, inboundAliases, type HeaderNormalizer } from './identity-headers.js';
 import type { Origin } from './origin.js';
@@ -42,13 +44,34 @@ export interface HeaderPolicy {
 const NOTHING: readonly string[] = Object.freeze([]);
 const NO_IDENTITY: ReadonlyArray<readonly [string, string]> = Object.freeze([]);
 
-/** The edits for a request the core forwards with `identity` (null: anonymous), judged by `origin`. */
+/** The identity headers with an assertion, per assertion header: the same array for each request it rides on. */
+const asserted = new WeakMap<
+  AssertionHeader,
+  { readonly base: object; readonly set: ReadonlyArray<readonly [string, string]> }
+>();
+
+function withAssertion(
+  base: ReadonlyArray<readonly [string, string]>,
+  assertion: AssertionHeader,
+): ReadonlyArray<readonly [string, string]> {
+  const known = asserted.get(assertion);
+  if (known?.base === base) return known.set;
+  const set = Object.freeze([...base, assertion]);
+  asserted.set(assertion, { base, set });
+  return set;
+}
+
+/**
+ * The edits for a request the core forwards with `identity` (null: anonymous), judged by `origin`;
+ * `assertion`, the identity's signed assertion header when assertions are on.
+ */
 export function forwardEdits(
   policy: HeaderPolicy,
   headers: ReadonlyArray<readonly [string, string]>,
   identity: Identity | null,
   origin: Origin,
   remoteAddress: string,
+  assertion?: AssertionHeader,
 ): ForwardEdits {
   let remove: string[] | undefined;
   let chain: string | undefined;
@@ -74,8 +97,10 @@ export function forwardEdits(
   return {
     remove: remove ?? NOTHING,
     get set() {
-      return (set ??=
-        identity === null ? NO_IDENTITY : identityHeaderPairs(policy.normalizer, identity, policy.options));
+      if (set !== undefined) return set;
+      if (identity === null) return (set = NO_IDENTITY);
+      const pairs = identityHeaderPairs(policy.normalizer, identity, policy.options);
+      return (set = assertion === undefined ? pairs : withAssertion(pairs, assertion));
     },
     forwarded: { for: chain ? `${chain}, ${remoteAddress}` : remoteAddress, proto: origin.scheme, host: origin.host },
   };
