@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 
 import type { ClientKeySettings } from '../oidc/client-key.js';
 import { clientKeySettings } from './client-key-settings.js';
+import { introspectionConfig, type IntrospectionConfig } from './introspection-settings.js';
 import { loginParameters } from './login-parameters.js';
 import type { AuthSettingsDocument } from './schema.js';
 
@@ -55,6 +56,8 @@ export interface OidcProviderConfig extends Common {
   readonly secretInBody?: boolean;
   /** private_key_jwt: the client's key (and certificate), from their settings or files; never logged. */
   readonly clientKey?: ClientKeySettings;
+  /** Custom providers: opaque bearer tokens introspected at the provider (validation.introspection). */
+  readonly introspection?: IntrospectionConfig;
 }
 
 export interface GitHubProviderConfig extends Common {
@@ -270,6 +273,12 @@ function customProviders(
       responseMode: login.responseMode ?? 'query',
       ...(provider.registration.clientCredential?.method === 'ClientSecretPost' ? { secretInBody: true } : {}),
       ...(clientKey !== undefined ? { clientKey } : {}),
+      introspection: introspectionConfig(
+        `${path}.validation.introspection`,
+        provider.validation?.introspection,
+        clientKey !== undefined || credential?.clientSecretSettingName !== undefined,
+        problems,
+      ),
       fingerprint: fingerprint([provider.registration.clientId, oidc, audiences]),
     });
   }

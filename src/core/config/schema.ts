@@ -89,7 +89,15 @@ const customOpenIdConnectProvider = z.object({
     openIdConnectConfiguration,
   }),
   login: loginSettings,
-  validation: audienceValidation,
+  validation: z
+    .object({
+      allowedAudiences: z.array(z.string().min(1)).optional(),
+      /** gatehouse's own: opaque bearer tokens checked at the provider (config/introspection-settings.ts). */
+      introspection: z
+        .object({ enabled: z.boolean().optional(), endpoint: httpUrl.optional(), cacheDuration: timeSpan.optional() })
+        .optional(),
+    })
+    .optional(),
 });
 
 const azureActiveDirectory = z.object({

@@ -219,8 +219,10 @@ export class OidcProviderClient {
    * client_secret_basic when the provider supports it (most do), else client_secret_post;
    * no secret: a public client with PKCE.
    */
-  async #configure(metadata: oidc.ServerMetadata): Promise<oidc.Configuration> {
+  async #configure(discovered: oidc.ServerMetadata): Promise<oidc.Configuration> {
     const { clientId, clientSecret } = this.config;
+    const endpoint = this.config.introspection?.endpoint;
+    const metadata = endpoint === undefined ? discovered : { ...discovered, introspection_endpoint: endpoint };
     let auth: oidc.ClientAuth;
     const clientKey = await this.clientKey();
     if (clientKey !== undefined) {
@@ -420,6 +422,30 @@ export class OidcProviderClient {
       accessTokenExpiresAt: expiryAfter(response.expires_in, this.now()),
       claims,
     };
+  }
+
+  /**
+   * Whether opaque bearer tokens are introspected: configured so (the default, with the client's
+   * credentials) and the provider has an introspection endpoint (its metadata's, or configured).
+   */
+  async introspects(): Promise<boolean> {
+    if (this.config.introspection?.enabled !== true) return false;
+    return (await this.configuration()).serverMetadata().introspection_endpoint !== undefined;
+  }
+
+  /**
+   * The provider's introspection answer for `token` (RFC 7662), asked with this client's own
+   * credentials. Throws ProviderUnavailableError when the endpoint cannot be reached or answers
+   * nonsense, ProviderRefusedError when it answers an error.
+   */
+  async introspect(token: string): Promise<Readonly<Record<string, unknown>>> {
+    try {
+      const configuration = await this.configuration();
+      await this.#clientSecretJwt?.renew();
+      return await oidc.tokenIntrospection(configuration, token, { token_type_hint: 'access_token' });
+    } catch (error) {
+      throw classify(error, 'introspection');
+    }
   }
 
   /** The issuer a token of this provider must carry: the configured one, or the template filled with the token's own tenant. */

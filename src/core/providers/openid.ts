@@ -8,6 +8,7 @@ import type { OidcProviderConfig } from '../config/provider-settings.js';
 import { OidcProviderClient } from '../oidc/provider-client.js';
 import { claimList, userNameFrom } from '../principal.js';
 import { logoutNotice, type LogoutNotice } from '../oidc/logout-token.js';
+import { introspectedClaims, trustedUntil } from '../tokens/introspection.js';
 import type { ProviderSession, SessionTokens } from '../session/record.js';
 import { TokenForbiddenError, InvalidTokenError } from '../tokens/errors.js';
 import type { PeekedToken } from '../tokens/jwt-validator.js';
@@ -66,6 +67,8 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     this.bearer = {
       acceptsIssuer: (issuer) => this.client.acceptsIssuer(issuer),
       validate: (token, peeked) => this.#accessToken(token, peeked),
+      introspects: () => this.client.introspects(),
+      introspect: (token) => this.#introspected(token),
     };
   }
 
@@ -171,8 +174,10 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     token: string,
     peeked?: PeekedToken,
     forSession = false,
+    /** Claims the provider vouched for itself (introspection): no JWT to check. */
+    vouched?: JWTPayload,
   ): Promise<SignIn & { readonly expiresAt: number }> {
-    const claims = await this.client.validateJwt(token, this.#bearerRules, peeked);
+    const claims = vouched ?? (await this.client.validateJwt(token, this.#bearerRules, peeked));
     this.#checkPolicy(claims, true);
     const expiresAt = claims.exp! * 1000;
     // Added in place, not spread into a copy: this runs for every bearer token checked.
@@ -180,6 +185,32 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
       expiresAt,
     });
     return forSession ? withProviderSession(signIn, claims) : signIn;
+  }
+
+  /**
+   * An opaque access token, as the provider's introspection answers for it (docs/configuration.md#opaque-bearer-tokens):
+   * made into the same sign-in a JWT bearer's claims make, trusted until its `exp` or the cache maximum.
+   */
+  async #introspected(token: string): Promise<SignIn & { readonly expiresAt: number }> {
+    let answer: Readonly<Record<string, unknown>>;
+    try {
+      answer = await this.client.introspect(token);
+    } catch (error) {
+      if (!(error instanceof ProviderRefusedError)) throw error;
+      // The provider answered with an error (its code only: the message may name the client).
+      throw new InvalidTokenError(`introspection refused (${error.oauthError ?? 'error'})`);
+    }
+    const metadata = (await this.client.configuration()).serverMetadata();
+    const expected = {
+      clientId: this.config.clientId,
+      audiences: this.#bearerRules.audiences,
+      issuer: metadata.issuer,
+      now: this.now(),
+      cacheMs: this.config.introspection?.cacheMs ?? 0,
+    };
+    const claims = introspectedClaims(answer, expected);
+    const signIn = await this.#accessToken(token, undefined, false, claims);
+    return Object.assign(signIn, { expiresAt: trustedUntil(claims.exp, expected) });
   }
 
   /** A back-channel logout token: a JWT of this provider for this client, carrying the logout event. */

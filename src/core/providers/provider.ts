@@ -83,6 +83,13 @@ export interface BearerValidation {
   acceptsIssuer(issuer: string): Promise<boolean>;
   /** Signature, iss, aud, exp/nbf, algorithm; then the provider's own policy. Throws InvalidTokenError or TokenForbiddenError. */
   validate(token: string, peeked?: PeekedToken): Promise<SignIn & { readonly expiresAt: number }>;
+  /** Whether opaque tokens (not JWTs) are checked at the provider now: `introspect` may be asked. */
+  introspects?(): Promise<boolean>;
+  /**
+   * An opaque token, as the provider's introspection tells it (then the provider's own policy).
+   * Throws InvalidTokenError, TokenForbiddenError, or ProviderUnavailableError (the endpoint is down).
+   */
+  introspect?(token: string): Promise<SignIn & { readonly expiresAt: number }>;
 }
 
 export interface Provider {

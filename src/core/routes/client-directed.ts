@@ -16,6 +16,8 @@ import type { Provider, SignIn, TokenExchange } from '../providers/provider.js';
 import { ExchangedSessions } from '../session/exchanged-sessions.js';
 import type { SessionRecord } from '../session/record.js';
 import { InvalidTokenError, TokenForbiddenError } from '../tokens/errors.js';
+import { introspectingProviders } from '../tokens/introspecting-providers.js';
+import { isOpaqueToken } from '../tokens/introspection.js';
 import { MAX_TOKEN_LENGTH, peekToken, type PeekedToken } from '../tokens/jwt-validator.js';
 import { ValidatedTokenCache } from '../tokens/validated-token-cache.js';
 import type { LayerContext, RouteRequest } from './context.js';
@@ -57,34 +59,43 @@ export async function bearerIdentity(
   const cacheKey = ValidatedTokenCache.key(token);
   const cached = context.bearerCache.get(cacheKey);
   if (cached !== undefined) return { identity: cached };
-  let peeked: PeekedToken;
-  try {
-    peeked = peekToken(token);
-  } catch (error) {
-    return refuseToken(context, request, (error as InvalidTokenError).reason);
-  }
-  const issuer = peeked.claims.iss;
-  if (typeof issuer !== 'string') return refuseToken(context, request, 'no issuer');
   let unavailable = false;
   let lastReason = 'issuer not accepted';
-  // Which providers accept this issuer: learned on first sight (several may share one issuer).
-  let candidates = context.bearerIssuers.get(issuer);
-  if (candidates === undefined) {
-    const accepting: Provider[] = [];
-    for (const provider of context.providers.values()) {
-      try {
-        if (provider.bearer !== undefined && (await provider.bearer.acceptsIssuer(issuer))) accepting.push(provider);
-      } catch (error) {
-        if (!(error instanceof ProviderUnavailableError)) throw error;
-        unavailable = true;
-      }
+  let peeked: PeekedToken | undefined;
+  let candidates: readonly Provider[] | undefined;
+  if (isOpaqueToken(token)) {
+    // Not a JWT: only its provider can tell, by introspection (tokens/introspection.ts).
+    lastReason = 'not a JWT, and no provider introspects opaque tokens';
+    ({ providers: candidates, unavailable } = await introspectingProviders(context.providers.values()));
+  } else {
+    try {
+      peeked = peekToken(token);
+    } catch (error) {
+      return refuseToken(context, request, (error as InvalidTokenError).reason);
     }
-    if (!unavailable && accepting.length > 0) rememberIssuer(context, issuer, accepting);
-    candidates = accepting;
+    const issuer = peeked.claims.iss;
+    if (typeof issuer !== 'string') return refuseToken(context, request, 'no issuer');
+    // Which providers accept this issuer: learned on first sight (several may share one issuer).
+    candidates = context.bearerIssuers.get(issuer);
+    if (candidates === undefined) {
+      const accepting: Provider[] = [];
+      for (const provider of context.providers.values()) {
+        try {
+          if (provider.bearer !== undefined && (await provider.bearer.acceptsIssuer(issuer))) accepting.push(provider);
+        } catch (error) {
+          if (!(error instanceof ProviderUnavailableError)) throw error;
+          unavailable = true;
+        }
+      }
+      if (!unavailable && accepting.length > 0) rememberIssuer(context, issuer, accepting);
+      candidates = accepting;
+    }
   }
   for (const provider of candidates) {
     try {
-      const signIn = await provider.bearer!.validate(token, peeked);
+      const signIn = await (peeked === undefined
+        ? provider.bearer!.introspect!(token)
+        : provider.bearer!.validate(token, peeked));
       if (lacksUserId(signIn)) return refuseToken(context, request, 'no subject: the token names no user');
       const unsendable = unsendableHeaderValue(signIn);
       if (unsendable !== undefined) return refuseToken(context, request, `${unsendable} holds a control character`);
