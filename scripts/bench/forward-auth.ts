@@ -20,13 +20,12 @@ import { apacheMissing, startApache, type RunningApache } from './apache.js';
 import { bearerFixture } from './bearer.js';
 import { table } from './measure.js';
 import { benchDocument, freePort, signedInSession, startGatehouseCli, waitForPort } from './sidecar.js';
+import { runWrk, wrkInstalled } from './wrk.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..', '..');
 const NGINX = '/usr/sbin/nginx';
 const TASKSET = '/usr/bin/taskset';
-/** Debian's wrk, when installed: a load generator in C, so that the fastest targets are not bound by the generator's own CPU. */
-const WRK = '/usr/bin/wrk';
 const CPUS = os.availableParallelism();
 const canPin = CPUS >= 2 && existsSync(TASKSET);
 const TICKS_PER_SECOND = 100;
@@ -97,14 +96,17 @@ function started(child: ChildProcess, what: string): Promise<void> {
   });
 }
 
-/** nginx with a configuration of its own (an http {} block's worth of `site`), in a directory of its own. */
-async function startNginx(port: number, site: string): Promise<ChildProcess> {
+/**
+ * nginx with a configuration of its own (an http {} block's worth of `site`), in a directory of its own;
+ * `workers`: its worker_processes (one, or `auto`: one per CPU, as Debian's own configuration has it).
+ */
+export async function startNginx(port: number, site: string, workers: '1' | 'auto' = '1'): Promise<ChildProcess> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-fa-nginx-'));
   for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(dir, sub));
   writeFileSync(path.join(dir, 'site.conf'), site);
   writeFileSync(
     path.join(dir, 'nginx.conf'),
-    `daemon off; worker_processes 1; pid ${dir}/nginx.pid; error_log ${dir}/error.log warn;
+    `daemon off; worker_processes ${workers}; pid ${dir}/nginx.pid; error_log ${dir}/error.log warn;
 events { worker_connections 4096; }
 http {
   access_log off;
@@ -123,7 +125,7 @@ http {
 }
 
 /** The shipped example, its ports filled in as the tests fill them. */
-function shippedSite(port: number, verifierPort: number, appPort: number): string {
+export function shippedSite(port: number, verifierPort: number, appPort: number): string {
   const example = readFileSync(path.join(root, 'examples', 'nginx', 'gatehouse.conf'), 'utf8');
   const filled = example
     .replace('listen 8080;', `listen 127.0.0.1:${port};`)
@@ -147,7 +149,7 @@ server.listen(Number(process.argv[2]), '127.0.0.1');
 `;
 
 /** `gatehouse serve --forward-auth` from dist, configured through the environment like a deployment. */
-function startForwardAuthCli(
+export function startForwardAuthCli(
   port: number,
   document: Record<string, unknown>,
   masterKey: Buffer,
@@ -180,7 +182,8 @@ function startForwardAuthCli(
   });
 }
 
-function forkApp(): Promise<{ child: ChildProcess; port: number }> {
+/** The app of the benchmarks (sidecar-server.ts `app`), in a process of its own. */
+export function forkApp(): Promise<{ child: ChildProcess; port: number }> {
   const child = fork(path.join(here, 'sidecar-server.ts'), ['app'], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -201,30 +204,12 @@ interface Measured {
 /** One saturated run: wrk (one thread, on CPU 0 with the app) when installed, else autocannon in this process. */
 async function generate(target: Target, seconds: number): Promise<{ total: number; rps: number; bad: number }> {
   const url = `http://127.0.0.1:${target.port}/page`;
-  if (!existsSync(WRK)) {
+  if (!wrkInstalled()) {
     const result = await autocannon({ url, connections: 50, duration: seconds, headers: target.headers });
     return { total: result.requests.total, rps: result.requests.average, bad: result.non2xx + result.errors };
   }
-  const args = [
-    '-t1',
-    '-c50',
-    `-d${seconds}s`,
-    ...Object.entries(target.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]),
-    url,
-  ];
-  const command = canPin ? [TASKSET, '-c', '0', WRK, ...args] : [WRK, ...args];
-  const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
-    let text = '';
-    child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    child.once('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}: ${text}`))));
-  });
-  const number = (pattern: RegExp) => Number(pattern.exec(output)?.[1] ?? 0);
-  const total = number(/(\d+) requests in/);
-  const errors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output);
-  const bad =
-    number(/Non-2xx or 3xx responses: (\d+)/) + (errors ? errors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0);
-  return { total, rps: number(/Requests\/sec:\s+([\d.]+)/), bad };
+  const prefix = canPin ? [TASKSET, '-c', '0'] : [];
+  return runWrk({ url, headers: target.headers, seconds, connections: 50, threads: 1, prefix });
 }
 
 async function load(target: Target, app: Part, seconds: number): Promise<Measured> {
@@ -392,7 +377,7 @@ server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy
     const bare = summary(BARE);
     const peer = apache ? summary(APACHE) : undefined;
     const µs = (value: number | undefined) => (value === undefined ? '' : value.toFixed(0));
-    const generator = existsSync(WRK) ? 'wrk -t1' : 'autocannon';
+    const generator = wrkInstalled() ? 'wrk -t1' : 'autocannon';
     const setup = `${generator}; ${canPin ? 'the processes under test on CPU 1, the app and the load generator on CPU 0' : 'no CPU pinning (needs two CPUs and taskset)'}`;
     const rendered = table(
       [

@@ -1,6 +1,8 @@
-// npm run bench [-- --quick]: every benchmark, ratios against baselines measured in this run.
+// npm run bench [-- --quick]: every benchmark, ratios against baselines measured in this run. The
+// all-cores run comes first: it is what a deployment sees.
 import os from 'node:os';
 
+import { benchAllCores, FULL_RUN, QUICK_RUN } from './all-cores.js';
 import { benchBearer } from './bearer.js';
 import { benchDeliveries, benchMemory } from './deliveries.js';
 import { benchForwardAuth } from './forward-auth.js';
@@ -16,7 +18,9 @@ console.log(
   `gatehouse benchmarks — node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${new Date().toISOString()}${quick ? ' (quick)' : ''}\n`,
 );
 console.log(`${machineProbe()} (at the start)\n`);
-console.log('## Signature verification (ops/s; ratio vs node:crypto)\n');
+console.log('## All cores: a signed-in GET as deployed, against the peers\n');
+console.log(await benchAllCores(quick ? QUICK_RUN : FULL_RUN));
+console.log('\n## Signature verification (ops/s; ratio vs node:crypto)\n');
 console.log(await benchVerify(quick));
 console.log('\n## End-to-end deliveries\n');
 console.log(await benchDeliveries(quick));

@@ -53,7 +53,7 @@ interface Target {
 }
 
 /** A process and all its descendants (nginx's worker, Apache's child), from /proc: children of every thread, recursively. */
-function withChildren(pid: number): number[] {
+export function withChildren(pid: number): number[] {
   const children = (p: number): number[] => {
     try {
       return readdirSync(`/proc/${p}/task`).flatMap((task) =>
@@ -103,7 +103,7 @@ function setAffinity(pid: number, cpus: string): void {
 }
 
 /** CPU seconds (user + system) used so far by a process and its descendants (nginx's worker, Apache's child). */
-function cpuSeconds(pid: number): number {
+export function cpuSeconds(pid: number): number {
   const ticks = (p: number): number => {
     try {
       // Fields after the ")" that ends the command name: utime and stime are the 12th and 13th.
@@ -116,7 +116,7 @@ function cpuSeconds(pid: number): number {
   return withChildren(pid).reduce((sum, p) => sum + ticks(p), 0) / CLOCK_TICKS_PER_SECOND;
 }
 /** The machine's CPU ticks so far, busy and in all (the first line of /proc/stat; idle and iowait are not busy). */
-function machineTicks(): { busy: number; all: number } {
+export function machineTicks(): { busy: number; all: number } {
   try {
     const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
     const all = fields.reduce((a, b) => a + b, 0);
