@@ -3,6 +3,7 @@
 import os from 'node:os';
 
 import { benchAllCores, FULL_RUN, QUICK_RUN } from './all-cores.js';
+import { benchAssertion } from './assertion.js';
 import { benchBearer } from './bearer.js';
 import { benchDeliveries, benchMemory } from './deliveries.js';
 import { benchForwardAuth } from './forward-auth.js';
@@ -38,4 +39,6 @@ console.log('\n## Sidecar: instructions per request\n');
 console.log(await benchInstructions(quick));
 console.log('\n## In-server hook: a signed-in decision\n');
 console.log(await benchHook(quick));
+console.log('\n## Signed identity assertion: a signed-in GET with it on and off\n');
+console.log(await benchAssertion(quick));
 console.log(`\n${machineProbe()} (at the end)`);

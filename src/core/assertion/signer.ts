@@ -22,6 +22,13 @@ const ORIGINS_PER_IDENTITY = 8;
 
 export type AssertionHeader = readonly [name: string, value: string];
 
+/** One identity's assertion for one origin. */
+interface ForOrigin {
+  readonly scheme: string;
+  readonly host: string;
+  signed: Signed;
+}
+
 interface Signed {
   /** Frozen: every request of the identity shares it. */
   readonly header: AssertionHeader;
@@ -43,8 +50,11 @@ export class IdentityAssertions {
   readonly #ring: AssertionKeyRing;
   readonly #settings: IdentityAssertionSettings;
   readonly #now: () => number;
-  /** By identity object (one per cached session or bearer token), then origin: the lookup of every request. */
-  readonly #byIdentity = new WeakMap<Identity, Map<string, Signed>>();
+  /**
+   * By identity object (one per cached session or bearer token), then origin: the lookup of every
+   * request, so it compares strings it is given rather than building a key.
+   */
+  readonly #byIdentity = new WeakMap<Identity, ForOrigin[]>();
   /** By what the assertion says: a session read again from the store is a new identity object, but the same assertion. */
   readonly #byContent: LRUCache<string, Signed>;
   /** The facts authorization judged each identity by, where the layer knows them (assertedIdentity). */
@@ -67,22 +77,28 @@ export class IdentityAssertions {
 
   /** The header for `identity` on a request to `origin`, when one signed before is still fresh. */
   cached(identity: Identity, origin: Origin): AssertionHeader | undefined {
-    const signed = this.#byIdentity.get(identity)?.get(originKey(origin));
+    const known = this.#byIdentity.get(identity);
+    if (known === undefined) return undefined;
+    const signed = forOrigin(known, origin)?.signed;
     return signed !== undefined && signed.renewAt > this.#now() ? signed.header : undefined;
   }
 
   /** The header for `identity` on a request to `origin`: the cached one, or one signed now. */
   async header(identity: Identity, origin: Origin): Promise<AssertionHeader> {
-    const key = originKey(origin);
-    let byOrigin = this.#byIdentity.get(identity);
-    const known = byOrigin?.get(key);
     const now = this.#now();
-    if (known !== undefined && known.renewAt > now) return known.header;
-    const signed = await this.#signedFor(identity, key, now);
-    if (byOrigin === undefined) this.#byIdentity.set(identity, (byOrigin = new Map()));
-    // A client may send many host names; one identity keeps a few origins only.
-    if (byOrigin.size >= ORIGINS_PER_IDENTITY && !byOrigin.has(key)) byOrigin.clear();
-    byOrigin.set(key, signed);
+    const known = this.#byIdentity.get(identity);
+    const entry = known === undefined ? undefined : forOrigin(known, origin);
+    if (entry !== undefined && entry.signed.renewAt > now) return entry.signed.header;
+    const signed = await this.#signedFor(identity, `${origin.scheme}://${origin.host}`, now);
+    const entries = this.#byIdentity.get(identity) ?? [];
+    const current = forOrigin(entries, origin);
+    if (current !== undefined) current.signed = signed;
+    else {
+      // A client may send many host names; one identity keeps a few origins only.
+      if (entries.length >= ORIGINS_PER_IDENTITY) entries.length = 0;
+      entries.push({ scheme: origin.scheme, host: origin.host, signed });
+    }
+    this.#byIdentity.set(identity, entries);
     return signed.header;
   }
 
@@ -122,6 +138,7 @@ export class IdentityAssertions {
   }
 }
 
-function originKey(origin: Origin): string {
-  return `${origin.scheme}://${origin.host}`;
+function forOrigin(entries: readonly ForOrigin[], origin: Origin): ForOrigin | undefined {
+  for (const entry of entries) if (entry.host === origin.host && entry.scheme === origin.scheme) return entry;
+  return undefined;
 }
