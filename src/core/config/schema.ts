@@ -3,6 +3,7 @@ import { z } from 'zod';
 
 import { excludedPathProblem } from '../excluded-paths.js';
 import { clientKeyFields } from './client-key-settings.js';
+import { verifyCacheSchema } from '../forward-auth/cache-settings.js';
 import { identityAssertionSchema } from '../assertion/settings.js';
 import { jsonPath } from './json-path.js';
 
@@ -318,6 +319,8 @@ export const authSettingsSchema = z.object({
         .optional(),
       /** Forward CORS preflights (OPTIONS with Origin and Access-Control-Request-Method) on protected paths to the app, anonymously. */
       forwardCorsPreflights: z.boolean().optional(),
+      /** Let a web server keep the verify endpoint's allowed answers for a session (`{}`: 1 s). */
+      verifyCache: verifyCacheSchema.optional(),
       /** A signed identity assertion header on every forwarded request with an identity (`{}`: the defaults). */
       identityAssertion: identityAssertionSchema.optional(),
     })
