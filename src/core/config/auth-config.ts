@@ -8,7 +8,6 @@ import { identityAssertionSettings, type IdentityAssertionSettings } from '../as
 import { authSettingsOf } from './resource-envelope.js';
 import { withoutUnregisteredProviders } from './unregistered-providers.js';
 import { didYouMean } from '../closest-name.js';
-import { verifyCacheSettings, type VerifyCacheSettings } from '../forward-auth/cache-settings.js';
 import { authSettingsSchema, timeSpanMs, unknownKeys, type AuthSettingsDocument } from './schema.js';
 
 export const DEFAULT_SESSION_COOKIE = 'PlatformAuthSession';
@@ -57,8 +56,6 @@ export interface AuthConfig {
   readonly refreshWindowMs: number;
   /** CORS preflights on protected paths go to the app anonymously instead of being challenged (cors-preflight.ts). */
   readonly forwardCorsPreflights: boolean;
-  /** How long a web server may keep verify answers (gatehouse.verifyCache); undefined: not at all. */
-  readonly verifyCache?: VerifyCacheSettings;
   /** The signed identity assertion header (gatehouse.identityAssertion); undefined: off. */
   readonly identityAssertion?: IdentityAssertionSettings;
 }
@@ -183,7 +180,6 @@ export function resolveAuthConfig(given: unknown, env: NodeJS.ProcessEnv = proce
       sessionCookieName: extras.sessionCookieName ?? DEFAULT_SESSION_COOKIE,
       refreshWindowMs: (extras.refreshWindowSeconds ?? 300) * 1000,
       forwardCorsPreflights: extras.forwardCorsPreflights ?? false,
-      verifyCache: verifyCacheSettings(extras.verifyCache),
       identityAssertion: identityAssertionSettings(extras.identityAssertion),
     },
   };

@@ -54,6 +54,8 @@ export interface OidcProviderConfig extends Common {
   readonly signedClientSecret?: { readonly teamId: string; readonly keyId: string; readonly privateKeyPem: string };
   /** `client_secret_post`: always send the secret in the token request's body (else Basic when the provider supports it). */
   readonly secretInBody?: boolean;
+  /** login.pushedAuthorizationRequests: push every authorization request (else only when the provider's metadata requires it). */
+  readonly pushedAuthorizationRequests?: boolean;
   /** private_key_jwt: the client's key (and certificate), from their settings or files; never logged. */
   readonly clientKey?: ClientKeySettings;
   /** Custom providers: opaque bearer tokens introspected at the provider (validation.introspection). */
@@ -154,6 +156,12 @@ function withOpenId(scopes: readonly string[]): string[] {
 /** The scopes configured (else openid, profile and email) and those a `scope=` login parameter adds, each once; openid always. */
 function oidcScopes(configured: readonly string[] | undefined, added: readonly string[]): string[] {
   return withOpenId([...new Set([...(configured ?? ['openid', 'profile', 'email']), ...added])]);
+}
+
+/** login.pushedAuthorizationRequests, when set. */
+function pushed(login: { readonly pushedAuthorizationRequests?: boolean } | undefined) {
+  const value = login?.pushedAuthorizationRequests;
+  return value === undefined ? {} : { pushedAuthorizationRequests: value };
 }
 
 /** Trailing slashes off, so paths can be appended. */
@@ -267,6 +275,7 @@ function customProviders(
       endpoints,
       nameClaimType: provider.login?.nameClaimType,
       claimsFromUserInfo: provider.login?.claimsFromUserInfo ?? true,
+      ...pushed(provider.login),
       scopes: oidcScopes(provider.login?.scopes, login.scopes),
       loginParameters: login.extra,
       allowedAudiences: audiences,
@@ -342,6 +351,7 @@ function directoryProvider(
     nameClaimType: block.login?.nameClaimType ?? 'preferred_username',
     // Off unless asked: Microsoft's userinfo endpoint is Graph's, which the app's own access token cannot call.
     claimsFromUserInfo: block.login?.claimsFromUserInfo ?? false,
+    ...pushed(block.login),
     scopes: oidcScopes(block.login?.scopes, login.scopes),
     loginParameters: login.extra,
     allowedAudiences: validation.allowedAudiences ?? [],
@@ -380,6 +390,7 @@ function googleProvider(
     endpoints: undefined,
     nameClaimType: block.login?.nameClaimType ?? 'email',
     claimsFromUserInfo: block.login?.claimsFromUserInfo ?? true,
+    ...pushed(block.login),
     scopes: oidcScopes(block.login?.scopes, login.scopes),
     // Google issues a refresh token only for offline access, and again only when consent is asked.
     loginParameters: { access_type: 'offline', prompt: 'consent', ...login.extra },

@@ -3,7 +3,6 @@ import { z } from 'zod';
 
 import { excludedPathProblem } from '../excluded-paths.js';
 import { clientKeyFields } from './client-key-settings.js';
-import { verifyCacheSchema } from '../forward-auth/cache-settings.js';
 import { identityAssertionSchema } from '../assertion/settings.js';
 import { jsonPath } from './json-path.js';
 
@@ -64,6 +63,8 @@ const loginSettings = z
     nameClaimType: z.string().min(1).optional(),
     /** gatehouse's own: add the userinfo endpoint's claims to the ID token's after a sign-in (OpenID providers). */
     claimsFromUserInfo: z.boolean().optional(),
+    /** gatehouse's own: push the authorization request first (RFC 9126); default: when the provider requires it. */
+    pushedAuthorizationRequests: z.boolean().optional(),
     scopes: z.array(scopeToken).optional(),
     /** `name=value` strings, or an object of names to values. */
     loginParameters: z.union([z.array(nameValue), z.record(z.string(), z.string())]).optional(),
@@ -319,8 +320,6 @@ export const authSettingsSchema = z.object({
         .optional(),
       /** Forward CORS preflights (OPTIONS with Origin and Access-Control-Request-Method) on protected paths to the app, anonymously. */
       forwardCorsPreflights: z.boolean().optional(),
-      /** Let a web server keep the verify endpoint's allowed answers for a session (`{}`: 1 s). */
-      verifyCache: verifyCacheSchema.optional(),
       /** A signed identity assertion header on every forwarded request with an identity (`{}`: the defaults). */
       identityAssertion: identityAssertionSchema.optional(),
     })

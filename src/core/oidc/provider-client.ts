@@ -258,16 +258,35 @@ export class OidcProviderClient {
     return configuration;
   }
 
+  /**
+   * Where the browser goes to sign in. With pushed authorization requests (RFC 9126: configured, or
+   * required by the provider's metadata), the parameters are first posted to the provider, with
+   * the client's credentials, and the URL carries only the client id and the `request_uri` it answers.
+   */
   async authorizationUrl(request: AuthorizationRequest): Promise<URL> {
+    try {
+      return await this.#authorizationUrl(request);
+    } catch (error) {
+      throw classify(error, 'pushed authorization request');
+    }
+  }
+
+  async #authorizationUrl(request: AuthorizationRequest): Promise<URL> {
     const configuration = await this.configuration();
-    const { prompt_values_supported: supported } = configuration.serverMetadata();
+    const metadata = configuration.serverMetadata();
+    const { prompt_values_supported: supported } = metadata;
     const prompt = promptParameter(
       this.config.kind,
       this.config.loginParameters.prompt,
       request.prompt,
       Array.isArray(supported) ? supported.map(String) : undefined,
     );
-    return oidc.buildAuthorizationUrl(configuration, {
+    const pushed = this.config.pushedAuthorizationRequests ?? metadata.require_pushed_authorization_requests === true;
+    if (pushed && metadata.pushed_authorization_request_endpoint === undefined)
+      throw new ProviderRefusedError(
+        'pushed authorization requests are configured, and the provider has no pushed_authorization_request_endpoint',
+      );
+    const parameters = {
       ...this.config.loginParameters,
       ...(prompt !== undefined ? { prompt } : {}),
       redirect_uri: request.redirectUri,
@@ -278,7 +297,10 @@ export class OidcProviderClient {
       nonce: request.nonce,
       code_challenge: await oidc.calculatePKCECodeChallenge(request.codeVerifier),
       code_challenge_method: 'S256',
-    });
+    };
+    if (!pushed) return oidc.buildAuthorizationUrl(configuration, parameters);
+    await this.#clientSecretJwt?.renew();
+    return await oidc.buildAuthorizationUrlWithPAR(configuration, parameters);
   }
 
   /** Redeems the code in `callbackUrl`: state, PKCE, and the ID token's signature, iss, aud, exp and nonce are all checked. */
