@@ -2,7 +2,7 @@
 // identity and any configured prefix, under AddressSanitizer and UBSan (scripts/fuzz-core.sh).
 // In the IIS module this code runs inside the web server's worker process on every request, on
 // headers an attacker chooses: a memory error there is the server's. Besides memory safety it
-// checks what docs/headers.md promises, against a reading of its own written here from the design:
+// checks what docs/headers.md promises, against a reading of its own written here from that page:
 //   - every inbound header whose name, upper-cased with `_` and `.` as `-`, begins with
 //     <PREFIX>CLIENT-PRINCIPAL or <PREFIX>TOKEN-, or whose value holds CR, LF or NUL, is removed;
 //     nothing else is, and each name once;

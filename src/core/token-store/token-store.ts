@@ -1,5 +1,5 @@
 /**
- * Where server-side session records live (the spec's token store). The
+ * Where server-side session records live (docs/architecture.md#sessions-and-the-token-store). The
  * interface is all callers see; a shared store for several instances plugs
  * in behind it and must pass the same conformance suite
  * (test/core/token-store/conformance.ts).
@@ -24,7 +24,7 @@ export interface TokenStore<T> {
    */
   sweep(): Promise<number>;
   /**
-   * Optional beyond the design's get / put / delete / sweep, and what a store
+   * Optional beyond get / put / delete / sweep, and what a store
    * shared by several instances should offer: runs `work` while no other
    * caller, in this process or in any other instance sharing the store, runs
    * work for the same id; resolves or rejects as `work` does. Session refresh

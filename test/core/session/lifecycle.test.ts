@@ -12,7 +12,7 @@ import {
 import type { SessionRecord } from '../../../src/core/session/record.js';
 
 describe('session lifecycle table (docs/architecture.md#sessions-and-the-token-store)', () => {
-  // One expectation per row of the spec's table, spelled out independently of the data.
+  // One expectation per row of the table (lifecycle.ts), spelled out independently of the data.
   const rows: Array<[SessionState | null, LifecycleTrigger, SessionState, string]> = [
     [null, 'start', 'Unauthenticated', 'none'],
     ['Unauthenticated', 'protectedRequest', 'Challenged', 'redirectToProvider'],
