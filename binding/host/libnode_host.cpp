@@ -81,6 +81,9 @@ std::string request(const gh_iis::EngineSlot& slot, const std::string& path) {
   return "answer " + std::to_string(waiter.decision.status()) + " " + waiter.decision.body();
 }
 
+// Node has ended by itself: said as the module would hear it.
+void ended() { say("report (Node has ended)"); }
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -91,7 +94,7 @@ int main(int argc, char** argv) {
   gh_iis::EngineSlot slot;
   const char* options = std::getenv("GATEHOUSE_NODE_OPTIONS");
   std::unique_ptr<gh_iis::NodeRuntime> runtime =
-      gh_iis::NodeRuntime::Start(argv[1], options == nullptr ? "" : options, slot.link(), &report);
+      gh_iis::NodeRuntime::Start(argv[1], options == nullptr ? "" : options, slot.link(), &report, &ended);
   if (runtime == nullptr) {
     say("start-failed");
     return 3;

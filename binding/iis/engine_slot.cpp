@@ -17,16 +17,52 @@ EngineSlot::EngineSlot() {
 
 void EngineSlot::Attach(void* self, const gh_engine_ref* ref) {
   auto* slot = static_cast<EngineSlot*>(self);
-  std::unique_lock<std::shared_mutex> lock(slot->mutex_);
-  // An engine from an older ABI lacks fields this host reads: refuse it (and drop the old one).
-  if (ref == nullptr || ref->abi_version < 4 || ref->engine == nullptr || ref->submit == nullptr) {
-    slot->clear();
-    return;
+  {
+    std::unique_lock<std::shared_mutex> lock(slot->mutex_);
+    // An engine from an older ABI lacks fields this host reads: refuse it (and drop the old one).
+    if (ref == nullptr || ref->abi_version < 4 || ref->engine == nullptr || ref->submit == nullptr) {
+      slot->clear();
+      return;
+    }
+    slot->ref_ = *ref;
+    slot->body_prefix_ = gh::text_of(ref->body_path_prefix);
+    slot->ref_.body_path_prefix = gh::bytes_of(slot->body_prefix_);
+    slot->attached_ = true;
   }
-  slot->ref_ = *ref;
-  slot->body_prefix_ = gh::text_of(ref->body_path_prefix);
-  slot->ref_.body_path_prefix = gh::bytes_of(slot->body_prefix_);
-  slot->attached_ = true;
+  slot->wake_all();  // the requests that waited go on, to the core now attached
+}
+
+void EngineSlot::expect_core(std::chrono::milliseconds wait) {
+  std::lock_guard<std::mutex> lock(waiters_mutex_);
+  expecting_ = true;
+  expect_deadline_ = timer_.schedule(wait, [this] { wake_all(); });
+}
+
+void EngineSlot::core_not_coming() {
+  {
+    std::lock_guard<std::mutex> lock(waiters_mutex_);
+    if (expect_deadline_ != 0) timer_.cancel(expect_deadline_);
+  }
+  wake_all();
+}
+
+void EngineSlot::wake_all() {
+  std::vector<std::pair<Wake, void*>> woken;
+  {
+    std::lock_guard<std::mutex> lock(waiters_mutex_);
+    expecting_ = false;
+    woken.swap(waiters_);
+  }
+  for (const auto& [wake, data] : woken) wake(data);
+}
+
+bool EngineSlot::wait_for_core(Wake wake, void* data) {
+  std::shared_lock<std::shared_mutex> lock(mutex_);  // no attach between the check and the wait
+  if (attached_) return false;
+  std::lock_guard<std::mutex> waiting(waiters_mutex_);
+  if (!expecting_) return false;
+  waiters_.emplace_back(wake, data);
+  return true;
 }
 
 void EngineSlot::Detach(void* self, const gh_engine* engine) {

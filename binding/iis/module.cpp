@@ -3,12 +3,14 @@
 // process, and the module applies its decision.
 //
 //   OnBeginRequest: Node started if this is the worker process's first request for a site
-//     that enables gatehouse (IIS calls the module only for those) → HTTP_REQUEST → request
+//     that enables gatehouse (IIS calls the module only for those) → while Node boots, wait
+//     for the core to attach (pending, at most GATEHOUSE_IIS_START_WAIT) → HTTP_REQUEST → request
 //     view → for the auth routes' POSTs,
 //     the body, read asynchronously (each pending read returns
 //     RQ_NOTIFICATION_PENDING and resumes in OnAsyncCompletion) → engine slot →
 //     decided inline (core not running: 503) → apply now, else return
-//     RQ_NOTIFICATION_PENDING;
+//     RQ_NOTIFICATION_PENDING (a decision that has not come within GATEHOUSE_IIS_DECISION_TIMEOUT
+//     is answered 503 and logged);
 //   the decision arrives on Node's thread → PostCompletion → OnAsyncCompletion
 //     (an IIS thread) → apply: remove/set request headers and continue, or
 //     write the response and finish the request. A body the module read is given back
@@ -43,9 +45,11 @@
 #include <windows.h>
 #include <httpserv.h>
 
-#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -54,6 +58,7 @@
 
 #include "../core/error_response.h"
 #include "body_reader.h"
+#include "deadline_timer.h"
 #include "deferred_decision.h"
 #include "engine_slot.h"
 #include "http_request_view.h"
@@ -79,6 +84,14 @@ constexpr DWORD kAuthBodyDeadlineMs = 30000;
 // NON_ANONYMOUS_ACCESS, as failed request tracing names it). See docs/in-server-module.md.
 constexpr ULONG kKernelCacheReasonNonAnonymousAccess = 11;
 
+// How long, after Node's start, requests wait for the core to attach rather than being refused
+// (GATEHOUSE_IIS_START_WAIT, seconds), and how long a decision may take before the module
+// answers 503 itself (GATEHOUSE_IIS_DECISION_TIMEOUT, seconds): a core whose promise never
+// settles must not hold a request for ever.
+constexpr unsigned long kDefaultStartWaitSeconds = 10;
+constexpr unsigned long kDefaultDecisionTimeoutSeconds = 30;
+constexpr unsigned long kMaxSeconds = 3600;
+
 // How often the module asks IIS for a new worker process while its Node has ended: IIS starts
 // the new one beside this one (overlapped recycling), which may itself fail the same way.
 constexpr ULONGLONG kRecycleIntervalMs = 60 * 1000;
@@ -97,6 +110,8 @@ std::mutex* g_node_mutex = nullptr;                           // made by Registe
 std::atomic<NodeState> g_node_state{NodeState::kNotStarted};  // written under g_node_mutex
 std::atomic<bool> g_node_decided{false};                      // the fast path: anything but kNotStarted
 gh_iis::NodeRuntime* g_runtime = nullptr;
+std::atomic<unsigned long> g_decision_timeout_ms{kDefaultDecisionTimeoutSeconds * 1000};
+gh_iis::DeadlineTimer* g_deadlines = nullptr;  // decisions' deadlines; made by RegisterModule, never destroyed
 
 // UTF-8 (the module's and Node's text) → UTF-16 (Windows'); bytes that are not UTF-8 become U+FFFD.
 std::wstring wide(const std::string& text) {
@@ -126,14 +141,9 @@ void report(const std::string& message) noexcept {
   }
 }
 
-// A failure while answering a request: logged, at most once a second across the process
-// (a failing IIS call on every request must not flood the event log), with how many went
-// unlogged since. A client that has gone away is not a failure worth a line.
-void report_request_failure(const char* what, HRESULT hr) noexcept {
-  if (hr == HRESULT_FROM_WIN32(ERROR_CONNECTION_ABORTED) || hr == HRESULT_FROM_WIN32(ERROR_NETNAME_DELETED) ||
-      hr == HRESULT_FROM_WIN32(ERROR_CONNECTION_INVALID)) {
-    return;
-  }
+// A request's trouble: logged, at most once a second across the process (a failing IIS call
+// on every request must not flood the event log), with how many went unlogged since.
+void report_request_trouble(const char* what) noexcept {
   static std::atomic<ULONGLONG> last_ms{0};
   static std::atomic<unsigned long> unlogged{0};
   const ULONGLONG now = GetTickCount64();
@@ -142,11 +152,21 @@ void report_request_failure(const char* what, HRESULT hr) noexcept {
     unlogged.fetch_add(1);
     return;
   }
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "gatehouse: %s failed (HRESULT 0x%08lX); %lu more request failures since the last report", what,
-                static_cast<unsigned long>(hr), unlogged.exchange(0));
+  char line[512];
+  std::snprintf(line, sizeof line, "gatehouse: %s; %lu more request failures since the last report", what,
+                unlogged.exchange(0));
   report(line);
+}
+
+// A failed IIS call while answering a request. A client that has gone away is not a failure worth a line.
+void report_request_failure(const char* what, HRESULT hr) noexcept {
+  if (hr == HRESULT_FROM_WIN32(ERROR_CONNECTION_ABORTED) || hr == HRESULT_FROM_WIN32(ERROR_NETNAME_DELETED) ||
+      hr == HRESULT_FROM_WIN32(ERROR_CONNECTION_INVALID)) {
+    return;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "%s failed (HRESULT 0x%08lX)", what, static_cast<unsigned long>(hr));
+  report_request_trouble(line);
 }
 
 // An environment variable of the application pool, or "" (on the heap: an IIS thread's stack is small).
@@ -207,6 +227,18 @@ constexpr wchar_t kLibnodeDll[] = L"libnode.dll";
 // libnode.dll, from the module's own directory (build\Release, where the release puts it), before
 // anything of Node is called: the module delay-loads it, and a delay-load that fails would raise
 // an exception in the worker process. The delay-load then finds this very module loaded.
+// A number of seconds from the pool's environment, or the default (a value that is not one is logged).
+unsigned long seconds_setting(const wchar_t* name, const char* printable, unsigned long fallback) {
+  const std::string text = utf8(environment(name));
+  if (text.empty()) return fallback;
+  char* rest = nullptr;
+  const unsigned long value = std::strtoul(text.c_str(), &rest, 10);
+  if (*rest == '\0' && text[0] >= '0' && text[0] <= '9' && value <= kMaxSeconds) return value;
+  report(std::string("gatehouse: ") + printable + "=" + text.substr(0, 100) + " is not a number of seconds from 0 to " +
+         std::to_string(kMaxSeconds) + "; " + std::to_string(fallback) + " is used");
+  return fallback;
+}
+
 bool load_libnode() {
   const std::wstring path = parent(module_path()) + L"\\" + kLibnodeDll;
   if (LoadLibraryExW(path.c_str(), nullptr, LOAD_WITH_ALTERED_SEARCH_PATH) != nullptr) return true;
@@ -216,6 +248,10 @@ bool load_libnode() {
          "(libnode.dll beside gatehouse_iis.dll; docs/in-server-module.md)");
   return false;
 }
+
+// On Node's thread, as it ends by itself: the requests waiting for the core go on now (to a 503),
+// not when their wait runs out.
+void node_ended() { g_slot->core_not_coming(); }
 
 // Starts Node once per worker process, on the first request of a gatehouse site; every later
 // call returns at once. The requests that arrive while the core boots (and after a failed start)
@@ -230,11 +266,18 @@ void start_node_once() {
     g_node_state = NodeState::kNoLibnode;
   } else {
     try {
+      g_decision_timeout_ms = 1000 * seconds_setting(L"GATEHOUSE_IIS_DECISION_TIMEOUT",
+                                                     "GATEHOUSE_IIS_DECISION_TIMEOUT", kDefaultDecisionTimeoutSeconds);
+      const unsigned long start_wait =
+          seconds_setting(L"GATEHOUSE_IIS_START_WAIT", "GATEHOUSE_IIS_START_WAIT", kDefaultStartWaitSeconds);
       const std::string options = utf8(environment(L"GATEHOUSE_NODE_OPTIONS"));
-      g_runtime = gh_iis::NodeRuntime::Start(boot_script(), options, g_slot->link(), &report).release();
-      if (g_runtime != nullptr) g_node_state = NodeState::kStarted;
+      g_runtime = gh_iis::NodeRuntime::Start(boot_script(), options, g_slot->link(), &report, &node_ended).release();
+      if (g_runtime != nullptr) {
+        g_node_state = NodeState::kStarted;
+        g_slot->expect_core(std::chrono::seconds(start_wait));
+      }
     } catch (...) {
-      g_runtime = nullptr;
+      if (g_runtime != nullptr) g_node_state = NodeState::kStarted;  // only the wait could not be set up
     }
     if (g_runtime == nullptr) report("gatehouse: Node's thread could not start");
   }
@@ -336,7 +379,19 @@ class GatehouseModule final : public CHttpModule {
     // First, before anything can answer or fail: no path leaves a judged response cacheable.
     context->GetResponse()->DisableKernelCache(kKernelCacheReasonNonAnonymousAccess);
     start_node_once();
-    if (node_has_ended()) recycle_after_node_ended();  // and the engine slot answers 503 below
+    if (node_has_ended()) {
+      g_slot->core_not_coming();   // whoever waits for the core hears it now
+      recycle_after_node_ended();  // and the engine slot answers 503 below
+    }
+    // Node boots: wait for the core (resumed when it attaches, or when the wait runs out).
+    waiting_for_core_ = true;
+    if (g_slot->wait_for_core(&GatehouseModule::Resume, context)) return RQ_NOTIFICATION_PENDING;  // touch nothing more
+    waiting_for_core_ = false;
+    return after_core(context);
+  }
+
+  // The core is attached, or will not be waited for any longer.
+  REQUEST_NOTIFICATION_STATUS after_core(IHttpContext* context) {
     IHttpRequest* request = context->GetRequest();
     const HTTP_REQUEST* raw = request->GetRawHttpRequest();
     if (raw == nullptr) return refuse(context, 500, "The authentication layer could not read this request.");
@@ -352,6 +407,10 @@ class GatehouseModule final : public CHttpModule {
   }
 
   REQUEST_NOTIFICATION_STATUS resume(IHttpContext* context, IHttpCompletionInfo* completion) {
+    if (waiting_for_core_) {
+      waiting_for_core_ = false;
+      return after_core(context);
+    }
     if (reading_body_) {
       if (completion == nullptr) return refuse(context, 500, "The authentication layer could not read this request.");
       const BodyOutcome outcome =
@@ -366,6 +425,7 @@ class GatehouseModule final : public CHttpModule {
   // An exception reached a notification boundary. Nothing is pending (see the top of the
   // file), so this handler owns the request: stop the body's deadline, log, answer 500.
   REQUEST_NOTIFICATION_STATUS failed(IHttpContext* context, const char* where) noexcept {
+    stop_deadline();
     reading_body_ = false;
     body_.reset();  // its destructor stops and waits for the deadline's timer
     try {
@@ -407,14 +467,49 @@ class GatehouseModule final : public CHttpModule {
     return refuse(context, 500, "The authentication layer could not read this request.");
   }
 
+  // The engine holds its own reference to the decision until it completes it (exactly once, even
+  // after the deadline has answered), and so does the deadline: either may come last.
+  using SharedDecision = std::shared_ptr<gh_iis::DeferredDecision>;
+
+  static void CompleteShared(void* holder, const gh_decision* decision) {
+    const std::unique_ptr<SharedDecision> owned(static_cast<SharedDecision*>(holder));
+    gh_iis::DeferredDecision::OnComplete(owned->get(), decision);
+  }
+
+  // On the deadline's thread: no decision in time. The first completion wins (DeferredDecision):
+  // if the core's comes later, it is dropped; if it came first, this does nothing.
+  static void DecisionTimedOut(const SharedDecision& decision, unsigned long timeout_ms) {
+    if (decision->completions() > 0) return;
+    const gh::ErrorResponse answer(503, "The authentication layer did not decide in time.");
+    gh_iis::DeferredDecision::OnComplete(decision.get(), answer.decision());
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "a decision did not come within %lu s (GATEHOUSE_IIS_DECISION_TIMEOUT): answered 503",
+                  timeout_ms / 1000);
+    report_request_trouble(line);
+  }
+
   REQUEST_NOTIFICATION_STATUS decide(IHttpContext* context) {
-    decision_ = std::make_unique<gh_iis::DeferredDecision>(&GatehouseModule::Resume, context);
-    g_slot->submit(view_->view(), &gh_iis::DeferredDecision::OnComplete, decision_.get());
+    decision_ = std::make_shared<gh_iis::DeferredDecision>(&GatehouseModule::Resume, context);
+    auto engine_holder = std::make_unique<SharedDecision>(decision_);
+    const unsigned long timeout_ms = g_decision_timeout_ms.load();
+    if (timeout_ms > 0) {
+      deadline_ = g_deadlines->schedule(std::chrono::milliseconds(timeout_ms),
+                                        [decision = decision_, timeout_ms] { DecisionTimedOut(decision, timeout_ms); });
+    }
+    // The engine completes every submission exactly once, and frees the holder then.
+    g_slot->submit(view_->view(), &GatehouseModule::CompleteShared, engine_holder.release());
     if (!decision_->settle_after_submit()) return RQ_NOTIFICATION_PENDING;
     return apply(context);
   }
 
+  void stop_deadline() noexcept {
+    if (deadline_ != 0) g_deadlines->cancel(deadline_);
+    deadline_ = 0;
+  }
+
   REQUEST_NOTIFICATION_STATUS apply(IHttpContext* context) {
+    stop_deadline();
     const gh::OwnedDecision& d = decision_->decision();
     if (d.kind() != GH_DECISION_CONTINUE) return respond(context, d);
     IHttpRequest* request = context->GetRequest();
@@ -577,7 +672,9 @@ class GatehouseModule final : public CHttpModule {
   std::unique_ptr<RequestEntity> entity_;
   std::unique_ptr<gh_iis::BodyReader> body_;
   bool reading_body_ = false;
-  std::unique_ptr<gh_iis::DeferredDecision> decision_;
+  bool waiting_for_core_ = false;
+  std::shared_ptr<gh_iis::DeferredDecision> decision_;
+  std::uint64_t deadline_ = 0;
 };
 
 // final: Terminate's `delete this` deletes exactly this type (the interface has no virtual destructor).
@@ -608,6 +705,7 @@ class GatehouseModuleFactory final : public IHttpModuleFactory {
 HRESULT register_module(DWORD, IHttpModuleRegistrationInfo* info, IHttpServer* server) {
   g_server = server;
   g_slot = new gh_iis::EngineSlot();
+  g_deadlines = new gh_iis::DeadlineTimer();
   g_node_mutex = new std::mutex();
   auto* factory = new GatehouseModuleFactory();
   const HRESULT hr = info->SetRequestNotifications(factory, RQ_BEGIN_REQUEST, 0);

@@ -42,6 +42,7 @@ struct NodeRuntime::State {
   std::string boot_script;
   std::string node_options;
   Report report = nullptr;
+  Ended on_end = nullptr;
   StackThread thread;
 
   // Set by the Node thread once the loop can be woken; guarded by mutex.
@@ -57,6 +58,12 @@ struct NodeRuntime::State {
 void NodeRuntime::State::run() {
   run_node();
   ended.store(true, std::memory_order_release);
+  bool asked = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    asked = stopping;
+  }
+  if (!asked && on_end != nullptr) on_end();
 }
 
 void NodeRuntime::State::run_node() {
@@ -146,12 +153,13 @@ void NodeRuntime::State::run_node() {
 NodeRuntime::NodeRuntime(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
 std::unique_ptr<NodeRuntime> NodeRuntime::Start(const std::string& boot_script, const std::string& node_options,
-                                                const gh_host_link* link, Report report) {
+                                                const gh_host_link* link, Report report, Ended ended) {
   set_linked_binding_host(link, report);
   auto state = std::make_unique<State>();
   state->boot_script = boot_script;
   state->node_options = node_options;
   state->report = report;
+  state->on_end = ended;
   if (!state->thread.start(
           kNodeThreadStackBytes, [](void* raw) { static_cast<State*>(raw)->run(); }, state.get()))
     return nullptr;

@@ -27,6 +27,9 @@ class NodeRuntime {
   /** Why the runtime stopped or failed to start (written to the module's log by the caller). */
   using Report = void (*)(const std::string& message);
 
+  /** Node has ended by itself (not by Stop()): called once, on Node's thread, as it ends. */
+  using Ended = void (*)();
+
   /**
    * Starts Node on its own thread: argv[1] is boot_script, node_options the text of
    * GATEHOUSE_NODE_OPTIONS (e.g. "--max-old-space-size=256"; refused options are reported by
@@ -34,7 +37,7 @@ class NodeRuntime {
    * the thread could not start.
    */
   static std::unique_ptr<NodeRuntime> Start(const std::string& boot_script, const std::string& node_options,
-                                            const gh_host_link* link, Report report);
+                                            const gh_host_link* link, Report report, Ended ended);
 
   /**
    * Whether Node has ended (process.exit(), an uncaught exception, a boot that failed, or

@@ -68,6 +68,7 @@ function buildHost(root: string): string {
     'binding/iis/host_link.cpp',
     'binding/iis/stack_thread.cpp',
     'binding/iis/engine_slot.cpp',
+    'binding/iis/deadline_timer.cpp',
   ].map((source) => path.join(ROOT, source));
   execFileSync(
     'g++',
@@ -301,6 +302,7 @@ describe('IIS module: the Node embedding run for real (libnode)', function () {
       body: '{"error":"The authentication layer is not running."}',
     });
     await host.untilReported(/^gatehouse: Node exited with code 7 /);
+    await host.untilReported(/^\(Node has ended\)$/); // the module's hook: its waiting requests go on
     await host.untilReported(/in-server: the core ended Node \(process\.exit, exit code 7\)/);
     expect(host.log().map((line) => line.msg)).to.include(
       'in-server: the core ended Node (process.exit, exit code 7); the module answers 503 and asks IIS for a new worker process',

@@ -136,7 +136,13 @@ class WorkerProcess {
     };
     if (!this.firstRequest) return this.iis.request(full);
     this.firstRequest = false;
-    for (const key of ['GATEHOUSE_IIS_BOOT', 'GATEHOUSE_NODE_OPTIONS']) delete process.env[key];
+    for (const key of [
+      'GATEHOUSE_IIS_BOOT',
+      'GATEHOUSE_NODE_OPTIONS',
+      'GATEHOUSE_IIS_START_WAIT',
+      'GATEHOUSE_IIS_DECISION_TIMEOUT',
+    ])
+      delete process.env[key];
     Object.assign(process.env, this.moduleEnv);
     try {
       return await this.iis.request(full);
@@ -258,8 +264,12 @@ const SPOOFED = [
 // ---------------------------------------------------------------------------------------------
 // "main": a site that enables gatehouse, the real core, started lazily.
 const main = new WorkerProcess('main', {
-  // Two spaces: the module splits on each, and drops what is empty. --inspect is refused.
-  moduleEnv: { GATEHOUSE_NODE_OPTIONS: '--max-old-space-size=96  --inspect=9229 --trace-warnings' },
+  // Two spaces: the module splits on each, and drops what is empty. --inspect is refused. Node is
+  // held back below: the first requests wait a second for the core, then are refused.
+  moduleEnv: {
+    GATEHOUSE_NODE_OPTIONS: '--max-old-space-size=96  --inspect=9229 --trace-warnings',
+    GATEHOUSE_IIS_START_WAIT: '1',
+  },
   coreEnv: {
     GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(siteConfig()),
     CORP_SECRET: 's3cret',
@@ -293,7 +303,8 @@ test('the first request IIS hands the module starts Node, once: the boot script 
     path.join(packageDir, 'binding', 'iis', 'boot.cjs').toLowerCase(),
   );
   assert.deepEqual(main.starts[0].execArgs, ['--max-old-space-size=96', '--trace-warnings']);
-  // Until the core is attached: 503 with Retry-After, fail closed.
+  // The core did not attach within GATEHOUSE_IIS_START_WAIT: 503 with Retry-After, fail closed.
+  assert.equal(first.notifications, 2, 'the first request waited for the core (pending), then was refused');
   for (const r of [first, second]) {
     answeredError(r, 503, 'The authentication layer is not running.');
     assert.deepEqual(headerValues(r.headers, 'Retry-After'), ['5']);
@@ -572,6 +583,33 @@ test('the worker process ends (the factory’s Terminate): the module stops its 
 });
 
 // ---------------------------------------------------------------------------------------------
+// "cold": a worker process's first requests wait for the core while it boots, and are decided by it.
+const cold = new WorkerProcess('cold', {
+  moduleEnv: { GATEHOUSE_IIS_START_WAIT: '100' },
+  coreEnv: {
+    GATEHOUSE_AUTH_CONFIG_JSON: JSON.stringify(siteConfig()),
+    CORP_SECRET: 's3cret',
+    GATEHOUSE_ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64'),
+  },
+  holdNode: true,
+});
+
+test('cold start: requests that arrive while Node boots wait for the core (pending, no IIS thread held) and are decided by it', async () => {
+  assert.equal(cold.iis.registerModule().hr, 0);
+  const waiting = [cold.request({ url: '/orders' }), cold.request(authPost([{ data: TOKEN_BODY, arrival: 'later' }]))];
+  // Node is held back: the requests wait; once it boots, the core decides them.
+  cold.releaseNode();
+  const [browser, token] = await Promise.all(waiting);
+  kept(browser);
+  assert.equal(browser.status, 302, 'decided by the core, not refused');
+  assert.ok(browser.notifications >= 2, 'it went pending while it waited');
+  // The auth route's body was read once the core said which paths need it.
+  answeredError(token, 401);
+  assert.equal(jsonBody(token).error, 'invalid_token');
+  await cold.iis.terminate();
+});
+
+// ---------------------------------------------------------------------------------------------
 // "open": a site whose core lets auth-route requests through (platform.enabled false).
 const open = new WorkerProcess('open', {
   coreEnv: {
@@ -662,7 +700,10 @@ test('a core that fails to start (a broken configuration): nothing attaches, eve
 });
 
 const throwing = new WorkerProcess('throws', {
-  moduleEnv: { GATEHOUSE_IIS_BOOT: path.join(__dirname, 'fake-iis', 'throwing-core.cjs') },
+  moduleEnv: {
+    GATEHOUSE_IIS_BOOT: path.join(__dirname, 'fake-iis', 'throwing-core.cjs'),
+    GATEHOUSE_IIS_DECISION_TIMEOUT: '2',
+  },
 });
 
 test('a core that throws or rejects while deciding: 500, and the process serves on', async () => {
@@ -677,6 +718,14 @@ test('a core that throws or rejects while deciding: 500, and the process serves 
     'GATEHOUSE_IIS_BOOT names the boot script',
   );
   for (const url of ['/throw', '/reject', '/throw']) answeredError(await throwing.request({ url }), 500);
+  assert.equal(kept(await throwing.request({ url: '/fine' })).result, 'continue');
+});
+
+test('a decision that never comes: answered 503 with Retry-After at GATEHOUSE_IIS_DECISION_TIMEOUT, and the process serves on', async () => {
+  const [never, fine] = await Promise.all([throwing.request({ url: '/never' }), throwing.request({ url: '/fine' })]);
+  answeredError(never, 503, 'The authentication layer did not decide in time.');
+  assert.deepEqual(headerValues(never.headers, 'Retry-After'), ['5']);
+  assert.equal(kept(fine).result, 'continue', 'the others are decided as before');
   assert.equal(kept(await throwing.request({ url: '/fine' })).result, 'continue');
 });
 

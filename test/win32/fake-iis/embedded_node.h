@@ -19,6 +19,9 @@ bool start_embedded_node(const std::string& boot_script, const std::vector<std::
 /** Whether that environment ended by itself (process.exit(), an uncaught exception), as the test's Node says. */
 bool embedded_node_ended();
 
+/** The test's Node says the environment has ended by itself: the module's hook runs, as the embedding runs it. */
+void embedded_node_has_ended();
+
 /** Asks the test's Node to stop that environment, and waits until it has ended. */
 void stop_embedded_node();
 

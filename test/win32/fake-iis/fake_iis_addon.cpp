@@ -283,8 +283,11 @@ Napi::Value NodeStopped(const Napi::CallbackInfo& info) {
 
 Napi::Value NodeEnded(const Napi::CallbackInfo& info) {
   NodeHost& h = node_host();
-  std::lock_guard<std::mutex> lock(h.mutex);
-  h.ended = true;
+  {
+    std::lock_guard<std::mutex> lock(h.mutex);
+    h.ended = true;
+  }
+  embedded_node_has_ended();  // the module's hook, as the embedding calls it when Node ends
   return info.Env().Undefined();
 }
 

@@ -31,11 +31,16 @@ struct NodeRuntime::State {
   bool stopped = false;
 };
 
+namespace {
+NodeRuntime::Ended g_on_end = nullptr;  // one Node per worker process: the module's hook
+}  // namespace
+
 NodeRuntime::NodeRuntime(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
 std::unique_ptr<NodeRuntime> NodeRuntime::Start(const std::string& boot_script, const std::string& node_options,
-                                                const gh_host_link* link, Report report) {
+                                                const gh_host_link* link, Report report, Ended ended) {
   set_linked_binding_host(link, report);
+  g_on_end = ended;
   const NodeOptions options = parse_node_options(node_options);
   for (const std::string& refused : options.refused) report("gatehouse: GATEHOUSE_NODE_OPTIONS: " + refused);
   if (!fake_iis::start_embedded_node(boot_script, options.accepted)) return nullptr;
@@ -60,3 +65,11 @@ bool NodeRuntime::ended() const {
 NodeRuntime::~NodeRuntime() { Stop(); }
 
 }  // namespace gh_iis
+
+namespace fake_iis {
+
+void embedded_node_has_ended() {
+  if (gh_iis::g_on_end != nullptr) gh_iis::g_on_end();
+}
+
+}  // namespace fake_iis

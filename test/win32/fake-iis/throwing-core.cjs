@@ -4,6 +4,7 @@
 //   /throw   throws while deciding            (the module answers 500)
 //   /reject  rejects                          (500)
 //   /exit    calls process.exit(7) while the decision is pending (that request and every later one 503)
+//   /never   never decides (a promise that never settles: the module's deadline answers 503)
 //   other    lets the request continue
 'use strict';
 const path = require('node:path');
@@ -17,6 +18,7 @@ Promise.all([load('native/interceptor.js'), load('inserver/host.js')]).then(
     const interceptor = createInterceptor((request) => {
       if (request.path === '/throw') throw new Error('fake-iis: a core that throws');
       if (request.path === '/reject') return Promise.reject(new Error('fake-iis: a core that rejects'));
+      if (request.path === '/never') return new Promise(() => undefined);
       if (request.path === '/exit') {
         setImmediate(() => process.exit(7));
         return new Promise(() => undefined);
