@@ -8,6 +8,10 @@ import { NO_METRICS, type AuthMetrics } from './auth-metrics.js';
 import { layerAssertions, type LayerAssertions } from './assertion/assertion-keys.js';
 import type { AssertionKeyRing } from './assertion/key-ring.js';
 import type { AssertionHeader } from './assertion/signer.js';
+import type { Caller } from './authorization/access-facts.js';
+import { Authorizer } from './authorization/authorizer.js';
+import { OPEN_POLICY } from './authorization/policy.js';
+import { callerOf } from './authorization/record-caller.js';
 import type { AuthConfig } from './config/auth-config.js';
 import { aliasIgnoringCase } from './config/provider-settings.js';
 import { deriveKey } from './crypto/keys.js';
@@ -50,6 +54,7 @@ import { frontChannelLogout } from './routes/front-channel-logout.js';
 import { clientKeys } from './routes/client-keys.js';
 import { bearerIdentity, bearerToken, exchangeToken, invalidTokenDecision } from './routes/client-directed.js';
 import { finishLogin, loginPath, returnUrlParameter, startLogin } from './routes/login-flow.js';
+import { refusalDecision } from './routes/refusal.js';
 import { transition, type LifecycleTrigger, type SessionState } from './session/lifecycle.js';
 import type { SessionRecord } from './session/record.js';
 import { ExchangedSessions } from './session/exchanged-sessions.js';
@@ -154,6 +159,8 @@ export class AuthLayer {
   readonly #identities = new WeakMap<SessionRecord, Identity>();
   /** The signed identity assertion (gatehouse.identityAssertion); undefined when off. */
   readonly #assertions: LayerAssertions | undefined;
+  /** One Caller per cached session record, so rules' verdicts are remembered per session (Authorizer). */
+  readonly #callers = new WeakMap<SessionRecord, Caller>();
 
   constructor(options: AuthLayerOptions) {
     const logger = options.logger ?? createLogger();
@@ -187,7 +194,7 @@ export class AuthLayer {
         options.config.app,
         now,
       ),
-      bearerCache: new ValidatedTokenCache<Identity>(now, options.bearerCacheMax),
+      bearerCache: new ValidatedTokenCache(now, options.bearerCacheMax),
       bearerIssuers: new LRUCache({ max: MAX_REMEMBERED_ISSUERS }),
       exchangedSessions: new ExchangedSessions<SessionRecord>(
         undefined,
@@ -197,6 +204,7 @@ export class AuthLayer {
       now,
       version: options.version ?? '0.0.0',
       metrics: options.metrics ?? NO_METRICS,
+      authorizer: new Authorizer(options.config.authorization ?? OPEN_POLICY),
       ...(options.storeHealth !== undefined ? { storeHealth: options.storeHealth } : {}),
     };
   }
@@ -416,7 +424,11 @@ export class AuthLayer {
     const bearer = bearerToken(request);
     if (bearer !== undefined) {
       const checked = await bearerIdentity(this.#context, request, bearer);
-      return 'identity' in checked ? { kind: 'forward', identity: checked.identity } : checked.decision;
+      if (!('identity' in checked)) return checked.decision;
+      const refusal = this.#context.authorizer.refusal(checked.caller, request.view.method, request.view.path);
+      if (refusal !== undefined) return refusalDecision(this.#context, request, checked.caller, refusal, 'bearer');
+      this.#assertions?.signer.noteAccess(checked.identity, checked.caller.access);
+      return { kind: 'forward', identity: checked.identity };
     }
     // An authentication token (X-ZUMO-AUTH) names a session like the cookie does; its holder is an API client.
     let named: Awaited<ReturnType<typeof sessionIdOf>>;
@@ -474,7 +486,23 @@ export class AuthLayer {
       }
     }
     if (state !== 'AccessTokenValid') throw new Error(`unexpected lifecycle state ${state}`);
+    const { authorizer } = this.#context;
+    if (authorizer.restricts) {
+      const caller = this.#caller(current);
+      const refusal = authorizer.refusal(caller, request.view.method, request.view.path);
+      if (refusal !== undefined) return refusalDecision(this.#context, request, caller, refusal, 'session');
+    }
     return { kind: 'forward', identity: this.#identity(current) };
+  }
+
+  /** One Caller per cached session record: its verdicts are judged once and remembered with it. */
+  #caller(record: SessionRecord): Caller {
+    let caller = this.#callers.get(record);
+    if (caller === undefined) {
+      caller = callerOf(record, record.access);
+      this.#callers.set(record, caller);
+    }
+    return caller;
   }
 
   /**
@@ -485,6 +513,7 @@ export class AuthLayer {
     let identity = this.#identities.get(record);
     if (identity === undefined) {
       identity = identityFromRecord(record, this.#context.config.tokenStore.enabled);
+      this.#assertions?.signer.noteAccess(identity, record.access);
       this.#identities.set(record, identity);
     }
     return identity;
@@ -493,7 +522,9 @@ export class AuthLayer {
   #challenge(request: RouteRequest, reason: string, clearCookie: boolean): Verdict {
     const { config, logger, sessions } = this.#context;
     const { view } = request;
-    if (!config.requireAuthentication) return { kind: 'forward', identity: null };
+    // Anonymous callers may come in unless a rule says who may open this path: then they sign in first.
+    if (!config.requireAuthentication && !this.#context.authorizer.restrictsPath(view.method, view.path))
+      return { kind: 'forward', identity: null };
     const cookies = clearCookie ? [sessions.clearCookie(request.secure)] : [];
     // A browser asks for its icons by itself on every new site: those challenges are not news.
     const level = BROWSER_ICON.test(view.path) ? 'debug' : 'info';

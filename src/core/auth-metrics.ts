@@ -8,6 +8,8 @@ export type RefreshResult = 'success' | 'refused' | 'unavailable';
 export type LogoutKind = 'local' | 'provider';
 export type ProviderOperation = 'sign_in' | 'refresh';
 export type StoreOperation = 'get' | 'put' | 'delete';
+/** Why an authorization rule refused a signed-in caller (authorization/access-rule.ts). */
+export type AuthorizationRefusalReason = 'not_allowed' | 'groups_incomplete';
 
 export interface AuthMetrics {
   signIn(provider: string, result: SignInResult): void;
@@ -17,6 +19,8 @@ export interface AuthMetrics {
   providerCall(provider: string, operation: ProviderOperation, seconds: number): void;
   /** One operation of the token store (`store`: its kind), however it ended. */
   storeCall(store: string, operation: StoreOperation, seconds: number): void;
+  /** A signed-in caller an authorization rule turned away (403); `rule`: where the rule is configured (`default`, `paths.0`). */
+  authorizationRefused(reason: AuthorizationRefusalReason, rule: string): void;
 }
 
 export const NO_METRICS: AuthMetrics = {
@@ -25,6 +29,7 @@ export const NO_METRICS: AuthMetrics = {
   logout: () => undefined,
   providerCall: () => undefined,
   storeCall: () => undefined,
+  authorizationRefused: () => undefined,
 };
 
 /** Seconds since `started` (performance.now() ms). */

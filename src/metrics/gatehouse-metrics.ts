@@ -9,6 +9,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 
 import type {
   AuthMetrics,
+  AuthorizationRefusalReason,
   LogoutKind,
   ProviderOperation,
   RefreshResult,
@@ -32,6 +33,7 @@ export class GatehouseMetrics implements AuthMetrics {
   readonly #storeCalls: Histogram<'store' | 'operation'>;
   readonly #upstreamFailures: Counter<'kind'>;
   readonly #deliveries: Counter<'event' | 'status'>;
+  readonly #authorizationRefusals: Counter<'reason' | 'rule'>;
 
   /** The token store whose state the gauge tells, once the runtime has started it. */
   #store: { readonly kind: string; readonly available: boolean } | undefined;
@@ -91,6 +93,12 @@ export class GatehouseMetrics implements AuthMetrics {
       labelNames: ['event', 'status'],
       registers,
     });
+    this.#authorizationRefusals = new Counter({
+      name: 'gatehouse_authorization_refusals_total',
+      help: 'Signed-in callers an authorization rule refused (403), by reason (not_allowed, groups_incomplete) and the rule (default, paths.<n>, or the directory policy key)',
+      labelNames: ['reason', 'rule'],
+      registers,
+    });
     // Across workers, the lowest: 0 as soon as one worker cannot reach the store.
     new Gauge({
       name: 'gatehouse_token_store_up',
@@ -131,6 +139,10 @@ export class GatehouseMetrics implements AuthMetrics {
 
   storeCall(store: string, operation: StoreOperation, seconds: number): void {
     this.#storeCalls.observe({ store, operation }, seconds);
+  }
+
+  authorizationRefused(reason: AuthorizationRefusalReason, rule: string): void {
+    this.#authorizationRefusals.inc({ reason, rule });
   }
 
   upstreamFailure(kind: UpstreamFailure): void {

@@ -2,8 +2,13 @@
 // GitHub documents them: /login/oauth/authorize (approves at once, or denies),
 // /login/oauth/access_token (form answer unless Accept: application/json;
 // errors as 200 {"error": ...}; PKCE S256), and under /api/v3 (the GitHub
-// Enterprise Server layout): /user, /user/emails, POST /applications/{id}/token.
+// Enterprise Server layout): /user, /user/emails, POST /applications/{id}/token,
+// and the user's organisations (/user/orgs) and teams (/user/teams), paged by
+// `per_page` (default 30, at most 100) and `page` with a Link header as GitHub
+// pages: without the read:org scope, /user/orgs lists public memberships only
+// and /user/teams answers 403.
 import { createHash } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 
 import { redirect, sendJson, startStandIn, token, type StandIn } from './http-kit.js';
 
@@ -14,6 +19,10 @@ export interface GitHubUser {
   /** The public profile address (null when private). */
   readonly email: string | null;
   readonly emails: ReadonlyArray<{ email: string; primary: boolean; verified: boolean; visibility: string | null }>;
+  /** Organisations the user is a member of; `public`: the membership is public. */
+  readonly organisations?: ReadonlyArray<{ login: string; public: boolean }>;
+  /** Teams, by their organisation's login and the team's slug. */
+  readonly teams?: ReadonlyArray<{ organisation: string; slug: string; name: string }>;
 }
 
 export interface GitHubStandIn extends StandIn {
@@ -157,6 +166,26 @@ export async function startGitHub(
             email: user.email,
             type: 'User',
           });
+        if (req.method === 'GET' && (path === '/user/orgs' || path === '/user/teams')) {
+          const readOrg = grant.scopes.some((scope) => ['read:org', 'write:org', 'admin:org'].includes(scope));
+          if (path === '/user/teams' && !readOrg)
+            return sendJson(res, 403, {
+              message: 'Resource not accessible by integration',
+              documentation_url: 'https://docs.github.com/rest/teams/teams#list-teams-for-the-authenticated-user',
+            });
+          const items =
+            path === '/user/orgs'
+              ? (user.organisations ?? [])
+                  .filter((organisation) => readOrg || organisation.public)
+                  .map((organisation, i) => ({ login: organisation.login, id: 1000 + i, description: null }))
+              : (user.teams ?? []).map((team, i) => ({
+                  id: 2000 + i,
+                  name: team.name,
+                  slug: team.slug,
+                  organization: { login: team.organisation, id: 3000 + i },
+                }));
+          return sendPage(res, url, items);
+        }
         if (req.method === 'GET' && path === '/user/emails') {
           if (!grant.scopes.includes('user:email') && !grant.scopes.includes('user'))
             return sendJson(res, 404, { message: 'Not Found' });
@@ -175,6 +204,25 @@ export async function startGitHub(
     },
   );
   return standIn;
+}
+
+/** One page of a list as GitHub pages it: `per_page` (default 30, at most 100), `page` from 1, a Link header to the next and last. */
+function sendPage(res: ServerResponse, url: URL, items: readonly unknown[]): void {
+  const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get('per_page') ?? '30') || 30));
+  const page = Math.max(1, Number(url.searchParams.get('page') ?? '1') || 1);
+  const last = Math.max(1, Math.ceil(items.length / perPage));
+  const link = (n: number, rel: string) => {
+    const target = new URL(url.href);
+    target.searchParams.set('page', String(n));
+    return `<${target.href}>; rel="${rel}"`;
+  };
+  const links = page < last ? [link(page + 1, 'next'), link(last, 'last')] : [];
+  sendJson(
+    res,
+    200,
+    items.slice((page - 1) * perPage, page * perPage),
+    links.length > 0 ? { link: links.join(', ') } : {},
+  );
 }
 
 /** The identityProviders block that points gatehouse at this stand-in. */

@@ -4,10 +4,13 @@ import { DEFAULT_HEADER_PREFIX } from '../identity.js';
 import { parseExcludedPaths, type ExcludedPathRule } from '../excluded-paths.js';
 import { providerAliasNamed, resolveProviders, type ProviderConfig } from './provider-settings.js';
 import { jsonPath } from './json-path.js';
+import { resolveAuthorization } from './authorization-settings.js';
 import { identityAssertionSettings, type IdentityAssertionSettings } from '../assertion/settings.js';
+import type { AuthorizationPolicy } from '../authorization/policy.js';
 import { authSettingsOf } from './resource-envelope.js';
 import { withoutUnregisteredProviders } from './unregistered-providers.js';
 import { didYouMean } from '../closest-name.js';
+import { verifyCacheSettings, type VerifyCacheSettings } from '../forward-auth/cache-settings.js';
 import { authSettingsSchema, timeSpanMs, unknownKeys, type AuthSettingsDocument } from './schema.js';
 
 export const DEFAULT_SESSION_COOKIE = 'PlatformAuthSession';
@@ -56,7 +59,11 @@ export interface AuthConfig {
   readonly refreshWindowMs: number;
   /** CORS preflights on protected paths go to the app anonymously instead of being challenged (cors-preflight.ts). */
   readonly forwardCorsPreflights: boolean;
+  /** How long a web server may keep verify answers (gatehouse.verifyCache); undefined: not at all. */
+  readonly verifyCache?: VerifyCacheSettings;
   /** The signed identity assertion header (gatehouse.identityAssertion); undefined: off. */
+  /** Who may get in (gatehouse.authorization, and the directory's Easy Auth policy); OPEN_POLICY: any signed-in user. */
+  readonly authorization?: AuthorizationPolicy;
   readonly identityAssertion?: IdentityAssertionSettings;
 }
 
@@ -111,7 +118,13 @@ export function resolveAuthConfig(given: unknown, env: NodeJS.ProcessEnv = proce
   }
   const doc: AuthSettingsDocument = parsed.data;
   const problems: string[] = [];
-  const providers = resolveProviders(doc.identityProviders, env, problems, warnings);
+  const authorization = resolveAuthorization(
+    doc.gatehouse?.authorization,
+    resolveProviders(doc.identityProviders, env, problems, warnings),
+    problems,
+    doc.identityProviders?.gitHub?.login?.scopes !== undefined,
+  );
+  const providers = authorization.providers;
 
   const global = doc.globalValidation ?? {};
   const named =
@@ -180,7 +193,9 @@ export function resolveAuthConfig(given: unknown, env: NodeJS.ProcessEnv = proce
       sessionCookieName: extras.sessionCookieName ?? DEFAULT_SESSION_COOKIE,
       refreshWindowMs: (extras.refreshWindowSeconds ?? 300) * 1000,
       forwardCorsPreflights: extras.forwardCorsPreflights ?? false,
+      verifyCache: verifyCacheSettings(extras.verifyCache),
       identityAssertion: identityAssertionSettings(extras.identityAssertion),
     },
   };
+      authorization: authorization.policy,
 }

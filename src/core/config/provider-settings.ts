@@ -2,6 +2,7 @@
 // provider, secrets read from the environment, every problem named by its path.
 import { createHash } from 'node:crypto';
 
+import type { ClaimSources } from '../authorization/claims-access.js';
 import type { ClientKeySettings } from '../oidc/client-key.js';
 import { clientKeySettings } from './client-key-settings.js';
 import { introspectionConfig, type IntrospectionConfig } from './introspection-settings.js';
@@ -48,8 +49,17 @@ export interface OidcProviderConfig extends Common {
     readonly multiTenant: boolean;
     readonly allowedTenants: readonly string[];
     readonly allowedApplications: readonly string[];
+    /** Checked at sign-in: the user's `oid` must be listed (unless allowedGroups is set, whose rule then names them too). */
     readonly allowedIdentities: readonly string[];
+    /** Easy Auth's `allowedPrincipals.groups`: with principalIdentities, a rule every caller must pass. */
+    readonly allowedGroups?: readonly string[];
+    /** `allowedPrincipals.identities` when groups are listed too: a user listed here or in a group listed there. */
+    readonly principalIdentities?: readonly string[];
+    /** Easy Auth's `jwtClaimChecks.allowedGroups`: a rule every caller must pass. */
+    readonly requiredGroups?: readonly string[];
   };
+  /** Where the groups and roles authorization rules look at are read from (default `groups` and `roles`). */
+  readonly claimSources?: ClaimSources;
   /** Device maker: the client secret is a JWT signed with this key, renewed by gatehouse. */
   readonly signedClientSecret?: { readonly teamId: string; readonly keyId: string; readonly privateKeyPem: string };
   /** `client_secret_post`: always send the secret in the token request's body (else Basic when the provider supports it). */
@@ -71,6 +81,8 @@ export interface GitHubProviderConfig extends Common {
   readonly webOrigin: string;
   /** `https://api.github.com`, or `https://host/api/v3`. */
   readonly apiBase: string;
+  /** A rule allows by group: the user's organisations and teams are looked up at sign-in (read:org). */
+  readonly organisations?: boolean;
 }
 
 export interface FacebookProviderConfig extends Common {
@@ -312,18 +324,14 @@ function directoryProvider(
   const multiTenant = MULTI_TENANT_SEGMENTS.has(segments[0]!.toLowerCase());
   const validation = block.validation ?? {};
   const policy = validation.defaultAuthorizationPolicy ?? {};
-  // Restrictions gatehouse does not check: ignored, each would let in everyone it was meant to keep out.
-  for (const [key, list] of [
-    ['defaultAuthorizationPolicy.allowedPrincipals.groups', policy.allowedPrincipals?.groups],
-    ['jwtClaimChecks.allowedGroups', validation.jwtClaimChecks?.allowedGroups],
-    ['jwtClaimChecks.allowedClientApplications', validation.jwtClaimChecks?.allowedClientApplications],
-  ] as const) {
-    if (list !== undefined && list.length > 0) {
-      problems.push(
-        `${path}.validation.${key}: not supported by gatehouse, which would let everyone in that it is meant to keep out; remove it (restrict by defaultAuthorizationPolicy.allowedPrincipals.identities or .allowedApplications instead)`,
-      );
-    }
-  }
+  const groups = policy.allowedPrincipals?.groups ?? [];
+  const requiredGroups = validation.jwtClaimChecks?.allowedGroups ?? [];
+  const applications = allowedApplications(
+    `${path}.validation`,
+    policy.allowedApplications ?? [],
+    validation.jwtClaimChecks?.allowedClientApplications ?? [],
+    problems,
+  );
   const login = loginParameters(path, block.login, problems, warnings);
   const thumbprint = block.registration.clientSecretCertificateThumbprint;
   const clientKey = clientKeySettings(
@@ -360,11 +368,36 @@ function directoryProvider(
     directory: {
       multiTenant,
       allowedTenants: validation.allowedTenants ?? [],
-      allowedApplications: policy.allowedApplications ?? [],
-      allowedIdentities: policy.allowedPrincipals?.identities ?? [],
+      allowedApplications: applications,
+      // With groups, the identities are one way in of two: the rule of both is judged per request.
+      allowedIdentities: groups.length > 0 ? [] : (policy.allowedPrincipals?.identities ?? []),
+      ...(groups.length > 0
+        ? { allowedGroups: groups, principalIdentities: policy.allowedPrincipals?.identities ?? [] }
+        : {}),
+      ...(requiredGroups.length > 0 ? { requiredGroups } : {}),
     },
     fingerprint: fingerprint([block.registration.clientId, issuer, validation.allowedAudiences ?? []]),
   };
+}
+
+/**
+ * The client applications a bearer token of the directory may come from: `defaultAuthorizationPolicy.allowedApplications`
+ * and `jwtClaimChecks.allowedClientApplications` each restrict them, so with both, those in both.
+ */
+function allowedApplications(
+  path: string,
+  policy: readonly string[],
+  claimChecks: readonly string[],
+  problems: string[],
+): readonly string[] {
+  if (policy.length === 0) return claimChecks;
+  if (claimChecks.length === 0) return policy;
+  const both = policy.filter((application) => claimChecks.includes(application));
+  if (both.length === 0)
+    problems.push(
+      `${path}: defaultAuthorizationPolicy.allowedApplications and jwtClaimChecks.allowedClientApplications have no application in common, so no application's token is let in; list the applications in one of them`,
+    );
+  return both;
 }
 
 function googleProvider(

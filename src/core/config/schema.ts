@@ -3,6 +3,7 @@ import { z } from 'zod';
 
 import { excludedPathProblem } from '../excluded-paths.js';
 import { clientKeyFields } from './client-key-settings.js';
+import { authorizationSchema } from './authorization-schema.js';
 import { identityAssertionSchema } from '../assertion/settings.js';
 import { jsonPath } from './json-path.js';
 
@@ -134,7 +135,7 @@ const azureActiveDirectory = z.object({
         .optional(),
       /** Multi-tenant apps: the tenants (`tid`) allowed to sign in; absent means any. */
       allowedTenants: z.array(z.string().min(1)).optional(),
-      /** Known so that a restriction in it is refused rather than ignored as an unknown key (gatehouse does not check these). */
+      /** Groups every caller must be in; client applications bearer tokens must come from. */
       jwtClaimChecks: z
         .object({
           allowedGroups: z.array(z.string()).optional(),
@@ -320,6 +321,8 @@ export const authSettingsSchema = z.object({
         .optional(),
       /** Forward CORS preflights (OPTIONS with Origin and Access-Control-Request-Method) on protected paths to the app, anonymously. */
       forwardCorsPreflights: z.boolean().optional(),
+      /** Who may get in: rules by user, domain, group, role and claim, per path. */
+      authorization: authorizationSchema.optional(),
       /** A signed identity assertion header on every forwarded request with an identity (`{}`: the defaults). */
       identityAssertion: identityAssertionSchema.optional(),
     })
@@ -374,6 +377,10 @@ export function unknownKeys(
         ? [{ path: jsonPath([...path, key]), key, known: [] }]
         : unknownKeys(child, valueDef, [...path, key]),
     );
+  }
+  if (def.type === 'array' && def.element && Array.isArray(value)) {
+    const elementDef = def.element._zod.def;
+    return value.flatMap((item, i) => unknownKeys(item, elementDef, [...path, String(i)]));
   }
   if (def.type === 'union' && def.options) {
     const object = def.options.find((o) => o._zod.def.type === 'object');

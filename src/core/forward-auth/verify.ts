@@ -19,6 +19,11 @@
 // reason an upgrade the core does not judge as one (anything but a WebSocket handshake: h2c in
 // any spelling, core/http/protocol-upgrade.ts) is refused (400) rather than ignored: the web server
 // would pass it on, and the app could switch to a protocol on which nothing more is asked.
+//
+// With gatehouse.verifyCache on, an allowed answer that names a caller says how long the web server
+// may keep it (Cache-Control: private, max-age=N and nginx's X-Accel-Expires: N; answer-lifetime.ts
+// says which and how long), and every other answer says it may not be kept (X-Accel-Expires: 0, which
+// nginx obeys whatever its own configuration says).
 import type { AuthLayer } from '../auth-layer.js';
 import { inboundAliases, type HeaderNormalizer } from '../http/identity-headers.js';
 import type { Decision, RequestView, RespondDecision } from '../http/request-view.js';
@@ -26,6 +31,8 @@ import { emptyDecision, jsonDecision } from '../http/responses.js';
 import { namesWebhookVerified } from '../http/webhook-verified.js';
 import { UPGRADE_REFUSED_MESSAGE, upgradeKindOf } from '../http/protocol-upgrade.js';
 import { isSpoofedForwarding } from '../http/spoofed-forwarding.js';
+import { keptSeconds } from './answer-lifetime.js';
+import type { VerifyCacheSettings } from './cache-settings.js';
 import { readOriginalRequest, type Convention } from './original-request.js';
 import type { TrustedProxies } from './trusted-proxies.js';
 
@@ -36,6 +43,8 @@ export interface ForwardAuthOptions {
   readonly headers: HeaderNormalizer;
   /** Told of each decision made on an original request (its path, as judged): the request metrics. */
   readonly onDecision?: (path: string, decision: Decision) => void;
+  /** The clock a token's expiry is read against (default Date.now). */
+  readonly now?: () => number;
 }
 
 /** The verify endpoint's own path under the prefix. */
@@ -54,6 +63,19 @@ const ALLOWED_ANONYMOUS: RespondDecision = Object.freeze({
   body: Buffer.alloc(0),
 });
 
+/** What tells nginx not to keep an answer, whatever its proxy_cache_valid says. */
+const NOT_KEPT = Object.freeze({ 'X-Accel-Expires': '0' });
+
+const ALLOWED_ANONYMOUS_NOT_KEPT: RespondDecision = Object.freeze({
+  ...ALLOWED_ANONYMOUS,
+  headers: Object.freeze({ ...ALLOWED_ANONYMOUS.headers, ...NOT_KEPT }),
+});
+
+/** The headers of an answer a web server may keep for `seconds`. */
+function keptFor(seconds: number): Readonly<Record<string, string>> {
+  return Object.freeze({ 'Cache-Control': `private, max-age=${seconds}`, 'X-Accel-Expires': String(seconds) });
+}
+
 export class ForwardAuth {
   readonly #layer: AuthLayer;
   readonly #trusted: TrustedProxies;
@@ -61,12 +83,18 @@ export class ForwardAuth {
   readonly #onDecision: ((path: string, decision: Decision) => void) | undefined;
   /** The 200 for each identity's header set (the core shares one set per identity): built once. */
   readonly #allowed = new WeakMap<ReadonlyArray<readonly [string, string]>, RespondDecision>();
+  /** The same, marked to be kept for the configured lifetime (gatehouse.verifyCache). */
+  readonly #allowedKept = new WeakMap<ReadonlyArray<readonly [string, string]>, RespondDecision>();
+  readonly #cache: VerifyCacheSettings | undefined;
+  readonly #now: () => number;
 
   constructor(options: ForwardAuthOptions) {
     this.#layer = options.layer;
     this.#trusted = options.trustedProxies;
     this.#headers = options.headers;
     this.#onDecision = options.onDecision;
+    this.#cache = options.layer.config.verifyCache;
+    this.#now = options.now ?? Date.now;
   }
 
   /** Whether a request path is the verify endpoint's. */
@@ -79,6 +107,14 @@ export class ForwardAuth {
 
   /** The answer to one verify request (`view`: the request the web server sent gatehouse). */
   async answer(view: RequestView): Promise<RespondDecision> {
+    const answer = await this.#answer(view);
+    if (this.#cache === undefined || answer.headers['X-Accel-Expires'] !== undefined) return answer;
+    return answer === ALLOWED_ANONYMOUS
+      ? ALLOWED_ANONYMOUS_NOT_KEPT
+      : { ...answer, headers: { ...answer.headers, ...NOT_KEPT } };
+  }
+
+  async #answer(view: RequestView): Promise<RespondDecision> {
     const { logger, config } = this.#layer;
     if (!this.#trusted.trusts(view.remoteAddress)) {
       logger.info({ reason: 'verify from an untrusted peer', remoteAddress: view.remoteAddress }, 'request rejected');
@@ -116,6 +152,8 @@ export class ForwardAuth {
     const decision =
       upgradeKindOf(judged) === 'other' ? this.#refusedUpgrade(judged.path) : await this.#layer.decide(judged);
     this.#onDecision?.(judged.path, decision);
+    if (decision.kind === 'forward')
+      return this.#allowedAnswer(decision.edits.set, keptSeconds(decision, judged, this.#cache, this.#now()));
     return this.#answerFor(decision, convention);
   }
 
@@ -140,8 +178,7 @@ export class ForwardAuth {
     return jsonDecision(400, { error: UPGRADE_REFUSED_MESSAGE });
   }
 
-  #answerFor(decision: Decision, convention: Convention): RespondDecision {
-    if (decision.kind === 'forward') return this.#allowedAnswer(decision.edits.set);
+  #answerFor(decision: RespondDecision, convention: Convention): RespondDecision {
     if (decision.status < 300) {
       // No refusal is a 2xx: read as one, it would let the request through.
       this.#layer.logger.error({ status: decision.status }, 'verify: a refusal with a success status');
@@ -155,15 +192,21 @@ export class ForwardAuth {
       : { ...challenge, headers: { ...challenge.headers, 'WWW-Authenticate': wwwAuthenticate } };
   }
 
-  #allowedAnswer(set: ReadonlyArray<readonly [string, string]>): RespondDecision {
+  /** The 200 for an identity's headers, kept for `seconds` (0: not kept). */
+  #allowedAnswer(set: ReadonlyArray<readonly [string, string]>, seconds: number): RespondDecision {
     if (set.length === 0) return ALLOWED_ANONYMOUS;
-    let answer = this.#allowed.get(set);
+    // The usual lifetime's answer is built once per identity, as the unkept one; a shorter one (a
+    // token about to expire) for that request alone.
+    const usual = seconds === 0 || seconds === this.#cache?.maxAgeSeconds;
+    const built = seconds === 0 ? this.#allowed : this.#allowedKept;
+    let answer = usual ? built.get(set) : undefined;
     if (answer === undefined) {
+      const marking = seconds === 0 ? ALLOWED_ANONYMOUS.headers : keptFor(seconds);
       answer = Object.freeze({
         ...ALLOWED_ANONYMOUS,
-        headers: Object.freeze({ ...ALLOWED_ANONYMOUS.headers, ...Object.fromEntries(set) }),
+        headers: Object.freeze({ ...marking, ...Object.fromEntries(set) }),
       });
-      this.#allowed.set(set, answer);
+      if (usual) built.set(set, answer);
     }
     return answer;
   }

@@ -85,6 +85,13 @@ export type Decision =
       readonly origin: Origin;
       /** Every header edit the app's copy gets (forward-edits.ts): hosts apply it, and add nothing of their own. */
       readonly edits: ForwardEdits;
+      /**
+       * The longest, in seconds, a web server may keep this decision as the verify endpoint's answer
+       * for the same credentials, host, path, method and upgrade (docs/forward-auth.md#caching-verify-answers).
+       * It only narrows gatehouse.verifyCache: 0 for a decision that must be made on every request
+       * (a path whose rules differ by method); absent, no bound of its own.
+       */
+      readonly cacheableForSeconds?: number;
     }
   | {
       readonly kind: 'respond';

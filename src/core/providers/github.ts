@@ -2,9 +2,13 @@
 // web flow with PKCE. The token endpoint answers JSON only when asked with
 // `Accept: application/json` (and reports errors with status 200); the user
 // comes from /user, the primary verified address from /user/emails. No
-// refresh tokens (OAuth-app tokens do not expire).
+// refresh tokens (OAuth-app tokens do not expire). When a rule allows by group,
+// the user's organisations (/user/orgs) and teams (/user/teams) are the groups,
+// read at sign-in with the read:org scope.
 import * as oidc from 'openid-client';
 
+import type { AccessFacts } from '../authorization/access-facts.js';
+import { asciiLowerCase } from '../authorization/email-domain.js';
 import type { GitHubProviderConfig } from '../config/provider-settings.js';
 import type { Claim } from '../identity.js';
 import { authorizationCode } from './authorization-callback.js';
@@ -15,6 +19,9 @@ import type { LoginBegun, LoginCallback, LoginStart, Provider, SignIn, TokenExch
 import { callProvider, jsonAnswer, optionalText, stringField } from './provider-http.js';
 
 const API_VERSION = '2022-11-28';
+/** GitHub's largest page; and how many pages of organisations or teams are read before the rest is taken as unknown. */
+const PAGE_SIZE = 100;
+const MAX_PAGES = 10;
 const USER_AGENT = 'gatehouse';
 
 export class GitHubProvider extends ConfiguredProvider<GitHubProviderConfig> implements Provider {
@@ -123,7 +130,77 @@ export class GitHubProvider extends ConfiguredProvider<GitHubProviderConfig> imp
       roleType: 'roles',
       claims,
       tokens: { accessToken },
+      access: await this.#access(accessToken, { id, login, ...(name !== undefined ? { name } : {}) }, email),
     };
+  }
+
+  /** The facts rules look at: the verified address, and (when a rule needs them) organisations and teams as groups. */
+  async #access(
+    accessToken: string,
+    profile: Record<string, unknown>,
+    email: string | undefined,
+  ): Promise<AccessFacts> {
+    const known = {
+      ...(email !== undefined ? { verifiedEmail: email } : {}),
+      roles: [],
+      claims: { ...profile, ...(email !== undefined ? { email } : {}) },
+    };
+    if (this.config.organisations !== true) return { ...known, groups: [] };
+    const organisations = await this.#pages(accessToken, '/user/orgs', 'organisations', (item) =>
+      typeof item.login === 'string' ? asciiLowerCase(item.login) : undefined,
+    );
+    const teams = await this.#pages(accessToken, '/user/teams', 'teams', (item) => {
+      const organisation = item.organization as Record<string, unknown> | null | undefined;
+      return typeof item.slug === 'string' && typeof organisation?.login === 'string'
+        ? `${asciiLowerCase(organisation.login)}/${asciiLowerCase(item.slug)}`
+        : undefined;
+    });
+    const incomplete = [organisations, teams].find((list) => list.incomplete !== undefined)?.incomplete;
+    return {
+      ...known,
+      groups: [...organisations.names, ...teams.names],
+      ...(incomplete !== undefined ? { groupsIncomplete: incomplete } : {}),
+    };
+  }
+
+  /**
+   * Every page of a list of the user's (GitHub pages by `page`, at most 100 items a page). Refused
+   * (403: the token lacks read:org, or an organisation's OAuth app policy hides it): none, said as incomplete.
+   */
+  async #pages(
+    accessToken: string,
+    path: string,
+    what: string,
+    name: (item: Record<string, unknown>) => string | undefined,
+  ): Promise<{ names: string[]; incomplete?: string }> {
+    const names: string[] = [];
+    for (let page = 1; page <= MAX_PAGES; page++) {
+      const answer = await callProvider(
+        `${this.config.apiBase}${path}?per_page=${PAGE_SIZE}&page=${page}`,
+        { headers: this.#apiHeaders(accessToken) },
+        what,
+      );
+      if (answer.status === 403 || answer.status === 404)
+        return {
+          names,
+          incomplete: `GitHub did not tell the user's ${what} (answered ${answer.status}: is the read:org scope granted?)`,
+        };
+      let list: unknown;
+      try {
+        list = JSON.parse(answer.text);
+      } catch {
+        list = undefined;
+      }
+      if (answer.status !== 200 || !Array.isArray(list))
+        throw new ProviderUnavailableError(`${what}: provider answered ${answer.status}`);
+      for (const item of list) {
+        if (typeof item !== 'object' || item === null) continue;
+        const named = name(item as Record<string, unknown>);
+        if (named !== undefined) names.push(named);
+      }
+      if (list.length < PAGE_SIZE) return { names };
+    }
+    return { names, incomplete: `the user is in more ${what} than gatehouse reads (${MAX_PAGES * PAGE_SIZE})` };
   }
 
   /** The primary, verified address; none when the token lacks the user:email scope. */

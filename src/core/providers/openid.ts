@@ -4,6 +4,7 @@
 // which claims fill -ID and -NAME.
 import type { JWTPayload } from 'jose';
 
+import { accessFromBearerClaims, accessFromClaims } from '../authorization/claims-access.js';
 import type { OidcProviderConfig } from '../config/provider-settings.js';
 import { OidcProviderClient } from '../oidc/provider-client.js';
 import { claimList, userNameFrom } from '../principal.js';
@@ -112,8 +113,16 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     return (await this.client.userInfo(accessToken, subject)) ?? {};
   }
 
+  /**
+   * New tokens; with a new ID token, the groups and roles it (and the userinfo endpoint, when
+   * configured) tells now, so a member removed from a group loses what the group gave at refresh.
+   */
   async refresh(refreshToken: string): Promise<RefreshedTokens> {
-    return this.client.refresh(refreshToken);
+    const tokens = await this.client.refresh(refreshToken);
+    const idClaims = tokens.claims;
+    if (idClaims === undefined) return tokens;
+    const claims = { ...(await this.#userInfoClaims(tokens.accessToken, idClaims.sub)), ...idClaims };
+    return { ...tokens, access: accessFromClaims(claims, this.config.claimSources) };
   }
 
   endSessionUrl(parameters: {
@@ -183,6 +192,7 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     // Added in place, not spread into a copy: this runs for every bearer token checked.
     const signIn = Object.assign(this.#signIn(claims, { accessToken: token, accessTokenExpiresAt: expiresAt }), {
       expiresAt,
+      access: accessFromBearerClaims(claims, this.config.claimSources),
     });
     return forSession ? withProviderSession(signIn, claims) : signIn;
   }
@@ -266,6 +276,7 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
       roleType: 'roles',
       claims: claimList(claims),
       tokens,
+      access: accessFromClaims(claims, this.config.claimSources),
     };
     if (typeof claims.exp === 'number') signIn.assertionExpiresAt = claims.exp * 1000;
     return signIn;

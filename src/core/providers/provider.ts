@@ -2,6 +2,7 @@
 // OAuth 1.0a): how a sign-in starts and finishes, how its tokens refresh,
 // how a client-obtained token is checked. The routes know only this.
 
+import type { AccessFacts } from '../authorization/access-facts.js';
 import type { ProviderConfig } from '../config/provider-settings.js';
 import type { Claim } from '../identity.js';
 import type { LogoutNotice } from '../oidc/logout-token.js';
@@ -24,6 +25,8 @@ export interface SignIn {
   readonly assertionExpiresAt?: number;
   /** OpenID providers: the sign-in as the provider's back-channel logout will name it. */
   readonly providerSession?: ProviderSession;
+  /** What authorization rules look at: verified address, groups, roles, claims. */
+  readonly access?: AccessFacts;
 }
 
 /**
@@ -65,6 +68,8 @@ export interface RefreshedTokens {
   readonly idToken: string | undefined;
   readonly refreshToken: string | undefined;
   readonly accessTokenExpiresAt: number | undefined;
+  /** The facts rules look at, read again (a new ID token's claims): absent, the session keeps what it had. */
+  readonly access?: AccessFacts;
 }
 
 /** The body of `POST /.auth/login/<provider>` (client-directed sign-in). */

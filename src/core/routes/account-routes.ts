@@ -1,4 +1,5 @@
 // /.auth/me, /.auth/refresh, /.auth/logout and the small pages.
+import { callerOf } from '../authorization/record-caller.js';
 import { seal, unseal } from '../crypto/sealed.js';
 import { originUrl } from '../http/origin.js';
 import { headerValue, type Decision } from '../http/request-view.js';
@@ -59,10 +60,15 @@ export async function currentSession(
 
 function meEntry(context: LayerContext, record: SessionRecord): Record<string, unknown> {
   const tokens = context.config.tokenStore.enabled ? record.tokens : {};
+  // The groups and roles authorization rules judge this session by (gatehouse's own fields).
+  const { access } = callerOf(record, record.access);
   return {
     provider_name: record.provider,
     user_id: record.userId,
     user_claims: record.claims,
+    user_groups: access.groups,
+    user_roles: access.roles,
+    ...(access.groupsIncomplete !== undefined ? { user_groups_incomplete: access.groupsIncomplete } : {}),
     access_token: tokens.accessToken ?? '',
     expires_on: tokens.accessTokenExpiresAt !== undefined ? new Date(tokens.accessTokenExpiresAt).toISOString() : '',
     id_token: tokens.idToken ?? '',

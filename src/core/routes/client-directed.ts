@@ -1,6 +1,7 @@
 // The client-directed flow: `Authorization: Bearer <provider JWT>` on any
 // protected path, and token exchange at `POST /.auth/login/<provider>` that
 // answers an authentication token for X-ZUMO-AUTH.
+import { callerOf } from '../authorization/record-caller.js';
 import { lacksUserId, unsendableHeaderValue, type Identity } from '../identity.js';
 import {
   asSentence,
@@ -20,7 +21,7 @@ import { introspectingProviders } from '../tokens/introspecting-providers.js';
 import { isOpaqueToken } from '../tokens/introspection.js';
 import { MAX_TOKEN_LENGTH, peekToken, type PeekedToken } from '../tokens/jwt-validator.js';
 import { ValidatedTokenCache } from '../tokens/validated-token-cache.js';
-import type { LayerContext, RouteRequest } from './context.js';
+import type { BearerCaller, LayerContext, RouteRequest } from './context.js';
 import { sessionRecord } from './login-flow.js';
 
 /** 401 as RFC 6750 §3 describes it: the reason in WWW-Authenticate and in the JSON body. */
@@ -48,17 +49,17 @@ export function bearerToken(request: RouteRequest): string | undefined {
   return rest.charCodeAt(0) === 0x20 ? rest.trim() : undefined;
 }
 
-/** The identity a bearer token proves, or the 401/403/503 to answer. */
+/** The identity a bearer token proves (and the caller rules judge), or the 401/403/503 to answer. */
 export async function bearerIdentity(
   context: LayerContext,
   request: RouteRequest,
   token: string,
-): Promise<{ identity: Identity } | { decision: Decision }> {
+): Promise<BearerCaller | { decision: Decision }> {
   if (token === '' || token.length > MAX_TOKEN_LENGTH)
     return refuseToken(context, request, token === '' ? 'empty token' : 'token too large');
   const cacheKey = ValidatedTokenCache.key(token);
   const cached = context.bearerCache.get(cacheKey);
-  if (cached !== undefined) return { identity: cached };
+  if (cached !== undefined) return cached;
   let unavailable = false;
   let lastReason = 'issuer not accepted';
   let peeked: PeekedToken | undefined;
@@ -100,8 +101,9 @@ export async function bearerIdentity(
       const unsendable = unsendableHeaderValue(signIn);
       if (unsendable !== undefined) return refuseToken(context, request, `${unsendable} holds a control character`);
       const identity = identityOf(provider, signIn, context.config.tokenStore.enabled);
-      context.bearerCache.set(cacheKey, token.length, identity, signIn.expiresAt);
-      return { identity };
+      const holder: BearerCaller = { identity, caller: callerOf(identity, signIn.access) };
+      context.bearerCache.set(cacheKey, token.length, holder, signIn.expiresAt);
+      return holder;
     } catch (error) {
       if (error instanceof TokenForbiddenError) {
         context.logger.warn(

@@ -5,6 +5,8 @@ import type { AuthMetrics } from '../auth-metrics.js';
 import type { AuthConfig } from '../config/auth-config.js';
 import type { Origin } from '../http/origin.js';
 import { headerValue, wantsJson, type RequestView } from '../http/request-view.js';
+import type { Caller } from '../authorization/access-facts.js';
+import type { Authorizer } from '../authorization/authorizer.js';
 import type { Identity } from '../identity.js';
 import type { Provider } from '../providers/provider.js';
 import type { AuthenticationTokens } from '../tokens/authentication-token.js';
@@ -23,7 +25,7 @@ export interface LayerContext {
   /** Authentication tokens (X-ZUMO-AUTH) of the client-directed flow. */
   readonly authTokens: AuthenticationTokens;
   /** Bearer tokens already validated, until they expire. */
-  readonly bearerCache: ValidatedTokenCache<Identity>;
+  readonly bearerCache: ValidatedTokenCache<BearerCaller>;
   /** Which providers accept which bearer-token issuers (learned on first sight). */
   /** Issuers some provider accepted, bounded (made-up issuers are never remembered). */
   readonly bearerIssuers: LRUCache<string, readonly Provider[]>;
@@ -36,6 +38,14 @@ export interface LayerContext {
   readonly metrics: AuthMetrics;
   /** Which token store runs and whether it can be reached (/.auth/version). */
   readonly storeHealth?: { readonly kind: string; readonly available: boolean };
+  /** Who may get in (the configuration's authorization rules), with its verdicts per caller. */
+  readonly authorizer: Authorizer;
+}
+
+/** A validated bearer token's holder: the identity sent to the app, and the caller rules judge. */
+export interface BearerCaller {
+  readonly identity: Identity;
+  readonly caller: Caller;
 }
 
 /**

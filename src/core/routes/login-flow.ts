@@ -486,5 +486,6 @@ export function sessionRecord(context: LayerContext, provider: Provider, signIn:
     configFingerprint: provider.fingerprint,
     host,
     ...(signIn.providerSession !== undefined ? { providerSession: signIn.providerSession } : {}),
+    ...(signIn.access !== undefined ? { access: signIn.access } : {}),
   };
 }

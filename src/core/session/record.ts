@@ -1,3 +1,4 @@
+import type { AccessFacts } from '../authorization/access-facts.js';
 import type { Claim } from '../identity.js';
 
 /** What the token store keeps for one signed-in session. */
@@ -22,6 +23,8 @@ export interface SessionRecord {
   readonly host: string;
   /** OpenID providers: how the provider names this sign-in, which its back-channel logout names again. */
   readonly providerSession?: ProviderSession;
+  /** What authorization rules look at, from the sign-in and the latest refresh (absent in sessions made before them). */
+  readonly access?: AccessFacts;
 }
 
 /** The ID token's `sub`, `sid` (when the provider issues one) and `iat` (ms), from the sign-in. */

@@ -403,6 +403,8 @@ export class Sessions {
     const refreshed: SessionRecord = {
       ...record,
       ...(extendedUntil !== undefined ? { expiresAt: extendedUntil } : {}),
+      // Groups and roles as the provider tells them now: a member removed loses access here.
+      ...(tokens.access !== undefined ? { access: tokens.access } : {}),
       tokens: {
         ...record.tokens,
         ...(tokens.accessToken !== undefined ? { accessToken: tokens.accessToken } : {}),

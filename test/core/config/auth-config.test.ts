@@ -789,7 +789,7 @@ describe('authsettingsV2 configuration', () => {
     ).to.throw(AuthConfigError, 'identityProviders.google.registration.clientSecretSettingName');
   });
 
-  it('directory restrictions gatehouse does not check (groups, JWT claim checks) stop the start instead of letting everyone in', () => {
+  it("the directory's Easy Auth restrictions are kept: groups become rules every caller of it must pass, client applications narrow bearer tokens", () => {
     const aad = (validation: Record<string, unknown>) => ({
       identityProviders: {
         azureActiveDirectory: {
@@ -798,21 +798,40 @@ describe('authsettingsV2 configuration', () => {
         },
       },
     });
-    for (const [validation, key] of [
-      [
-        { defaultAuthorizationPolicy: { allowedPrincipals: { groups: ['g-1'] } } },
-        'defaultAuthorizationPolicy.allowedPrincipals.groups',
-      ],
-      [{ jwtClaimChecks: { allowedGroups: ['g-1'] } }, 'jwtClaimChecks.allowedGroups'],
-      [{ jwtClaimChecks: { allowedClientApplications: ['app-1'] } }, 'jwtClaimChecks.allowedClientApplications'],
-    ] as const) {
-      expect(() => resolveAuthConfig(aad(validation), {}), key)
-        .to.throw(AuthConfigError)
-        .with.property('problems')
-        .that.deep.equals([
-          `identityProviders.azureActiveDirectory.validation.${key}: not supported by gatehouse, which would let everyone in that it is meant to keep out; remove it (restrict by defaultAuthorizationPolicy.allowedPrincipals.identities or .allowedApplications instead)`,
-        ]);
-    }
+    const principals = resolveAuthConfig(
+      aad({ defaultAuthorizationPolicy: { allowedPrincipals: { groups: ['g-1'], identities: ['oid-1'] } } }),
+      {},
+    ).config;
+    const [principalRule] = principals.authorization!.gates.get('aad')!;
+    expect(principalRule!.name).to.equal(
+      'identityProviders.azureActiveDirectory.validation.defaultAuthorizationPolicy.allowedPrincipals',
+    );
+    expect(principalRule!.allow).to.deep.equal([{ subjects: new Set(['oid-1']) }, { groups: new Set(['g-1']) }]);
+    // With groups, a listed identity is one way in of two: not a refusal at sign-in.
+    expect((principals.providers.get('aad') as OidcProviderConfig).directory!.allowedIdentities).to.deep.equal([]);
+    const claimChecks = resolveAuthConfig(aad({ jwtClaimChecks: { allowedGroups: ['g-2'] } }), {}).config;
+    expect(claimChecks.authorization!.gates.get('aad')![0]!.allow).to.deep.equal([{ groups: new Set(['g-2']) }]);
+    const applications = (validation: Record<string, unknown>) =>
+      (resolveAuthConfig(aad(validation), {}).config.providers.get('aad') as OidcProviderConfig).directory!
+        .allowedApplications;
+    expect(applications({ jwtClaimChecks: { allowedClientApplications: ['app-1'] } })).to.deep.equal(['app-1']);
+    expect(
+      applications({
+        defaultAuthorizationPolicy: { allowedApplications: ['app-1', 'app-2'] },
+        jwtClaimChecks: { allowedClientApplications: ['app-2', 'app-3'] },
+      }),
+    ).to.deep.equal(['app-2']);
+    expect(
+      problems(
+        aad({
+          defaultAuthorizationPolicy: { allowedApplications: ['app-1'] },
+          jwtClaimChecks: { allowedClientApplications: ['app-3'] },
+        }),
+        {},
+      ),
+    ).to.deep.equal([
+      "identityProviders.azureActiveDirectory.validation: defaultAuthorizationPolicy.allowedApplications and jwtClaimChecks.allowedClientApplications have no application in common, so no application's token is let in; list the applications in one of them",
+    ]);
     const empty = resolveAuthConfig(
       aad({
         defaultAuthorizationPolicy: { allowedPrincipals: { groups: [], identities: ['oid-1'] } },
@@ -821,6 +840,7 @@ describe('authsettingsV2 configuration', () => {
       {},
     );
     expect(empty.warnings).to.deep.equal([]);
+    expect(empty.config.authorization!.gates.size).to.equal(0);
     expect((empty.config.providers.get('aad') as OidcProviderConfig).directory!.allowedIdentities).to.deep.equal([
       'oid-1',
     ]);
