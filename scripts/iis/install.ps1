@@ -13,6 +13,8 @@ C:\Program Files\gatehouse, then run this script from there in an elevated Power
 Installing:
   - lets the IIS worker processes (IIS_IUSRS) read this folder;
   - adds build\Release to the machine PATH, where w3wp.exe finds libnode.dll;
+  - registers "gatehouse" as a source of the Application event log, where the module writes
+    why Node did not start or ended (its messages shown as written);
   - registers the module with IIS, for 64-bit application pools, enabled on no site;
   - enables it on each site named with -Site;
   - with -ConfigFile (and -LogFile), sets GATEHOUSE_CONFIG_FILE (GATEHOUSE_LOG_FILE) on the
@@ -26,7 +28,7 @@ GATEHOUSE_ENCRYPTION_KEY as environment variables of the application pool yourse
 pool's identity write the token store's directory and the log file's (see the README).
 
 Uninstalling (-Uninstall) disables the module on every site, unregisters it and removes the
-PATH entry, then restarts IIS. This folder, the configuration and the token store stay.
+PATH entry and the event source, then restarts IIS. This folder, the configuration and the token store stay.
 
 .PARAMETER Site
 The sites to enable the module on, by name as IIS Manager shows them.
@@ -64,6 +66,9 @@ $module = 'gatehouse'
 $bin = Join-Path $PSScriptRoot 'build\Release'
 $image = Join-Path $bin 'gatehouse_iis.dll'
 $environmentKey = 'HKLM:\SYSTEM\CurrentControlSet\Control\Session Manager\Environment'
+$eventSourceKey = "HKLM:\SYSTEM\CurrentControlSet\Services\EventLog\Application\$module"
+# The .NET Framework's message file has "%1" for every event ID: the module's text, whole.
+$eventMessageFile = '%SystemRoot%\Microsoft.NET\Framework64\v4.0.30319\EventLogMessages.dll'
 
 # appcmd with its arguments as one array; a failure stops the script unless -Tolerate
 # (removing what is not there is no failure).
@@ -99,6 +104,7 @@ if ($Uninstall) {
   }
   Invoke-AppCmd -Tolerate 'uninstall', 'module', $module | Out-Null
   Set-MachinePath (Get-MachinePath | Where-Object { $_ -ne $bin })
+  if (Test-Path $eventSourceKey) { Remove-Item $eventSourceKey -Recurse }
   Restart-Iis
   Write-Host "gatehouse is removed from IIS. $PSScriptRoot, the configuration and the token store are left as they were."
   return
@@ -109,6 +115,8 @@ if (-not (Test-Path $image)) { throw "No module at ${image}; run this script fro
 icacls $PSScriptRoot /grant 'IIS_IUSRS:(OI)(CI)RX' /T /Q | Out-Null
 if ($LASTEXITCODE -ne 0) { throw "icacls could not let IIS_IUSRS read $PSScriptRoot" }
 if ((Get-MachinePath) -notcontains $bin) { Set-MachinePath ((Get-MachinePath) + $bin) }
+if (-not (Test-Path $eventSourceKey)) { New-Item -Path $eventSourceKey | Out-Null }
+Set-ItemProperty -Path $eventSourceKey -Name EventMessageFile -Value $eventMessageFile -Type ExpandString
 
 # Registered once, enabled nowhere (/add:false); a new folder replaces the old one's image.
 # 64-bit pools only: a 32-bit worker process cannot load a 64-bit DLL.

@@ -107,6 +107,20 @@ test('install.ps1 is documented: synopsis, what it does, each parameter, example
   assert.ok(script.split('\n').length <= 160, 'short enough to read before running it as an administrator');
 });
 
+test('install.ps1 registers the module’s event source (Application log, a message file that prints its text) and -Uninstall removes it', () => {
+  assert.match(
+    script,
+    /\$eventSourceKey = "HKLM:\\SYSTEM\\CurrentControlSet\\Services\\EventLog\\Application\\\$module"/,
+  );
+  assert.match(
+    script,
+    /Set-ItemProperty -Path \$eventSourceKey -Name EventMessageFile -Value \$eventMessageFile -Type ExpandString/,
+  );
+  assert.match(script, /EventLogMessages\.dll/);
+  const uninstall = /if \(\$Uninstall\) \{([\s\S]*?)\n\}/.exec(script)[1];
+  assert.match(uninstall, /Remove-Item \$eventSourceKey -Recurse/);
+});
+
 test('install.ps1 stops on the first failure: administrator only, errors stop, every appcmd call is checked', () => {
   assert.match(script, /^#Requires -RunAsAdministrator$/m);
   assert.match(script, /^\$ErrorActionPreference = 'Stop'$/m);
