@@ -22,7 +22,6 @@ export interface PathRule {
 
 /** A request path as restrictions compare it: decoded, NFKC-folded where not ASCII, lower case, one trailing "/" off. */
 function foldedPath(decoded: string): string {
-  // eslint-disable-next-line no-control-regex -- the ASCII range
   const folded = /[^\u0000-\u007f]/.test(decoded) ? decoded.normalize('NFKC').toLowerCase() : asciiLowerCase(decoded);
   return folded.length > 1 && folded.endsWith('/') ? folded.slice(0, -1) : folded;
 }
