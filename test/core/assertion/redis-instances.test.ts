@@ -15,6 +15,9 @@ import {
   type StoredKeyRing,
 } from '../../../src/core/assertion/key-ring.js';
 import { IdentityAssertions } from '../../../src/core/assertion/signer.js';
+import { startAuthRuntime } from '../../../src/core/auth-runtime.js';
+import { resolveAuthConfig } from '../../../src/core/config/auth-config.js';
+import { fallbackCore } from '../../../src/native/index.js';
 import type { Identity } from '../../../src/core/identity.js';
 import { createLogger } from '../../../src/logging.js';
 import { RedisLink } from '../../../src/core/token-store/redis-link.js';
@@ -68,6 +71,57 @@ describe('identity assertion keys shared by two instances through redis-server',
     });
     return { link, store, ring, signer };
   }
+
+  it('two gatehouse instances given the same GATEHOUSE_REDIS_URL publish the same keys', async () => {
+    const { config } = resolveAuthConfig(
+      {
+        identityProviders: {
+          customOpenIdConnectProviders: {
+            corp: {
+              registration: {
+                clientId: 'c',
+                openIdConnectConfiguration: {
+                  authorizationEndpoint: 'http://127.0.0.1:9/a',
+                  tokenEndpoint: 'http://127.0.0.1:9/t',
+                  issuer: 'http://127.0.0.1:9',
+                  certificationUri: 'http://127.0.0.1:9/k',
+                },
+              },
+            },
+          },
+        },
+        gatehouse: { identityAssertion: {} },
+      },
+      {},
+    );
+    const env = {
+      GATEHOUSE_REDIS_URL: redis.url,
+      GATEHOUSE_ENCRYPTION_KEY: masterKey.toString('hex'),
+      GATEHOUSE_REDIS_KEY_PREFIX: `i-${randomBytes(4).toString('hex')}:`,
+    };
+    const published = [];
+    for (let i = 0; i < 2; i++) {
+      const runtime = await startAuthRuntime({ headers: fallbackCore, config, logger: createLogger('silent'), env });
+      try {
+        const answer = await runtime.layer.decide({
+          method: 'GET',
+          path: '/.auth/keys',
+          query: '',
+          headers: [['Host', 'app.example.com']],
+          scheme: 'https',
+          host: 'app.example.com',
+          remoteAddress: '127.0.0.1',
+          readBody: async () => Buffer.alloc(0),
+        });
+        if (answer.kind !== 'respond' || answer.status !== 200) throw new Error('no keys');
+        published.push(JSON.parse(answer.body!.toString()) as { keys: JWK[] });
+      } finally {
+        await runtime.close();
+      }
+    }
+    expect(published[0]!.keys).to.have.length(1);
+    expect(published[1]).to.deep.equal(published[0]);
+  });
 
   it('both sign with one key, kept sealed in Redis', async () => {
     const prefix = `a-${randomBytes(4).toString('hex')}:`;
