@@ -7,8 +7,8 @@
 // asks this script for it (--missing-packages) when it installs with sudo.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 // Each entry: what the tests use it for, where they look for it, the variable
 // that points them at another binary (optional) and the Debian package with it.
@@ -49,10 +49,13 @@ export const requirements = [
   },
 ];
 
-/** The path a requirement is looked for at: its variable's value when set, else its own. */
+/** The repository: a relative path in the list is one inside it, wherever npm test runs from. */
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The path a requirement is looked for at: its variable's value when set, else its own (absolute). */
 export function pathOf(requirement, env) {
   const override = requirement.env ? env[requirement.env] : undefined;
-  return override ? override : requirement.path;
+  return override ? override : resolve(ROOT, requirement.path);
 }
 
 function isOverridden(requirement, env) {
@@ -85,8 +88,10 @@ export function installLine(packages, isRoot) {
 
 /** One line per package installed: which package, for what, and where it was looked for. */
 export function installNotices(missing, context) {
+  // Only a list no variable points elsewhere is installed: each is looked for at its own path.
   return missing.map(
-    ({ what, path, debian }) => `${context}: installing ${debian} with apt-get: ${what}, not found at ${path}`,
+    (requirement) =>
+      `${context}: installing ${requirement.debian} with apt-get: ${requirement.what}, not found at ${pathOf(requirement, {})}`,
   );
 }
 

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import {
   ensurePrograms,
   machineProbes,
+  pathOf,
   plan,
   requirements,
   stopMessage,
@@ -68,11 +69,26 @@ describe('npm test: the programs the tests need', () => {
       expect(plan([nginx], probes(['/opt/nginx/sbin/nginx'], { env })).action).to.equal('ready');
     });
 
-    it('gives every program in the list a Debian package and an absolute path', () => {
+    it('gives every program in the list a Debian package, and looks for it at an absolute path', () => {
       for (const requirement of requirements) {
         expect(requirement.debian, requirement.what).to.match(/^[a-z0-9][a-z0-9.+-]+$/);
-        expect(requirement.path, requirement.what).to.match(/^\//);
+        expect(pathOf(requirement, {}), requirement.what).to.match(/^\//);
       }
+    });
+
+    it('looks for a path given relative to the repository inside the repository, wherever it runs from', () => {
+      const inside: Requirement = { what: 'a file of the repository', path: 'package.json', debian: 'none' };
+      expect(pathOf(inside, {})).to.equal(join(process.cwd(), 'package.json'));
+      const run = spawnSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const m = await import(${JSON.stringify(join(process.cwd(), 'scripts/test-requirements.mjs'))}); console.log(m.pathOf({ path: 'package.json' }, {}));`,
+        ],
+        { cwd: tmpdir(), encoding: 'utf8' },
+      );
+      expect(run.stdout.trim()).to.equal(join(process.cwd(), 'package.json'));
     });
   });
 
