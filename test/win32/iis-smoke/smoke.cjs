@@ -4,13 +4,20 @@
 //   8082 "plain":     same pool, gatehouse not enabled
 //   8083 "throws":    pool "gatehouse-throw", whose boot script throws 5 s after the core starts
 //   8084 "exits":     pool "gatehouse-exit", whose boot script calls process.exit(7)
+//   8085 "nolibnode": pool "gatehouse-nolibnode", the module registered a second time from a copy
+//                     of the package without libnode.dll
+//   8086 "elsewhere": pool "plain", no gatehouse site in it
+//   8087 "never":     pool "gatehouse-never", a core that never decides /never, a 3 s decision timeout
+//   8088 "noboot":    pool "gatehouse-noboot", GATEHOUSE_IIS_BOOT names a script that is not there
 //   8090:             the sidecar (gatehouse serve) with the same configuration, to compare with
+//   8095:             the stand-in identity provider (idp.cjs): its keys, and ID tokens to sign in with
 //   node smoke.cjs <gatehouse log file of the "gatehouse" pool>
 'use strict';
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const http = require('node:http');
 const net = require('node:net');
+const { execFileSync } = require('node:child_process');
 
 const logFile = process.argv[2];
 const results = { passed: 0, failed: 0 };
@@ -71,9 +78,9 @@ test('a site without gatehouse, in the same pool, passes untouched and does not 
   );
 });
 
-test('the first request of the gatehouse site starts Node (503 while it boots, then the core answers)', async () => {
+test('the first request of the gatehouse site starts Node, waits for the core while it boots, and is decided by it', async () => {
   const first = await get(8081, '/', { Accept: 'text/html' });
-  assert.ok([302, 503].includes(first.status), `first answer ${first.status}`);
+  assert.equal(first.status, 302, `first answer ${first.status} ${first.body}`);
   for (
     let i = 0;
     i < 30 && !(fs.existsSync(logFile) && /attached to the web-server module/.test(fs.readFileSync(logFile, 'utf8')));
@@ -81,6 +88,33 @@ test('the first request of the gatehouse site starts Node (503 while it boots, t
   )
     await sleep(1000);
   assert.match(fs.readFileSync(logFile, 'utf8'), /attached to the web-server module/);
+});
+
+test('the kernel cache: a protected static file served to a signed-in user is refused to anyone else, every time', async () => {
+  const idToken = (await get(8095, '/id-token?sub=smoke-alice')).body;
+  const body = JSON.stringify({ id_token: idToken });
+  const signIn = await get(
+    8081,
+    '/.auth/login/corp',
+    { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Accept: 'application/json' },
+    'POST',
+    body,
+  );
+  assert.equal(signIn.status, 200, signIn.body);
+  const token = JSON.parse(signIn.body).authenticationToken;
+  // Hit often enough for http.sys to cache it, were it allowed to (2 hits within 10 s by default).
+  for (let i = 0; i < 3; i++) {
+    const signedIn = await get(8081, '/secret.txt', { 'X-ZUMO-AUTH': token, Accept: 'application/json' });
+    assert.equal(signedIn.status, 200, `signed-in fetch ${i}: ${signedIn.status}`);
+    assert.match(signedIn.body, /kernel-cache secret/);
+  }
+  for (let i = 0; i < 3; i++) {
+    const anonymous = await get(8081, '/secret.txt', { Accept: 'application/json' });
+    assert.equal(anonymous.status, 401, `anonymous fetch ${i}: ${anonymous.status} ${anonymous.body.slice(0, 80)}`);
+    assert.doesNotMatch(anonymous.body, /kernel-cache secret/);
+  }
+  const cache = execFileSync('netsh', ['http', 'show', 'cachestate'], { encoding: 'utf8' });
+  assert.doesNotMatch(cache, /secret\.txt/i, `http.sys holds it:\n${cache}`);
 });
 
 test('302 to sign-in for a browser, 401 JSON for an API caller', async () => {
@@ -138,19 +172,48 @@ test('duplicate and underscore spellings of identity headers never reach the app
   assert.doesNotMatch(seen, /PRINCIPAL|X-Original-URL/i, seen);
 });
 
-async function endsWith503(port, what) {
-  const before = await get(port, '/', { Accept: 'text/html' });
-  assert.ok([302, 503].includes(before.status));
-  await sleep(15_000);
-  for (let i = 0; i < 3; i++) {
-    const after = await get(port, '/', { Accept: 'text/html' });
-    assert.equal(after.status, 503, `${what}: answer after Node ended`);
-    assert.deepEqual(JSON.parse(after.body), { error: 'The authentication layer is not running.' });
-  }
+/** 503 with Retry-After and the module's JSON error. */
+function refused(response, error, what) {
+  assert.equal(response.status, 503, `${what}: ${response.status} ${response.body.slice(0, 120)}`);
+  assert.equal(response.headers['retry-after'], '5', what);
+  assert.deepEqual(JSON.parse(response.body), { error });
 }
 
-test('an uncaught exception in the core: Node stops, w3wp lives on and answers 503', () => endsWith503(8083, 'throw'));
-test('process.exit() in the core: Node stops, w3wp lives on and answers 503', () => endsWith503(8084, 'exit'));
+async function endsWith503(port, what) {
+  const before = await get(port, '/', { Accept: 'text/html' });
+  assert.equal(before.status, 302, `${what}: the core answers before it ends`);
+  await sleep(7_000); // the boot script ends Node 5 s after the core starts
+  // The old worker process answers this one, and asks IIS for a new worker process (RecycleProcess),
+  // to which IIS then sends the requests; its Node answers until its own boot script ends it.
+  refused(await get(port, '/', { Accept: 'text/html' }), 'The authentication layer is not running.', what);
+  for (let i = 0; i < 120; i++) {
+    if ((await get(port, '/', { Accept: 'text/html' })).status === 302) return;
+    await sleep(1000);
+  }
+  assert.fail(`${what}: no new worker process answered within two minutes`);
+}
+
+test('an uncaught exception in the core: Node stops, w3wp lives on and answers 503, then a new worker process takes over', () =>
+  endsWith503(8083, 'throw'));
+test('process.exit() in the core: Node stops, w3wp lives on and answers 503, then a new worker process takes over', () =>
+  endsWith503(8084, 'exit'));
+
+test('libnode.dll missing beside the module: its site is answered 503, IIS serves on', async () => {
+  for (let i = 0; i < 2; i++)
+    refused(await get(8085, '/', { Accept: 'text/html' }), 'The authentication layer is not running.', 'no libnode');
+  assert.equal((await get(8082, '/index.html')).status, 200, 'other sites serve on');
+});
+
+test('a decision that never comes: 503 at GATEHOUSE_IIS_DECISION_TIMEOUT, other requests decided as before', async () => {
+  const [never, fine] = await Promise.all([get(8087, '/never'), get(8087, '/index.html')]);
+  refused(never, 'The authentication layer did not decide in time.', 'never');
+  assert.equal(fine.status, 200);
+});
+
+test('a boot script that is not there: 503 (the reason is in the event log)', async () => {
+  for (let i = 0; i < 2; i++)
+    refused(await get(8088, '/', { Accept: 'text/html' }), 'The authentication layer is not running.', 'no boot');
+});
 
 (async () => {
   for (const [name, fn] of tests) {
