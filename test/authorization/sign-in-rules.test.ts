@@ -8,6 +8,7 @@ import { GatehouseMetrics } from '../../src/metrics/gatehouse-metrics.js';
 import { Browser } from '../support/browser.js';
 import { forwarded } from '../support/principal.js';
 import { sample } from '../support/prometheus.js';
+import { capturingLogger } from '../support/logs.js';
 import { raw } from '../support/raw-http.js';
 import { startRulesDeployment, type RulesDeployment } from '../support/rules-deployment.js';
 
@@ -177,5 +178,46 @@ describe('authorization: groups read again at refresh', function () {
     expect((await carol.request(`${deployment.url}/doc`)).status).to.equal(403);
     const me = JSON.parse((await carol.request(`${deployment.url}/.auth/me`)).body) as Array<Record<string, unknown>>;
     expect(me[0]!.user_groups).to.deep.equal(['readers']);
+  });
+});
+
+describe('authorization: anonymous callers and what is logged', function () {
+  this.timeout(60_000);
+  let deployment: RulesDeployment;
+  const logs = capturingLogger('info');
+  before(async () => {
+    deployment = await startRulesDeployment({
+      users: { bob: USERS.bob },
+      authorization: { paths: [{ path: '/admin/*', allow: [{ roles: ['admin'] }] }] },
+      document: { globalValidation: { unauthenticatedClientAction: 'AllowAnonymous', excludedPaths: ['/public/*'] } },
+      logger: logs.logger,
+    });
+  });
+  after(() => deployment.close());
+
+  it('anonymous access allowed: still challenged on a path a rule covers, in any spelling', async () => {
+    const anonymous = new Browser();
+    expect((await anonymous.request(`${deployment.url}/home`)).status).to.equal(200);
+    for (const path of ['/admin/x', '/ADMIN/x', '/%61dmin/x'])
+      expect((await anonymous.request(`${deployment.url}${path}`)).status, path).to.equal(401);
+    expect(deployment.upstream.requests.some((r) => r.url.toLowerCase().includes('dmin'))).to.equal(false);
+  });
+
+  it('a refusal is logged with the rule, the reason and the user id, never a token or the cookie', async () => {
+    const bob = new Browser();
+    await deployment.signIn(bob, 'bob', '/.auth/login/dev');
+    expect((await bob.request(`${deployment.url}/admin/x`)).status).to.equal(403);
+    const line = logs.lines().find((l) => l.msg === 'request refused by an authorization rule');
+    expect(line).to.include({
+      rule: 'paths.0',
+      reason: 'not_allowed',
+      provider: 'dev',
+      userId: 'bob',
+      path: '/admin/x',
+    });
+    const cookie = bob.cookie(deployment.url, 'PlatformAuthSession')!.value;
+    const text = JSON.stringify(logs.lines());
+    expect(text).to.not.include(cookie);
+    expect(text).to.not.match(/eyJ[\w-]+\.[\w-]+\./);
   });
 });

@@ -8,6 +8,7 @@ import {
   type DevUser,
   type RunningIdentityProvider,
 } from '../../src/dev/identity-provider.js';
+import type { Logger } from '../../src/logging.js';
 import type { GatehouseMetrics } from '../../src/metrics/gatehouse-metrics.js';
 import type { Browser, Response } from './browser.js';
 import { CLIENT_ID, startGatewayDeployment, type GatewayDeployment } from './sign-in.js';
@@ -24,6 +25,7 @@ export async function startRulesDeployment(options: {
   readonly users: Record<string, DevUser>;
   readonly authorization: Record<string, unknown>;
   readonly metrics?: GatehouseMetrics;
+  readonly logger?: Logger;
   /** Extra top-level keys of the document (globalValidation...). */
   readonly document?: Record<string, unknown>;
 }): Promise<RulesDeployment> {
@@ -37,6 +39,7 @@ export async function startRulesDeployment(options: {
   let idp: RunningIdentityProvider | undefined;
   const deployment = await startGatewayDeployment({
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
     prepare: async (frontUrl) => {
       idp = await startDevIdentityProvider({
         users,
