@@ -64,6 +64,8 @@ export interface OidcProviderConfig extends Common {
   readonly signedClientSecret?: { readonly teamId: string; readonly keyId: string; readonly privateKeyPem: string };
   /** `client_secret_post`: always send the secret in the token request's body (else Basic when the provider supports it). */
   readonly secretInBody?: boolean;
+  /** registration.proofOfPossession DPoP: each session's tokens bound to a key of its own (custom providers). */
+  readonly dpop?: boolean;
   /** login.pushedAuthorizationRequests: push every authorization request (else only when the provider's metadata requires it). */
   readonly pushedAuthorizationRequests?: boolean;
   /** private_key_jwt: the client's key (and certificate), from their settings or files; never logged. */
@@ -294,6 +296,7 @@ function customProviders(
       responseMode: login.responseMode ?? 'query',
       ...(provider.registration.clientCredential?.method === 'ClientSecretPost' ? { secretInBody: true } : {}),
       ...(clientKey !== undefined ? { clientKey } : {}),
+      ...(provider.registration.proofOfPossession === 'DPoP' ? { dpop: true } : {}),
       introspection: introspectionConfig(
         `${path}.validation.introspection`,
         provider.validation?.introspection,

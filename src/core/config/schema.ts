@@ -89,6 +89,8 @@ const customOpenIdConnectProvider = z.object({
         ...clientKeyFields,
       })
       .optional(),
+    /** gatehouse's own: tokens bound to a key per session (DPoP, RFC 9449). */
+    proofOfPossession: z.enum(['DPoP']).optional(),
     openIdConnectConfiguration,
   }),
   login: loginSettings,

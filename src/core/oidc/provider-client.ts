@@ -33,6 +33,7 @@ import {
 import { RemoteKeySet } from '../tokens/key-set.js';
 import { ClientKey, ClientKeyError } from './client-key.js';
 import { ClientSecretJwt } from './client-secret-jwt.js';
+import { dpopKeyPair, newDpopKey, type DpopKey } from './dpop-key.js';
 import { promptParameter } from './prompt-parameter.js';
 
 export { ProviderRefusedError, ProviderUnavailableError };
@@ -45,6 +46,8 @@ export interface TokenSet {
   readonly accessTokenExpiresAt: number | undefined;
   /** Validated ID token claims (on refresh: the new ID token's, if one was issued). */
   readonly claims: Readonly<Record<string, unknown>> | undefined;
+  /** With DPoP: the session's key, which its tokens are bound to (kept in the sealed session record). */
+  readonly dpopKey?: DpopKey;
 }
 
 export interface AuthorizationRequest {
@@ -324,6 +327,8 @@ export class OidcProviderClient {
           true,
         );
       }
+      // DPoP: a new key for the new session, every proof of its token requests signed with it.
+      const dpop = this.config.dpop === true ? await newDpopKey() : undefined;
       const response = await oidc.authorizationCodeGrant(
         configuration,
         callbackUrl,
@@ -334,8 +339,9 @@ export class OidcProviderClient {
           ...(checks.nonce !== undefined ? { expectedNonce: checks.nonce } : {}),
         },
         { redirect_uri: checks.redirectUri },
+        dpop !== undefined ? { DPoP: oidc.getDPoPHandle(configuration, dpop.keyPair) } : {},
       );
-      return this.#tokenSet(response);
+      return { ...this.#tokenSet(response), ...(dpop !== undefined ? { dpopKey: dpop.jwk } : {}) };
     } catch (error) {
       throw classify(error, 'code redemption');
     }
@@ -345,17 +351,27 @@ export class OidcProviderClient {
    * The claims of the provider's userinfo endpoint for `accessToken`, or undefined when the provider
    * has none. Its `sub` must be `expectedSubject` (OpenID Connect Core §5.3.2): another refuses.
    */
-  async userInfo(accessToken: string, expectedSubject: string): Promise<Readonly<Record<string, unknown>> | undefined> {
+  async userInfo(
+    accessToken: string,
+    expectedSubject: string,
+    dpopKey?: DpopKey,
+  ): Promise<Readonly<Record<string, unknown>> | undefined> {
     try {
       const configuration = await this.configuration();
       if (configuration.serverMetadata().userinfo_endpoint === undefined) return undefined;
-      return await oidc.fetchUserInfo(configuration, accessToken, expectedSubject);
+      return await oidc.fetchUserInfo(
+        configuration,
+        accessToken,
+        expectedSubject,
+        await this.#dpop(configuration, dpopKey),
+      );
     } catch (error) {
       throw classify(error, 'userinfo');
     }
   }
 
-  async refresh(refreshToken: string): Promise<TokenSet> {
+  /** A refresh with the session's DPoP key, when it has one (the provider then requires a proof made with it). */
+  async refresh(refreshToken: string, dpopKey?: DpopKey): Promise<TokenSet> {
     try {
       const configuration = await this.configuration();
       await this.#clientSecretJwt?.renew();
@@ -366,9 +382,20 @@ export class OidcProviderClient {
             undefined,
             false,
           )
-        : this.#tokenSet(await oidc.refreshTokenGrant(configuration, refreshToken));
+        : this.#tokenSet(
+            await oidc.refreshTokenGrant(
+              configuration,
+              refreshToken,
+              undefined,
+              await this.#dpop(configuration, dpopKey),
+            ),
+          );
       // Providers that do not rotate refresh tokens omit them from the answer: keep the old one.
-      return { ...tokens, refreshToken: tokens.refreshToken ?? refreshToken };
+      return {
+        ...tokens,
+        refreshToken: tokens.refreshToken ?? refreshToken,
+        ...(dpopKey !== undefined ? { dpopKey } : {}),
+      };
     } catch (error) {
       throw classify(error, 'refresh');
     }
@@ -468,6 +495,12 @@ export class OidcProviderClient {
     } catch (error) {
       throw classify(error, 'introspection');
     }
+  }
+
+  /** The DPoP option of a request made for a session with `dpopKey` (none without one). */
+  async #dpop(configuration: oidc.Configuration, dpopKey: DpopKey | undefined): Promise<oidc.DPoPOptions> {
+    if (dpopKey === undefined) return {};
+    return { DPoP: oidc.getDPoPHandle(configuration, await dpopKeyPair(dpopKey)) };
   }
 
   /** The issuer a token of this provider must carry: the configured one, or the template filled with the token's own tenant. */

@@ -37,6 +37,7 @@ function storedTokens(tokens: RefreshedTokens): SessionTokens {
     ...(tokens.idToken !== undefined ? { idToken: tokens.idToken } : {}),
     ...(tokens.refreshToken !== undefined ? { refreshToken: tokens.refreshToken } : {}),
     ...(tokens.accessTokenExpiresAt !== undefined ? { accessTokenExpiresAt: tokens.accessTokenExpiresAt } : {}),
+    ...(tokens.dpopKey !== undefined ? { dpopKey: tokens.dpopKey } : {}),
   };
 }
 
@@ -102,26 +103,30 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     const idClaims = { ...(tokens.claims ?? {}), ...this.#appleUser(callback.params) };
     // What the ID token says wins; the userinfo endpoint adds what a thin ID token leaves out
     // (name, email, groups), as mod_auth_openidc and oauth2-proxy take them.
-    const claims = { ...(await this.#userInfoClaims(tokens.accessToken, idClaims.sub)), ...idClaims };
+    const claims = { ...(await this.#userInfoClaims(tokens.accessToken, idClaims.sub, tokens.dpopKey)), ...idClaims };
     this.#checkPolicy(claims, false);
     return withProviderSession(this.#signIn(claims, storedTokens(tokens)), idClaims);
   }
 
   /** The userinfo endpoint's claims for a sign-in, when the provider has one and the configuration wants them. */
-  async #userInfoClaims(accessToken: string | undefined, subject: unknown): Promise<Readonly<Record<string, unknown>>> {
+  async #userInfoClaims(
+    accessToken: string | undefined,
+    subject: unknown,
+    dpopKey?: SessionTokens['dpopKey'],
+  ): Promise<Readonly<Record<string, unknown>>> {
     if (!this.config.claimsFromUserInfo || accessToken === undefined || typeof subject !== 'string') return {};
-    return (await this.client.userInfo(accessToken, subject)) ?? {};
+    return (await this.client.userInfo(accessToken, subject, dpopKey)) ?? {};
   }
 
   /**
    * New tokens; with a new ID token, the groups and roles it (and the userinfo endpoint, when
    * configured) tells now, so a member removed from a group loses what the group gave at refresh.
    */
-  async refresh(refreshToken: string): Promise<RefreshedTokens> {
-    const tokens = await this.client.refresh(refreshToken);
+  async refresh(refreshToken: string, session?: SessionTokens): Promise<RefreshedTokens> {
+    const tokens = await this.client.refresh(refreshToken, session?.dpopKey);
     const idClaims = tokens.claims;
     if (idClaims === undefined) return tokens;
-    const claims = { ...(await this.#userInfoClaims(tokens.accessToken, idClaims.sub)), ...idClaims };
+    const claims = { ...(await this.#userInfoClaims(tokens.accessToken, idClaims.sub, tokens.dpopKey)), ...idClaims };
     return { ...tokens, access: accessFromClaims(claims, this.config.claimSources) };
   }
 

@@ -5,6 +5,7 @@
 import type { AccessFacts } from '../authorization/access-facts.js';
 import type { ProviderConfig } from '../config/provider-settings.js';
 import type { Claim } from '../identity.js';
+import type { DpopKey } from '../oidc/dpop-key.js';
 import type { LogoutNotice } from '../oidc/logout-token.js';
 import type { ProviderSession, SessionTokens } from '../session/record.js';
 import type { PeekedToken } from '../tokens/jwt-validator.js';
@@ -68,6 +69,8 @@ export interface RefreshedTokens {
   readonly idToken: string | undefined;
   readonly refreshToken: string | undefined;
   readonly accessTokenExpiresAt: number | undefined;
+  /** DPoP: the session's key, kept with its tokens. */
+  readonly dpopKey?: DpopKey;
   /** The facts rules look at, read again (a new ID token's claims): absent, the session keeps what it had. */
   readonly access?: AccessFacts;
 }
@@ -113,8 +116,8 @@ export interface Provider {
   callbackCorrelation?(params: URLSearchParams): string | undefined;
   /** Checks the callback (state or request token), redeems it, returns the user. Throws ProviderRefusedError / ProviderUnavailableError. */
   complete(callback: LoginCallback): Promise<SignIn>;
-  /** Absent for providers that issue no refresh tokens. */
-  refresh?(refreshToken: string): Promise<RefreshedTokens>;
+  /** Absent for providers that issue no refresh tokens. `tokens`: the session's (its DPoP key). */
+  refresh?(refreshToken: string, tokens?: SessionTokens): Promise<RefreshedTokens>;
   /** The provider's end-session URL (RP-initiated logout), when it has one. */
   endSessionUrl?(parameters: {
     idTokenHint?: string;

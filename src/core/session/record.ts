@@ -1,5 +1,6 @@
 import type { AccessFacts } from '../authorization/access-facts.js';
 import type { Claim } from '../identity.js';
+import type { DpopKey } from '../oidc/dpop-key.js';
 
 /** What the token store keeps for one signed-in session. */
 export interface SessionRecord {
@@ -42,4 +43,6 @@ export interface SessionTokens {
   readonly accessTokenSecret?: string;
   /** Access token expiry, ms since epoch. */
   readonly accessTokenExpiresAt?: number;
+  /** DPoP: the session's private key its tokens are bound to (oidc/dpop-key.ts); never leaves the sealed record. */
+  readonly dpopKey?: DpopKey;
 }

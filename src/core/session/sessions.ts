@@ -366,7 +366,7 @@ export class Sessions {
         return { ok: true, record };
       }
       // Not refreshed since: the stored refresh token is the cached one.
-      return this.#redeem(id, record, () => redeem(refreshToken), extendedUntil, keep);
+      return this.#redeem(id, record, () => redeem(refreshToken, record.tokens), extendedUntil, keep);
     };
     return this.#inTurn(id, renew);
   }
