@@ -4,6 +4,7 @@ import os from 'node:os';
 
 import { benchAllCores, FULL_RUN, QUICK_RUN } from './all-cores.js';
 import { benchAssertion } from './assertion.js';
+import { benchAuthorization } from './authorization.js';
 import { benchBearer } from './bearer.js';
 import { benchDeliveries, benchMemory } from './deliveries.js';
 import { benchForwardAuth } from './forward-auth.js';
@@ -41,4 +42,6 @@ console.log('\n## In-server hook: a signed-in decision\n');
 console.log(await benchHook(quick));
 console.log('\n## Signed identity assertion: a signed-in GET with it on and off\n');
 console.log(await benchAssertion(quick));
+console.log('\n## Authorization rules: a signed-in GET under five rules and under none\n');
+console.log(await benchAuthorization(quick));
 console.log(`\n${machineProbe()} (at the end)`);
