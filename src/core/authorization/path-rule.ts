@@ -20,10 +20,27 @@ export interface PathRule {
   readonly rule: AccessRule;
 }
 
-/** A request path as restrictions compare it: decoded, NFKC-folded where not ASCII, lower case, one trailing "/" off. */
+/**
+ * A request path as restrictions compare it: decoded, NFKC-folded where not ASCII, lower case, dots
+ * and blanks at the end of a segment off (Windows and IIS open `/admin./x` and `/admin%20/x` as
+ * `/admin/x`), one trailing "/" off.
+ */
 function foldedPath(decoded: string): string {
-  const folded = /[^\u0000-\u007f]/.test(decoded) ? decoded.normalize('NFKC').toLowerCase() : asciiLowerCase(decoded);
+  const lower = /[^\u0000-\u007f]/.test(decoded) ? decoded.normalize('NFKC').toLowerCase() : asciiLowerCase(decoded);
+  const folded = /[. ](?:\/|$)/.test(lower) ? lower.replace(/[. ]+(?=\/|$)/g, '') : lower;
   return folded.length > 1 && folded.endsWith('/') ? folded.slice(0, -1) : folded;
+}
+
+/**
+ * Printable ASCII with nothing canonicalPath would decode or refuse (escapes, `;`, `?`, `#`,
+ * backslashes, dot segments, empty segments, a segment ending in a dot): such a path is its own
+ * decoded form, and most are.
+ */
+const PLAIN_PATH = /^(?!.*(?:\/\/|\/\.|\.\/|\.$))[\x21-\x22\x24\x26-\x3a\x3c-\x3e\x40-\x5b\x5d-\x7e]*$/;
+
+/** The decoded path, or null when it cannot be read unambiguously: canonicalPath's answer, quicker for a plain path. */
+export function decodedPath(rawPath: string): string | null {
+  return rawPath.startsWith('/') && PLAIN_PATH.test(rawPath) ? rawPath : canonicalPath(rawPath);
 }
 
 /** A path rule from its configuration (its path checked as an excluded path's is: the schema reports problems). */
@@ -60,7 +77,7 @@ export function rulesFor(
   rawPath: string,
 ): readonly AccessRule[] {
   if (paths.length === 0) return fallback === undefined ? [] : [fallback];
-  const decoded = canonicalPath(rawPath);
+  const decoded = decodedPath(rawPath);
   if (decoded === null) {
     const all = paths.map((p) => p.rule);
     return fallback === undefined ? all : [...all, fallback];

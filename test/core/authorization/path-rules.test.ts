@@ -2,11 +2,13 @@
 // written), methods, the default; every spelling of a restricted path is held
 // to its rule; verdicts remembered per caller and rule.
 import { expect } from 'chai';
+import fc from 'fast-check';
 
 import type { AccessFacts, Caller } from '../../../src/core/authorization/access-facts.js';
 import type { AccessRule } from '../../../src/core/authorization/access-rule.js';
 import { Authorizer } from '../../../src/core/authorization/authorizer.js';
-import { pathRule, rulesFor } from '../../../src/core/authorization/path-rule.js';
+import { decodedPath, pathRule, rulesFor } from '../../../src/core/authorization/path-rule.js';
+import { canonicalPath } from '../../../src/core/excluded-paths.js';
 
 const admins: AccessRule = { name: 'paths.0', allow: [{ roles: new Set(['admin']) }] };
 const writers: AccessRule = { name: 'paths.1', allow: [{ roles: new Set(['writer']) }] };
@@ -39,8 +41,42 @@ describe('authorization path rules', () => {
       '/admin/',
       '/\uff41dmin/users', // fullwidth a, which NFKC folds to "a"
       '/reports/',
+      '/admin./users', // Windows and IIS trim dots and blanks at the end of a segment
+      '/admin%20/users',
+      '/admin.%20./users',
+      '/ADMIN.',
     ])
       expect(rulesFor(paths, staff, 'POST', path), path).to.not.deep.equal([staff]);
+  });
+
+  it('a plain path is read as canonicalPath reads it, without its work (any path)', () => {
+    for (const path of [
+      '/',
+      '/a/b/',
+      "/a-b_c~d!$&'()*+,=:@/x.y",
+      '/a/.well-known',
+      '/a/b..c',
+      '/%41',
+      '/a;b',
+      '/a?b',
+      '/a#b',
+      '/a//b',
+      '/a/./b',
+      '/a/..',
+      '/a\\b',
+      '/\u00e9',
+      '/a b',
+      'a',
+    ])
+      expect(decodedPath(path), path).to.equal(canonicalPath(path));
+    const char = fc.constantFrom(..."/.%;?#\\ aZ09-_~!$&'()*+,=:@2e5cf\u00e9\uff0e\u0000".split(''));
+    fc.assert(
+      fc.property(fc.array(char, { maxLength: 12 }), (chars) => {
+        const path = `/${chars.join('')}`;
+        expect(decodedPath(path), path).to.equal(canonicalPath(path));
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('a path that cannot be read unambiguously falls under every rule', () => {
