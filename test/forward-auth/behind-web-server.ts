@@ -77,18 +77,35 @@ async function waitForPort(port: number, process: ChildProcess, output: () => st
   throw new Error(`nothing listening on ${port}: ${output()}`);
 }
 
-function startNginx(dir: string, ports: typeof EXAMPLE_PORTS): { child: ChildProcess; output: () => string } {
-  const site = filledIn('nginx/gatehouse.conf', [
+/** The shipped nginx configurations: asking on every request, or keeping gatehouse's allowed answers. */
+export type NginxExample = 'gatehouse.conf' | 'gatehouse-cached.conf';
+
+/** Where the cached example keeps its answers, as it ships. */
+const EXAMPLE_CACHE_PATH = '/var/cache/nginx/gatehouse-verify';
+
+/**
+ * As root, nginx's workers would run as nobody, who cannot enter the test's private directory
+ * where the cached example keeps its answers: they run as the test's own user.
+ */
+const ASSIGNED_USER = process.getuid?.() === 0 ? 'user root;\n' : '';
+
+function startNginx(
+  dir: string,
+  ports: typeof EXAMPLE_PORTS,
+  example: NginxExample,
+): { child: ChildProcess; output: () => string } {
+  const site = filledIn(`nginx/${example}`, [
     [`listen ${EXAMPLE_PORTS.webServer};`, `listen 127.0.0.1:${ports.webServer};`],
     [`127.0.0.1:${EXAMPLE_PORTS.gatehouse};`, `127.0.0.1:${ports.gatehouse};`],
     [`127.0.0.1:${EXAMPLE_PORTS.app};`, `127.0.0.1:${ports.app};`],
+    ...(example === 'gatehouse-cached.conf' ? [[EXAMPLE_CACHE_PATH, path.join(dir, 'verify-cache')] as const] : []),
   ]);
   writeFileSync(path.join(dir, 'gatehouse.conf'), site);
   // The http {} around the example, as /etc/nginx/nginx.conf would put it, with the test's own paths.
   writeFileSync(
     path.join(dir, 'nginx.conf'),
     `daemon off;
-worker_processes 1;
+${ASSIGNED_USER}worker_processes 1;
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log info;
 events { worker_connections 256; }
@@ -144,10 +161,16 @@ export function webServerMissing(which: WebServer): string | undefined {
     : `${binary} is missing: apt-get install ${which === 'nginx' ? 'nginx-light' : 'caddy'} (bash .ci/run does)`;
 }
 
-export async function startBehind(
-  which: WebServer,
-  options: { document?: (issuer: string) => Record<string, unknown> } = {},
-): Promise<BehindWebServer> {
+export interface BehindOptions {
+  /** gatehouse's configuration document; default: one provider "dev", /public/* excluded. */
+  readonly document?: (issuer: string) => Record<string, unknown>;
+  /** Which of the nginx examples (default gatehouse.conf). */
+  readonly nginxExample?: NginxExample;
+  /** More of gatehouse's environment (GATEHOUSE_ACCESS_LOG, its log level). */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+export async function startBehind(which: WebServer, options: BehindOptions = {}): Promise<BehindWebServer> {
   const missing = webServerMissing(which);
   if (missing !== undefined) throw new Error(missing);
   const dir = mkdtempSync(path.join(os.tmpdir(), `gatehouse-${which}-`));
@@ -230,11 +253,13 @@ export async function startBehind(
         TEST_CLIENT_SECRET: secret,
         GATEHOUSE_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
         GATEHOUSE_LOG_LEVEL: process.env.GATEHOUSE_TEST_LOG_LEVEL ?? 'warn',
+        ...options.env,
       },
       ['serve', '--forward-auth', '--host', '127.0.0.1', '--port', String(ports.gatehouse)],
     );
     closers.push(() => gatehouse.stop());
-    const webServer = which === 'nginx' ? startNginx(dir, ports) : startCaddy(dir, ports);
+    const webServer =
+      which === 'nginx' ? startNginx(dir, ports, options.nginxExample ?? 'gatehouse.conf') : startCaddy(dir, ports);
     closers.push(
       () =>
         new Promise<void>((resolve) => {

@@ -3,7 +3,10 @@
 // by hand (a token's expiry against a given clock, a decision that narrows).
 import { expect } from 'chai';
 
-import { keptSeconds } from '../../src/core/forward-auth/answer-lifetime.js';
+import type { AccessRule } from '../../src/core/authorization/access-rule.js';
+import { pathRule } from '../../src/core/authorization/path-rule.js';
+import type { AuthorizationPolicy } from '../../src/core/authorization/policy.js';
+import { keptSeconds, rulesDifferByMethod } from '../../src/core/forward-auth/answer-lifetime.js';
 import { verifyCacheSettings } from '../../src/core/forward-auth/cache-settings.js';
 import { ForwardAuth } from '../../src/core/forward-auth/verify.js';
 import { TrustedProxies } from '../../src/core/forward-auth/trusted-proxies.js';
@@ -77,7 +80,7 @@ describe('forward auth: verify answers a web server may keep (gatehouse.verifyCa
     const settings = verifyCacheSettings({ maxAgeSeconds: 30 });
     const now = Date.UTC(2030, 0, 1);
     const at = (seconds: number) => Math.floor(now / 1000) + seconds;
-    const headers = (...pairs: Array<[string, string]>) => ({ headers: pairs });
+    const headers = (...pairs: Array<[string, string]>) => ({ path: '/reports', headers: pairs });
 
     it('an allowed answer naming a caller is kept the configured lifetime; nothing is kept with the setting off', () => {
       expect(keptSeconds(ALLOWED, headers(['Cookie', 'PlatformAuthSession=x']), settings, now)).to.equal(30);
@@ -112,6 +115,33 @@ describe('forward auth: verify answers a web server may keep (gatehouse.verifyCa
         5,
       );
       expect(keptSeconds(ALLOWED, headers(['Authorization', 'Basic dXNlcjpwYXNz']), settings, now)).to.equal(30);
+    });
+
+    it('an answer on a path whose authorization rules differ by method is never kept; other paths are', () => {
+      const rule = (name: string): AccessRule => ({ name, allow: [] });
+      const policy: AuthorizationPolicy = {
+        gates: new Map(),
+        paths: [
+          pathRule('/admin/*', ['POST', 'DELETE'], rule('paths[0]')),
+          pathRule('/reports/*', ['GET'], rule('paths[1]')),
+          pathRule('/reports/*', undefined, rule('paths[2]')),
+          pathRule('/team/*', undefined, rule('paths[3]')),
+        ],
+        fallback: rule('default'),
+      };
+      const at = (path: string) => ({ path, headers: [] });
+      for (const path of ['/admin/users', '/ADMIN/x', '/reports/q1', '/reports/q1/'])
+        expect(keptSeconds(ALLOWED, at(path), settings, now, policy), path).to.equal(0);
+      for (const path of ['/team/a', '/elsewhere', '/administrator'])
+        expect(keptSeconds(ALLOWED, at(path), settings, now, policy), path).to.equal(30);
+      // The same rule whatever the method: kept.
+      const sameRule = rule('paths[0]');
+      const both: AuthorizationPolicy = {
+        ...policy,
+        paths: [pathRule('/x/*', ['GET'], sameRule), pathRule('/x/*', undefined, sameRule)],
+      };
+      expect(rulesDifferByMethod(both, '/x/y')).to.equal(false);
+      expect(rulesDifferByMethod({ ...policy, paths: [] }, '/admin/users')).to.equal(false);
     });
 
     it('an authentication token (X-ZUMO-AUTH) bounds the answer by its own expiry', () => {

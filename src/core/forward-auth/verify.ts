@@ -153,7 +153,10 @@ export class ForwardAuth {
       upgradeKindOf(judged) === 'other' ? this.#refusedUpgrade(judged.path) : await this.#layer.decide(judged);
     this.#onDecision?.(judged.path, decision);
     if (decision.kind === 'forward')
-      return this.#allowedAnswer(decision.edits.set, keptSeconds(decision, judged, this.#cache, this.#now()));
+      return this.#allowedAnswer(
+        decision.edits.set,
+        keptSeconds(decision, judged, this.#cache, this.#now(), config.authorization),
+      );
     return this.#answerFor(decision, convention);
   }
 
