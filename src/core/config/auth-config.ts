@@ -61,9 +61,9 @@ export interface AuthConfig {
   readonly forwardCorsPreflights: boolean;
   /** How long a web server may keep verify answers (gatehouse.verifyCache); undefined: not at all. */
   readonly verifyCache?: VerifyCacheSettings;
-  /** The signed identity assertion header (gatehouse.identityAssertion); undefined: off. */
   /** Who may get in (gatehouse.authorization, and the directory's Easy Auth policy); OPEN_POLICY: any signed-in user. */
   readonly authorization?: AuthorizationPolicy;
+  /** The signed identity assertion header (gatehouse.identityAssertion); undefined: off. */
   readonly identityAssertion?: IdentityAssertionSettings;
 }
 
@@ -194,8 +194,8 @@ export function resolveAuthConfig(given: unknown, env: NodeJS.ProcessEnv = proce
       refreshWindowMs: (extras.refreshWindowSeconds ?? 300) * 1000,
       forwardCorsPreflights: extras.forwardCorsPreflights ?? false,
       verifyCache: verifyCacheSettings(extras.verifyCache),
+      authorization: authorization.policy,
       identityAssertion: identityAssertionSettings(extras.identityAssertion),
     },
   };
-      authorization: authorization.policy,
 }

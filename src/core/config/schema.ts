@@ -3,6 +3,7 @@ import { z } from 'zod';
 
 import { excludedPathProblem } from '../excluded-paths.js';
 import { clientKeyFields } from './client-key-settings.js';
+import { verifyCacheSchema } from '../forward-auth/cache-settings.js';
 import { authorizationSchema } from './authorization-schema.js';
 import { identityAssertionSchema } from '../assertion/settings.js';
 import { jsonPath } from './json-path.js';
@@ -323,6 +324,8 @@ export const authSettingsSchema = z.object({
         .optional(),
       /** Forward CORS preflights (OPTIONS with Origin and Access-Control-Request-Method) on protected paths to the app, anonymously. */
       forwardCorsPreflights: z.boolean().optional(),
+      /** Let a web server keep the verify endpoint's allowed answers for a session (`{}`: 1 s). */
+      verifyCache: verifyCacheSchema.optional(),
       /** Who may get in: rules by user, domain, group, role and claim, per path. */
       authorization: authorizationSchema.optional(),
       /** A signed identity assertion header on every forwarded request with an identity (`{}`: the defaults). */
