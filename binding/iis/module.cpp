@@ -224,9 +224,6 @@ constexpr wchar_t kLibnodeDll[] = L"gatehouse-fake-libnode.dll";
 constexpr wchar_t kLibnodeDll[] = L"libnode.dll";
 #endif
 
-// libnode.dll, from the module's own directory (build\Release, where the release puts it), before
-// anything of Node is called: the module delay-loads it, and a delay-load that fails would raise
-// an exception in the worker process. The delay-load then finds this very module loaded.
 // A number of seconds from the pool's environment, or the default (a value that is not one is logged).
 unsigned long seconds_setting(const wchar_t* name, const char* printable, unsigned long fallback) {
   const std::string text = utf8(environment(name));
@@ -239,6 +236,9 @@ unsigned long seconds_setting(const wchar_t* name, const char* printable, unsign
   return fallback;
 }
 
+// libnode.dll, from the module's own directory (build\Release, where the release puts it), before
+// anything of Node is called: the module delay-loads it, and a delay-load that fails would raise
+// an exception in the worker process. The delay-load then finds this very module loaded.
 bool load_libnode() {
   const std::wstring path = parent(module_path()) + L"\\" + kLibnodeDll;
   if (LoadLibraryExW(path.c_str(), nullptr, LOAD_WITH_ALTERED_SEARCH_PATH) != nullptr) return true;
@@ -254,9 +254,10 @@ bool load_libnode() {
 void node_ended() { g_slot->core_not_coming(); }
 
 // Starts Node once per worker process, on the first request of a gatehouse site; every later
-// call returns at once. The requests that arrive while the core boots (and after a failed start)
-// are answered 503 with Retry-After by the engine slot, as before any core is attached.
-// May throw (the lock): its caller is a notification, which answers 500.
+// call returns at once. The requests that arrive while the core boots wait for it (the engine
+// slot's expect_core); without a core (a failed start, the wait run out, Node ended) they are
+// answered 503 with Retry-After by the engine slot. May throw (the lock): its caller is a
+// notification, which answers 500.
 void start_node_once() {
   if (g_node_decided.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(*g_node_mutex);
@@ -277,7 +278,7 @@ void start_node_once() {
         g_slot->expect_core(std::chrono::seconds(start_wait));
       }
     } catch (...) {
-      if (g_runtime != nullptr) g_node_state = NodeState::kStarted;  // only the wait could not be set up
+      // Started, and only the wait could not be set up (its requests are refused, not held), or not started.
     }
     if (g_runtime == nullptr) report("gatehouse: Node's thread could not start");
   }
