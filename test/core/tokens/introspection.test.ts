@@ -20,7 +20,7 @@ import { signIn, startGatewayDeployment, type Deployment } from '../../support/s
 const CLIENT = 'gatehouse-app';
 
 /** How the test shapes the provider's introspection endpoint: as it is, down, or answering for another client. */
-type IntrospectionMode = 'real' | 'down' | 'other-client' | 'error';
+type IntrospectionMode = 'real' | 'down' | 'other-client' | 'error' | 'roles';
 
 describe('opaque bearer tokens: introspection at a real oidc-provider', function () {
   this.timeout(60_000);
@@ -28,11 +28,16 @@ describe('opaque bearer tokens: introspection at a real oidc-provider', function
   const logs = capturingLogger('debug');
   let deployment: Deployment;
   let mode: IntrospectionMode = 'real';
+  /** What the crafted answer's user has (mode 'roles'). */
+  let roles: string[] = [];
   let introspections = 0;
   let accessToken: string;
   let jwtIdentity: ReturnType<typeof principal>;
 
-  async function start(introspection: Record<string, unknown> | undefined): Promise<Deployment> {
+  async function start(
+    introspection: Record<string, unknown> | undefined,
+    gatehouse?: Record<string, unknown>,
+  ): Promise<Deployment> {
     let idp: RunningIdentityProvider | undefined;
     const started = await startGatewayDeployment({
       logger: logs.logger,
@@ -63,7 +68,8 @@ describe('opaque bearer tokens: introspection at a real oidc-provider', function
             res.writeHead(200, { 'content-type': 'application/json' }).end(
               JSON.stringify({
                 active: true,
-                client_id: 'another-app',
+                client_id: mode === 'roles' ? CLIENT : 'another-app',
+                roles,
                 sub: 'demo',
                 iss: idp!.issuer,
                 exp: now + 600,
@@ -75,6 +81,7 @@ describe('opaque bearer tokens: introspection at a real oidc-provider', function
         });
         return {
           document: {
+            ...(gatehouse !== undefined ? { gatehouse } : {}),
             identityProviders: {
               customOpenIdConnectProviders: {
                 dev: {
@@ -192,6 +199,26 @@ describe('opaque bearer tokens: introspection at a real oidc-provider', function
     expect(text).not.to.include(secret);
     expect(text).not.to.include(accessToken);
     expect(text).not.to.include(Buffer.from(`${CLIENT}:${secret}`).toString('base64'));
+  });
+
+  it("the authorization rules judge an introspected caller as they judge a JWT bearer (the answer's roles)", async () => {
+    const ruled = await start(undefined, {
+      authorization: { paths: [{ path: '/admin/*', allow: [{ roles: ['admin'] }] }] },
+    });
+    try {
+      mode = 'roles';
+      const ask = (path: string) =>
+        new Browser().request(`${ruled.url}${path}`, {
+          headers: { authorization: `Bearer ${randomBytes(32).toString('base64url')}`, accept: 'application/json' },
+        });
+      roles = ['reader'];
+      expect((await ask('/admin/users')).status).to.equal(403);
+      expect((await ask('/reports')).status).to.equal(200);
+      roles = ['admin'];
+      expect((await ask('/admin/users')).status).to.equal(200);
+    } finally {
+      await ruled.close();
+    }
   });
 
   it('validation.introspection.enabled false: an opaque token is refused without asking the provider', async () => {
