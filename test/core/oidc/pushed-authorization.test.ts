@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 
 import { expect } from 'chai';
 
+import { resolveAuthConfig } from '../../../src/core/config/auth-config.js';
 import { startDevIdentityProvider, type RunningIdentityProvider } from '../../../src/dev/identity-provider.js';
 import { Browser } from '../../support/browser.js';
 import { signIn, startGatewayDeployment, type Deployment } from '../../support/sign-in.js';
@@ -133,5 +134,46 @@ describe('pushed authorization requests (a real oidc-provider)', function () {
     } finally {
       await deployment.close();
     }
+  });
+});
+
+describe('login.pushedAuthorizationRequests in the configuration', () => {
+  it('is read for every OpenID provider kind, and left to the metadata when absent', () => {
+    const login = { pushedAuthorizationRequests: true };
+    const { config } = resolveAuthConfig(
+      {
+        identityProviders: {
+          azureActiveDirectory: {
+            registration: { openIdIssuer: 'https://login.microsoftonline.com/tenant/v2.0', clientId: 'a' },
+            login,
+          },
+          google: { registration: { clientId: 'g', clientSecretSettingName: 'G' }, login },
+          customOpenIdConnectProviders: {
+            corp: {
+              registration: {
+                clientId: 'c',
+                openIdConnectConfiguration: {
+                  wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration',
+                },
+              },
+              login,
+            },
+            other: {
+              registration: {
+                clientId: 'o',
+                openIdConnectConfiguration: {
+                  wellKnownOpenIdConfiguration: 'https://idp.example/.well-known/openid-configuration',
+                },
+              },
+            },
+          },
+        },
+        globalValidation: { redirectToProvider: 'corp' },
+      },
+      { G: 'secret' },
+    );
+    for (const alias of ['aad', 'google', 'corp'])
+      expect(config.providers.get(alias), alias).to.have.property('pushedAuthorizationRequests', true);
+    expect(config.providers.get('other')).not.to.have.property('pushedAuthorizationRequests');
   });
 });
