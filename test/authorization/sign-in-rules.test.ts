@@ -221,3 +221,31 @@ describe('authorization: anonymous callers and what is logged', function () {
     expect(text).to.not.match(/eyJ[\w-]+\.[\w-]+\./);
   });
 });
+
+describe('authorization: groups from the userinfo endpoint (a provider with thin ID tokens)', function () {
+  this.timeout(60_000);
+  let deployment: RulesDeployment;
+  before(async () => {
+    deployment = await startRulesDeployment({
+      users: { dana: { password: 'd', claims: { name: 'Dana', groups: ['writers'], roles: ['editor'] } } },
+      authorization: { default: { allow: [{ groups: ['writers'], roles: ['editor'] }] } },
+      thinIdToken: true,
+    });
+  });
+  after(() => deployment.close());
+
+  it('groups and roles only the userinfo endpoint tells are read at sign-in and again at refresh', async () => {
+    const dana = new Browser();
+    await deployment.signIn(dana, 'dana', '/.auth/login/dev');
+    expect((await dana.request(`${deployment.url}/doc`)).status).to.equal(200);
+    const refresh = async () => expect((await dana.request(`${deployment.url}/.auth/refresh`)).status).to.equal(200);
+    deployment.users.dana!.claims.roles = ['editor', 'viewer'];
+    await refresh();
+    expect((await dana.request(`${deployment.url}/doc`)).status).to.equal(200);
+    const me = JSON.parse((await dana.request(`${deployment.url}/.auth/me`)).body) as Array<Record<string, unknown>>;
+    expect(me[0]!.user_roles).to.deep.equal(['editor', 'viewer']);
+    deployment.users.dana!.claims.roles = ['viewer'];
+    await refresh();
+    expect((await dana.request(`${deployment.url}/doc`)).status).to.equal(403);
+  });
+});

@@ -26,6 +26,8 @@ export async function startRulesDeployment(options: {
   readonly authorization: Record<string, unknown>;
   readonly metrics?: GatehouseMetrics;
   readonly logger?: Logger;
+  /** The provider keeps its ID tokens thin: the claims come from its userinfo endpoint only. */
+  readonly thinIdToken?: boolean;
   /** Extra top-level keys of the document (globalValidation...). */
   readonly document?: Record<string, unknown>;
 }): Promise<RulesDeployment> {
@@ -43,6 +45,7 @@ export async function startRulesDeployment(options: {
     prepare: async (frontUrl) => {
       idp = await startDevIdentityProvider({
         users,
+        ...(options.thinIdToken ? { thinIdToken: true } : {}),
         clients: [
           {
             clientId: CLIENT_ID,
