@@ -146,6 +146,16 @@ describe('authorization rules', () => {
       ).to.equal(undefined);
     });
 
+    it("Google Workspace's hosted domain (hd) by claim; an account outside any Workspace has none", () => {
+      const hd: AllowEntry = {
+        provider: 'corp',
+        claims: [{ name: 'hd', path: ['hd'], values: new Set(['corp.example']) }],
+      };
+      expect(allowed(hd, caller({ hd: 'corp.example', email: 'a@corp.example', email_verified: true }))).to.equal(true);
+      expect(allowed(hd, caller({ email: 'a@gmail.example', email_verified: true }))).to.equal(false);
+      expect(allowed(hd, caller({ hd: 'CORP.EXAMPLE' }))).to.equal(false);
+    });
+
     it('claim sources: where groups and roles are read from', () => {
       const facts = accessFromClaims(
         { realm_access: { roles: ['admin'] }, grp: ['/staff'] },
