@@ -78,7 +78,7 @@ class Resolver {
     for (const [key, list] of named)
       if (list!.length === 0)
         this.problems.push(`${path}.${key}: an empty list lets in nobody; list who may get in, or remove the key`);
-    if (named.length === 0 && settings.signedIn !== true && settings.claims === undefined)
+    if (named.length === 0 && settings.signedIn !== true)
       this.problems.push(
         `${path}: names no condition, so it would let in every signed-in user${provider !== undefined ? ` of ${provider}` : ''}; add one (emails, emailDomains, groups, roles, claims...), or say {"signedIn": true} if that is meant`,
       );

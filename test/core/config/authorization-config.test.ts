@@ -76,6 +76,10 @@ describe('gatehouse.authorization configuration', () => {
     expect(problems(document({ default: { allow: [{ provider: 'corp' }] } }))).to.deep.equal([
       'gatehouse.authorization.default.allow.0: names no condition, so it would let in every signed-in user of corp; add one (emails, emailDomains, groups, roles, claims...), or say {"signedIn": true} if that is meant',
     ]);
+    // An empty claims object names no claim: not a way to let everybody in either.
+    expect(problems(document({ default: { allow: [{ claims: {} }] } }))).to.deep.equal([
+      'gatehouse.authorization.default.allow.0: names no condition, so it would let in every signed-in user; add one (emails, emailDomains, groups, roles, claims...), or say {"signedIn": true} if that is meant',
+    ]);
     const { config } = resolveAuthConfig(document({ default: { allow: [{ provider: 'corp', signedIn: true }] } }), env);
     expect(config.authorization!.fallback!.allow).to.deep.equal([{ provider: 'corp' }]);
   });
