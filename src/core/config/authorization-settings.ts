@@ -89,7 +89,7 @@ class Resolver {
       (settings.groups !== undefined || settings.roles !== undefined)
     )
       this.problems.push(
-        `${path}: ${provider} tells no groups or roles, so this entry lets in nobody; allow its users by emails, subjects or names`,
+        `${path}: ${provider} tells no groups or roles, so this entry lets in nobody; allow its users by subjects or names (it does not say whether an address is verified)`,
       );
     if ((provider === undefined || config?.kind === 'github') && settings.groups !== undefined)
       this.githubGroups ||= [...this.providers.values()].some((p) => p.kind === 'github');

@@ -98,7 +98,7 @@ describe('gatehouse.authorization configuration', () => {
     expect(
       problems(document({ default: { allow: [{ provider: 'facebook', groups: ['g'] }] } }, { facebook })),
     ).to.deep.equal([
-      'gatehouse.authorization.default.allow.0: facebook tells no groups or roles, so this entry lets in nobody; allow its users by emails, subjects or names',
+      'gatehouse.authorization.default.allow.0: facebook tells no groups or roles, so this entry lets in nobody; allow its users by subjects or names (it does not say whether an address is verified)',
     ]);
   });
 
