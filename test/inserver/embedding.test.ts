@@ -119,10 +119,10 @@ class EmbeddingHost {
   private waiting: ((line: string) => void) | undefined;
   private readonly exited: Promise<number | null>;
 
-  constructor(binary: string, bootScript: string, nodeOptions: string) {
+  constructor(binary: string, bootScript: string, nodeOptions: string, startWaitMs?: number) {
     this.logFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'gatehouse-embedded-log-')), 'gatehouse.log');
     const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('GATEHOUSE_')));
-    this.child = spawn(binary, [bootScript], {
+    this.child = spawn(binary, startWaitMs === undefined ? [bootScript] : [bootScript, String(startWaitMs)], {
       env: {
         ...env,
         GATEHOUSE_NODE_OPTIONS: nodeOptions,
@@ -238,8 +238,9 @@ describe('IIS module: the Node embedding run for real (libnode)', function () {
     for (const host of hosts.splice(0)) host.kill();
   });
 
-  function start(nodeOptions = '', core = true): EmbeddingHost {
-    const host = new EmbeddingHost(binary, path.join(packageWith(core), 'binding', 'iis', 'boot.cjs'), nodeOptions);
+  function start(nodeOptions = '', core = true, startWaitMs?: number): EmbeddingHost {
+    const boot = path.join(packageWith(core), 'binding', 'iis', 'boot.cjs');
+    const host = new EmbeddingHost(binary, boot, nodeOptions, startWaitMs);
     hosts.push(host);
     return host;
   }
@@ -322,6 +323,26 @@ describe('IIS module: the Node embedding run for real (libnode)', function () {
     await host.untilReported(/^gatehouse: Node exited with code 1 /);
     const logged = host.log().find((line) => /uncaught exception/.test(line.msg));
     expect(logged?.err?.message).to.equal('the tests’ core throws from the event loop');
+    expect(await host.stop()).to.equal(0);
+  });
+
+  it('cold start: a request that arrives while Node boots waits for the core and is decided by it', async () => {
+    const host = start('', true, 100_000);
+    await host.started();
+    expect(await host.request('/ready')).to.deep.equal({ status: 200, body: 'ready' });
+    expect(await host.stop()).to.equal(0);
+  });
+
+  it('cold start: a boot that fails answers the waiting request 503 as Node ends, not when the wait runs out', async function () {
+    // Shorter than the wait: only Node's end can answer the request in time.
+    this.timeout(60_000);
+    const host = start('', false, 100_000);
+    await host.started();
+    expect(await host.request('/ready')).to.deep.equal({
+      status: 503,
+      body: '{"error":"The authentication layer is not running."}',
+    });
+    await host.untilReported(/in-server: cannot load .*main\.js/);
     expect(await host.stop()).to.equal(0);
   });
 
