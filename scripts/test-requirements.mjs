@@ -42,7 +42,7 @@ export const requirements = [
     // Where the nodejs package of another source conflicts with it, bash scripts/inserver/libnode.sh
     // unpacks the same package into build/libnode (.ci/run does), and the tests use that.
     what: 'libnode (the IIS module’s Node embedding, run for real)',
-    path: existsSync('build/libnode/usr/lib/x86_64-linux-gnu/libnode.so')
+    path: existsSync(new URL('../build/libnode/usr/lib/x86_64-linux-gnu/libnode.so', import.meta.url))
       ? 'build/libnode/usr/lib/x86_64-linux-gnu/libnode.so'
       : '/usr/lib/x86_64-linux-gnu/libnode.so',
     debian: 'libnode-dev',
