@@ -107,6 +107,10 @@ describe('authorization rules', () => {
       expect(allowed({ groups: new Set(['Admins']) }, member)).to.equal(false);
       expect(allowed({ roles: new Set(['admin']) }, caller({ roles: 'admin reader' }))).to.equal(false);
       expect(allowed({ roles: new Set(['admin']) }, caller({ roles: ['admin reader'] }))).to.equal(false);
+      // A look-alike value is another value: a Cyrillic а, a fullwidth ａ.
+      expect(allowed({ groups: new Set(['admins']) }, caller({ groups: ['\u0430dmins', '\uff41dmins'] }))).to.equal(
+        false,
+      );
       // A claim of another case is another claim.
       expect(allowed({ groups: new Set(['admins']) }, caller({ Groups: ['admins'] }))).to.equal(false);
       // An array written as a string is a string.
