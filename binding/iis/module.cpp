@@ -38,8 +38,9 @@
 // IIS loads it built with MSVC against the IIS SDK (httpserv.h) and libnode (see
 // docs/in-server-module.md). The Windows leg runs this very file under wine, built with
 // mingw-w64 into a fake IIS (test/win32/fake-iis) with the real addon and in-server core;
-// only node_runtime.cpp (the embedding itself) is replaced there, and it runs on a real IIS
-// only (.github/workflows/iis.yml).
+// only node_runtime.cpp (the embedding itself) is replaced there. That one runs on Linux against
+// Debian's libnode (test/inserver/embedding.test.ts), and inside w3wp on a real IIS
+// (.github/workflows/iis.yml).
 #define WIN32_LEAN_AND_MEAN
 #include <winsock2.h>
 #include <windows.h>
