@@ -224,7 +224,7 @@ server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy
         results.set(target.name, [...(results.get(target.name) ?? []), await load(target, app.child.pid!, seconds)]);
       }
     }
-    return report(targets, results, { seconds, rounds, apacheNote, redisNote });
+    return report(targets, results, { ...options, apacheNote, redisNote });
   } finally {
     await bearer.close();
     await Promise.all(
