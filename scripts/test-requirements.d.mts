@@ -2,8 +2,10 @@
 export interface Requirement {
   what: string;
   path: string;
+  also?: string[];
   env?: string;
   debian: string;
+  script?: string;
 }
 
 export interface Probes {
@@ -17,10 +19,12 @@ export interface Decision {
   action: 'ready' | 'install' | 'stop';
   missing: Requirement[];
   packages: string[];
+  scripts: string[];
   overridden: Requirement[];
 }
 
 export const requirements: Requirement[];
+export function placesOf(requirement: Requirement, env: Probes['env']): string[];
 export function pathOf(requirement: Requirement, env: Probes['env']): string;
 export function plan(list: Requirement[], probes: Probes): Decision;
 export function installLine(packages: string[], isRoot: boolean): string;
@@ -30,6 +34,7 @@ export function stopMessage(
   options: { env: Probes['env']; isRoot: boolean; context: string },
 ): string[];
 export function aptGet(args: string[], env?: Probes['env']): boolean;
+export function projectScript(script: string): boolean;
 export function machineProbes(env?: Probes['env']): Probes;
 export function ensurePrograms(
   list: Requirement[],
@@ -38,5 +43,6 @@ export function ensurePrograms(
     probes?: Probes;
     log?: (line: string) => void;
     install?: (args: string[]) => boolean;
+    runScript?: (script: string) => boolean;
   },
 ): boolean;

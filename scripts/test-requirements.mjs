@@ -10,8 +10,10 @@ import { existsSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-// Each entry: what the tests use it for, where they look for it, the variable
-// that points them at another binary (optional) and the Debian package with it.
+// Each entry: what the tests use it for, where they look for it (`path`, then
+// any of `also`), the variable that points them at another binary (optional),
+// the Debian package with it, and the project's own script that installs it
+// where a plain `apt-get install` cannot (optional).
 export const requirements = [
   {
     what: 'Chromium (the end-to-end browser tests)',
@@ -39,23 +41,30 @@ export const requirements = [
     debian: 'caddy',
   },
   {
-    // Where the nodejs package of another source conflicts with it, bash scripts/inserver/libnode.sh
-    // unpacks the same package into build/libnode (.ci/run does), and the tests use that.
+    // Debian's libnode108 conflicts with the nodejs package of other sources (NodeSource's, say);
+    // scripts/inserver/libnode.sh then unpacks the same package into build/libnode, where the
+    // embedding test finds it too.
     what: 'libnode (the IIS module’s Node embedding, run for real)',
-    path: existsSync(new URL('../build/libnode/usr/lib/x86_64-linux-gnu/libnode.so', import.meta.url))
-      ? 'build/libnode/usr/lib/x86_64-linux-gnu/libnode.so'
-      : '/usr/lib/x86_64-linux-gnu/libnode.so',
+    path: '/usr/lib/x86_64-linux-gnu/libnode.so',
+    also: ['build/libnode/usr/lib/x86_64-linux-gnu/libnode.so'],
     debian: 'libnode-dev',
+    script: 'scripts/inserver/libnode.sh',
   },
 ];
 
 /** The repository: a relative path in the list is one inside it, wherever npm test runs from. */
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The path a requirement is looked for at: its variable's value when set, else its own (absolute). */
+/** The first place a requirement is looked for at: its variable's value when set, else its own path (absolute). */
 export function pathOf(requirement, env) {
+  return placesOf(requirement, env)[0];
+}
+
+/** Every place a requirement may be: where its variable points, else its path and its others. */
+export function placesOf(requirement, env) {
   const override = requirement.env ? env[requirement.env] : undefined;
-  return override ? override : resolve(ROOT, requirement.path);
+  if (override) return [override];
+  return [requirement.path, ...(requirement.also ?? [])].map((place) => resolve(ROOT, place));
 }
 
 function isOverridden(requirement, env) {
@@ -72,12 +81,14 @@ function isOverridden(requirement, env) {
  *   path the variable names, so the install would change nothing the tests use.
  */
 export function plan(list, { exists, env, isRoot, hasAptGet }) {
-  const missing = list.filter((requirement) => !exists(pathOf(requirement, env)));
-  if (missing.length === 0) return { action: 'ready', missing, packages: [], overridden: [] };
+  const missing = list.filter((requirement) => !placesOf(requirement, env).some(exists));
+  if (missing.length === 0) return { action: 'ready', missing, packages: [], scripts: [], overridden: [] };
   const overridden = missing.filter((requirement) => isOverridden(requirement, env));
-  const packages = [...new Set(missing.filter((r) => !isOverridden(r, env)).map(({ debian }) => debian))];
+  const installable = missing.filter((requirement) => !isOverridden(requirement, env));
+  const packages = [...new Set(installable.filter((r) => !r.script).map(({ debian }) => debian))];
+  const scripts = [...new Set(installable.filter((r) => r.script).map(({ script }) => script))];
   const action = overridden.length === 0 && isRoot && hasAptGet ? 'install' : 'stop';
-  return { action, missing, packages, overridden };
+  return { action, missing, packages, scripts, overridden };
 }
 
 /** The one line that installs the packages: without sudo for root. */
@@ -91,21 +102,23 @@ export function installNotices(missing, context) {
   // Only a list no variable points elsewhere is installed: each is looked for at its own path.
   return missing.map(
     (requirement) =>
-      `${context}: installing ${requirement.debian} with apt-get: ${requirement.what}, not found at ${pathOf(requirement, {})}`,
+      `${context}: installing ${requirement.debian} with ${requirement.script ?? 'apt-get'}: ${requirement.what}, ` +
+      `not found at ${placesOf(requirement, {}).join(' or ')}`,
   );
 }
 
 /** The lines printed when the suite cannot go on. */
-export function stopMessage({ missing, packages, overridden }, { env, isRoot, context }) {
+export function stopMessage({ missing, packages, scripts = [], overridden }, { env, isRoot, context }) {
   const lines = [`${context}: the tests need programs this machine does not have:`];
-  for (const requirement of missing) lines.push(`  - ${requirement.what}: ${pathOf(requirement, env)}`);
+  for (const requirement of missing) lines.push(`  - ${requirement.what}: ${placesOf(requirement, env).join(' or ')}`);
   for (const { env: name, path, debian } of overridden) {
     lines.push(
       `${name}=${env[name]} names no program: unset it to use ${path} (Debian's ${debian}), or point it at one.`,
     );
   }
   if (packages.length > 0) lines.push(`Install them (Debian/Ubuntu): ${installLine(packages, isRoot)}`);
-  if (packages.length > 0 && !isRoot) lines.push('(run as root, npm test installs them itself)');
+  for (const script of scripts) lines.push(`${packages.length > 0 ? 'and' : 'Install with'}: bash ${script}`);
+  if (packages.length + scripts.length > 0 && !isRoot) lines.push('(run as root, npm test installs them itself)');
   return lines;
 }
 
@@ -132,14 +145,25 @@ export function aptGet(args, env = process.env) {
   return run.status === 0;
 }
 
+/** Runs one of the project's install scripts (its output is for the tests; its errors shown); true when it succeeded. */
+export function projectScript(script) {
+  return spawnSync('bash', [resolve(ROOT, script)], { stdio: ['ignore', 'ignore', 'inherit'] }).status === 0;
+}
+
 /**
  * Makes sure the programs are there, installing them when it can (once: one
- * `apt-get update`, one `apt-get install`, then a second look). Returns true when
- * they all are; false after printing what to do.
+ * `apt-get update`, one `apt-get install`, each project script once, then a
+ * second look). Returns true when they all are; false after printing what to do.
  */
 export function ensurePrograms(
   list,
-  { context, probes = machineProbes(), log = console.error, install = (args) => aptGet(args, probes.env) } = {},
+  {
+    context,
+    probes = machineProbes(),
+    log = console.error,
+    install = (args) => aptGet(args, probes.env),
+    runScript = projectScript,
+  } = {},
 ) {
   const first = plan(list, probes);
   if (first.action === 'ready') return true;
@@ -149,14 +173,19 @@ export function ensurePrograms(
   };
   if (first.action === 'stop') return fail(first);
   for (const line of installNotices(first.missing, context)) log(line);
-  if (!install(['update']) || !install(['install', '-y', ...first.packages])) {
+  if (!install(['update']) || (first.packages.length > 0 && !install(['install', '-y', ...first.packages]))) {
     log(`${context}: apt-get could not install ${first.packages.join(' ')} (its errors above)`);
+    return fail(first);
+  }
+  for (const script of first.scripts) {
+    if (runScript(script)) continue;
+    log(`${context}: ${script} could not install what it provides (its errors above)`);
     return fail(first);
   }
   const second = plan(list, probes);
   if (second.action === 'ready') return true;
   // Installed, still not where the tests look: stop, never install again.
-  log(`${context}: installed ${first.packages.join(' ')}, yet these are still missing:`);
+  log(`${context}: installed ${[...first.packages, ...first.scripts].join(' ')}, yet these are still missing:`);
   return fail({ ...second, action: 'stop' });
 }
 

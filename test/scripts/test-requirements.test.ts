@@ -16,6 +16,13 @@ import {
 
 const nginx: Requirement = { what: 'nginx', path: '/usr/sbin/nginx', env: 'GATEHOUSE_NGINX', debian: 'nginx-light' };
 const redisCli: Requirement = { what: 'redis-cli', path: '/usr/bin/redis-cli', debian: 'redis-tools' };
+const libnode: Requirement = {
+  what: 'libnode',
+  path: '/usr/lib/libnode.so',
+  also: ['build/libnode/libnode.so'],
+  debian: 'libnode-dev',
+  script: 'scripts/inserver/libnode.sh',
+};
 const redisServer: Requirement = { what: 'redis-server', path: '/usr/bin/redis-server', debian: 'redis-server' };
 
 function probes(present: string[], overrides: Partial<Probes> = {}): Probes {
@@ -139,6 +146,56 @@ describe('npm test: the programs the tests need', () => {
       expect(ready).to.equal(false);
       expect(calls).to.deep.equal([['update']]);
       expect(log.join('\n')).to.contain('apt-get could not install nginx-light');
+    });
+
+    it("runs a requirement's own script instead of apt-get install for its package, then finds it", () => {
+      const present: string[] = [];
+      const calls: string[][] = [];
+      const scripts: string[] = [];
+      const log: string[] = [];
+      const ready = ensurePrograms([nginx, libnode], {
+        context: 'npm test',
+        probes: probes(present),
+        log: (line) => log.push(line),
+        install: (args) => {
+          calls.push(args);
+          if (args[0] === 'install') present.push('/usr/sbin/nginx');
+          return true;
+        },
+        runScript: (script) => {
+          scripts.push(script);
+          present.push(join(process.cwd(), 'build/libnode/libnode.so'));
+          return true;
+        },
+      });
+      expect(ready).to.equal(true);
+      expect(calls).to.deep.equal([['update'], ['install', '-y', 'nginx-light']]);
+      expect(scripts).to.deep.equal(['scripts/inserver/libnode.sh']);
+      expect(log[1]).to.equal(
+        `npm test: installing libnode-dev with scripts/inserver/libnode.sh: libnode, not found at /usr/lib/libnode.so or ${join(process.cwd(), 'build/libnode/libnode.so')}`,
+      );
+    });
+
+    it('is ready when a requirement is at any of its places', () => {
+      const decision = plan([libnode], probes([join(process.cwd(), 'build/libnode/libnode.so')]));
+      expect(decision.action).to.equal('ready');
+    });
+
+    it('stops when a script fails, and names it in the line to run when it must stop', () => {
+      const log: string[] = [];
+      const ready = ensurePrograms([libnode], {
+        context: 'npm test',
+        probes: probes([]),
+        log: (line) => log.push(line),
+        install: () => true,
+        runScript: () => false,
+      });
+      expect(ready).to.equal(false);
+      expect(log.join('\n')).to.contain('scripts/inserver/libnode.sh could not install what it provides');
+      const decision = plan([libnode], probes([], { isRoot: false }));
+      expect(stopMessage(decision, { env: {}, isRoot: false, context: 'npm test' })).to.include(
+        'Install with: bash scripts/inserver/libnode.sh',
+      );
     });
 
     it('never runs apt-get when it must stop', () => {
