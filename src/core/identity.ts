@@ -35,6 +35,11 @@ export interface Identity {
 /** Control characters other than tab: Node refuses them in a header value it sends, and CR, LF or NUL would split one. */
 const UNSENDABLE = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 
+/** Whether a value can travel as a header value (to the app, or to the provider as a credential). */
+export function isSendable(value: string): boolean {
+  return !UNSENDABLE.test(value);
+}
+
 /** The values of a sign-in that become identity headers (the principal itself is base64, and holds anything). */
 export interface HeaderBoundValues {
   readonly userId: string;

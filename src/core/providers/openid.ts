@@ -8,6 +8,7 @@ import { accessFromBearerClaims, accessFromClaims } from '../authorization/claim
 import type { OidcProviderConfig } from '../config/provider-settings.js';
 import { OidcProviderClient } from '../oidc/provider-client.js';
 import { claimList, userNameFrom } from '../principal.js';
+import { isSendable } from '../identity.js';
 import { logoutNotice, type LogoutNotice } from '../oidc/logout-token.js';
 import { introspectedClaims, trustedUntil } from '../tokens/introspection.js';
 import type { ProviderSession, SessionTokens } from '../session/record.js';
@@ -126,6 +127,9 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     const tokens = await this.client.refresh(refreshToken, session?.dpopKey);
     const idClaims = tokens.claims;
     if (idClaims === undefined) return tokens;
+    // An access token no header can carry cannot ask the userinfo endpoint either: the session
+    // refuses such a refresh (as one the provider refused) when it checks the tokens.
+    if (tokens.accessToken !== undefined && !isSendable(tokens.accessToken)) return tokens;
     const claims = { ...(await this.#userInfoClaims(tokens.accessToken, idClaims.sub, tokens.dpopKey)), ...idClaims };
     return { ...tokens, access: accessFromClaims(claims, this.config.claimSources) };
   }
