@@ -32,6 +32,9 @@ function documentWith(gatehouse: Record<string, unknown>, login?: Record<string,
   });
 }
 
+/** The questions a request refused for a forged header makes: its own, and its refusal's answer. */
+const MARKER_QUESTIONS = 2;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 /** Whom the app was told the request came from. */
@@ -83,13 +86,14 @@ describe('forward authentication behind nginx, answers kept (examples/nginx/gate
 
   /**
    * Every question gatehouse has answered until now, once its log has caught up: a request that is
-   * never kept (a forged header, refused with 403) is sent, and its log line comes after theirs.
+   * never kept (a forged header) is sent, and its two log lines come after theirs (the question,
+   * refused with 403, and the one nginx's error_page asks for the refusal's own answer).
    */
   async function settled(): Promise<string[]> {
     const refused = (lines: string[]) => lines.filter((status) => status === '403').length;
     const before = refused(answered());
     expect((await get('/marker', { 'X-MS-CLIENT-PRINCIPAL-ID': 'marker' })).status).to.equal(403);
-    for (let i = 0; i < 100 && refused(answered()) === before; i++) await sleep(50);
+    for (let i = 0; i < 100 && refused(answered()) < before + MARKER_QUESTIONS; i++) await sleep(50);
     return answered();
   }
 
@@ -97,7 +101,7 @@ describe('forward authentication behind nginx, answers kept (examples/nginx/gate
   async function questionsFor(requests: () => Promise<void>): Promise<number> {
     const before = await settled();
     await requests();
-    return (await settled()).length - before.length - 1;
+    return (await settled()).length - before.length - MARKER_QUESTIONS;
   }
 
   it('an allowed answer is kept: the same question within the lifetime is not asked again', async () => {
@@ -106,7 +110,9 @@ describe('forward authentication behind nginx, answers kept (examples/nginx/gate
       expect(userOf(await get('/kept', { cookie: demo }))).to.equal('demo');
       expect(userOf(await get('/kept', { cookie: demo }))).to.equal('demo');
     });
-    expect(questions).to.equal(1);
+    // One question for the three, or two should the lifetime run out between them on a loaded
+    // machine: never one per request.
+    expect(questions).to.be.within(1, 2);
   });
 
   it('two users alternating on the same URL, by cookie and by bearer token, each get their own identity', async () => {
