@@ -265,6 +265,48 @@ describe('forward auth: verify answers a web server may keep (gatehouse.verifyCa
     });
   });
 
+  it('over HTTP, a path whose rules differ by method: allowed but not kept; other paths kept', async () => {
+    const deployment = await startDeployment({
+      document: (issuer) => ({
+        ...defaultDocument(issuer),
+        gatehouse: {
+          verifyCache: {},
+          authorization: {
+            paths: [
+              { path: '/reports', methods: ['POST'], allow: [{ subjects: ['someone-else'] }] },
+              { path: '/team/*', allow: [{ subjects: ['demo'] }] },
+            ],
+          },
+        },
+      }),
+    });
+    try {
+      const browser = new Browser();
+      await signIn(browser, deployment);
+      const cookie = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
+      const ask = (uri: string, method: string) =>
+        new Browser().request(`${deployment.url}/.auth/verify`, {
+          headers: {
+            'x-forwarded-host': new URL(deployment.url).host,
+            'x-forwarded-proto': 'http',
+            'x-original-uri': uri,
+            'x-original-method': method,
+            cookie,
+          },
+        });
+      const get = await ask('/reports', 'GET');
+      expect(get.status).to.equal(200);
+      expect(get.headers['x-platform-client-principal-id']).to.equal('demo');
+      expect(get.headers['x-accel-expires']).to.equal('0');
+      expect((await ask('/reports', 'POST')).status).to.equal(403);
+      const team = await ask('/team/board', 'GET');
+      expect(team.status).to.equal(200);
+      expect(team.headers['x-accel-expires']).to.equal('1');
+    } finally {
+      await deployment.close();
+    }
+  });
+
   it('with the setting off, no answer carries a lifetime or X-Accel-Expires', async () => {
     const deployment = await startDeployment();
     try {
