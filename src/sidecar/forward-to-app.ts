@@ -288,7 +288,8 @@ export class AppForwarder {
     // (an HTTP/1.0 client that closes after its first answer): the connection's close ends it too.
     const onClosed = releasable(finished);
     onConnectionClose(req.socket, onClosed);
-    onBodyRefused(req, onRefused.call);
+    // Only a body node reads can be refused: a request without one never is (and most have none).
+    if (body !== null) onBodyRefused(req, onRefused.call);
     const onAnswer = this.options.onAnswer;
     const attempt = (retried: boolean): void => {
       current = new Exchange(
