@@ -44,6 +44,9 @@ const READ: ReadonlyMap<string, string> = new Map([
   [PROTO, 'X-Forwarded-Proto'],
 ]);
 
+/** Never asked: the verify endpoint judges no route of gatehouse's own, and only those read bodies. */
+const NO_BODY = (): Promise<Buffer> => Promise.reject(new Error('the verify endpoint reads no body'));
+
 /** An HTTP method is a token (RFC 9110 §9.1); none in use is longer than this. */
 const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
 /** A request target in origin form: a path from `/`, visible ASCII only (no blank, control character or fragment). */
@@ -80,10 +83,14 @@ export function readOriginalRequest(
   // Both at once (a web server configured to send both): read when they say the same, answered as
   // nginx is answered (Traefik and Caddy never send X-Original-*); refused when they differ.
   const convention: Convention = nginx ? 'nginx' : 'forwarded';
-  const [uriName, methodName] = nginx ? [NGINX_URI, NGINX_METHOD] : [FORWARDED_URI, FORWARDED_METHOD];
-  const required = nginx && forwarded ? [...READ.keys()] : [uriName, methodName, HOST, PROTO];
-  const missing = required.filter((name) => !found.has(name)).map((name) => READ.get(name)!);
-  if (missing.length > 0) return { problem: `missing ${missing.join(', ')}` };
+  const uriName = nginx ? NGINX_URI : FORWARDED_URI;
+  const methodName = nginx ? NGINX_METHOD : FORWARDED_METHOD;
+  // Every header read is there (the usual case) when as many were found as the convention reads.
+  if (found.size !== (nginx && forwarded ? READ.size : 4)) {
+    const required = nginx && forwarded ? [...READ.keys()] : [uriName, methodName, HOST, PROTO];
+    const missing = required.filter((name) => !found.has(name)).map((name) => READ.get(name)!);
+    return { problem: `missing ${missing.join(', ')}` };
+  }
   if (nginx && forwarded) {
     for (const [ours, theirs] of [
       [NGINX_URI, FORWARDED_URI],
@@ -120,8 +127,7 @@ export function readOriginalRequest(
       scheme,
       host,
       remoteAddress: verify.remoteAddress,
-      // Never asked: the verify endpoint judges no route of gatehouse's own, and only those read bodies.
-      readBody: () => Promise.reject(new Error('the verify endpoint reads no body')),
+      readBody: NO_BODY,
     },
   };
 }

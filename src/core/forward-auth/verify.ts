@@ -86,6 +86,8 @@ export class ForwardAuth {
   /** The same, marked to be kept for the configured lifetime (gatehouse.verifyCache). */
   readonly #allowedKept = new WeakMap<ReadonlyArray<readonly [string, string]>, RespondDecision>();
   readonly #cache: VerifyCacheSettings | undefined;
+  /** Header names the original must not carry: those the configuration reads the origin from (forwardProxy Custom). */
+  readonly #withheld: readonly string[];
   readonly #now: () => number;
 
   constructor(options: ForwardAuthOptions) {
@@ -94,6 +96,11 @@ export class ForwardAuth {
     this.#headers = options.headers;
     this.#onDecision = options.onDecision;
     this.#cache = options.layer.config.verifyCache;
+    const proxy = options.layer.config.forwardProxy;
+    this.#withheld =
+      proxy.convention === 'Custom'
+        ? [proxy.hostHeader, proxy.protoHeader].flatMap((name) => (name ? [name.toLowerCase()] : []))
+        : [];
     this.#now = options.now ?? Date.now;
   }
 
@@ -122,12 +129,7 @@ export class ForwardAuth {
     }
     if (view.method !== 'GET' && view.method !== 'HEAD')
       return jsonDecision(405, { error: 'Method not allowed.' }, { headers: { Allow: 'GET, HEAD' } });
-    const proxy = config.forwardProxy;
-    const withheld =
-      proxy.convention === 'Custom'
-        ? [proxy.hostHeader, proxy.protoHeader].flatMap((name) => (name ? [name.toLowerCase()] : []))
-        : [];
-    const original = readOriginalRequest(view, withheld);
+    const original = readOriginalRequest(view, this.#withheld);
     if ('problem' in original) {
       logger.warn({ reason: original.problem }, 'verify request rejected');
       return jsonDecision(400, { error: `Bad verify request: ${original.problem}.` });
