@@ -39,7 +39,7 @@ export interface RunningServer extends Listening {
   readonly receiver: WebhookReceiver;
 }
 
-/** The Koa application: JSON 404s for everything but the webhook path (for now). */
+/** The Koa application of `serve` without an app: JSON 404s for every path (the listener answers the webhook path before it). */
 export function createApp(): Koa {
   const app = new Koa();
   app.use(async (ctx) => {
