@@ -1,5 +1,6 @@
 // The facts rules look at, read from an OpenID provider's claims (the ID
 // token's with the userinfo endpoint's, or a bearer token's).
+import type { GraphGroupsLookup } from '../providers/graph-groups.js';
 import type { AccessFacts } from './access-facts.js';
 import { claimPath, claimValues } from './claim-values.js';
 
@@ -7,6 +8,8 @@ import { claimPath, claimValues } from './claim-values.js';
 export interface ClaimSources {
   readonly groups: string;
   readonly roles: string;
+  /** The directory only: the groups of a group overage asked of Microsoft Graph, at sign-in and refresh. */
+  readonly graph?: GraphGroupsLookup;
 }
 
 export const DEFAULT_CLAIM_SOURCES: ClaimSources = Object.freeze({ groups: 'groups', roles: 'roles' });
@@ -16,6 +19,11 @@ const PROTOCOL_CLAIMS = new Set(['nonce', 'at_hash', 'c_hash', 's_hash']);
 
 export const GROUP_OVERAGE_MESSAGE =
   'the directory sent a reference to the groups in place of them (the user is in more groups than a token carries: the group overage), and gatehouse does not look them up in Microsoft Graph; have the directory send only the groups assigned to the application (groupMembershipClaims "ApplicationGroup"), or allow by app roles';
+
+/** The refusal's reason when the Graph lookup for an overage did not tell the groups. */
+export function graphLookupFailedMessage(reason: string): string {
+  return `the directory sent a reference to the groups in place of them (the group overage), and looking them up in Microsoft Graph failed: ${reason}`;
+}
 
 /**
  * Whether the directory left the groups out for too many (Microsoft's group overage): it then

@@ -52,12 +52,28 @@ const pathRule = z.strictObject({
   allow: z.array(allowEntry),
 });
 
+/** The directory's group overage looked up in Microsoft Graph (docs/configuration.md, "Where groups and roles come from"). */
+const graphLookup = z.strictObject({
+  /** Graph's origin; a national cloud's, or a stand-in's in tests. */
+  endpoint: z
+    .url({ protocol: /^https?$/, error: 'expected an http(s) URL such as https://graph.microsoft.com' })
+    .refine((url) => new URL(url).pathname === '/' && new URL(url).search === '', {
+      error: 'expected an origin only (https://graph.microsoft.com), without a path or query: gatehouse adds /v1.0/…',
+    })
+    .optional(),
+  /** Pages of up to 999 memberships read at most; more, and the groups stay unknown. */
+  maxPages: z.number().int().min(1).max(100).optional(),
+});
+
 const providerAlias = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'expected a provider alias');
 
 export const authorizationSchema = z.strictObject({
   /** Per OpenID provider: the claims its groups and roles are read from. */
   claimSources: z
-    .record(providerAlias, z.strictObject({ groups: claimName.optional(), roles: claimName.optional() }))
+    .record(
+      providerAlias,
+      z.strictObject({ groups: claimName.optional(), roles: claimName.optional(), graph: graphLookup.optional() }),
+    )
     .optional(),
   /** The rule for requests no path rule fits (absent: any signed-in user). */
   default: z.strictObject({ allow: z.array(allowEntry) }).optional(),

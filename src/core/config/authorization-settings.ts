@@ -8,6 +8,7 @@ import { claimPath } from '../authorization/claim-values.js';
 import { DEFAULT_CLAIM_SOURCES, type ClaimSources } from '../authorization/claims-access.js';
 import { asciiLowerCase } from '../authorization/email-domain.js';
 import { pathRule, type PathRule } from '../authorization/path-rule.js';
+import { DEFAULT_GRAPH_ENDPOINT, DEFAULT_GRAPH_MAX_PAGES } from '../providers/graph-groups.js';
 import { OPEN_POLICY, type AuthorizationPolicy } from '../authorization/policy.js';
 import type { AllowEntrySettings, AuthorizationSettings } from './authorization-schema.js';
 import { providerAliasNamed, type ProviderConfig } from './provider-settings.js';
@@ -142,7 +143,25 @@ class Resolver {
         this.problems.push(`${path}: ${config.alias} tells no groups or roles; remove this source`);
         continue;
       }
-      sources.set(config.alias, { ...DEFAULT_CLAIM_SOURCES, ...given });
+      const { graph, ...claims } = given;
+      if (graph !== undefined && config.kind !== 'aad') {
+        this.problems.push(
+          `${path}.graph: only Microsoft's directory (azureActiveDirectory) refers to Microsoft Graph for its groups; remove it`,
+        );
+        continue;
+      }
+      sources.set(config.alias, {
+        ...DEFAULT_CLAIM_SOURCES,
+        ...claims,
+        ...(graph !== undefined
+          ? {
+              graph: {
+                endpoint: graph.endpoint ?? DEFAULT_GRAPH_ENDPOINT,
+                maxPages: graph.maxPages ?? DEFAULT_GRAPH_MAX_PAGES,
+              },
+            }
+          : {}),
+      });
     }
     return sources;
   }

@@ -4,7 +4,8 @@
 // which claims fill -ID and -NAME.
 import type { JWTPayload } from 'jose';
 
-import { accessFromBearerClaims, accessFromClaims } from '../authorization/claims-access.js';
+import type { AccessFacts } from '../authorization/access-facts.js';
+import { accessFromBearerClaims, accessFromClaims, graphLookupFailedMessage } from '../authorization/claims-access.js';
 import type { OidcProviderConfig } from '../config/provider-settings.js';
 import { OidcProviderClient } from '../oidc/provider-client.js';
 import { claimList, userNameFrom } from '../principal.js';
@@ -17,6 +18,7 @@ import type { PeekedToken } from '../tokens/jwt-validator.js';
 import { authorizationCode } from './authorization-callback.js';
 import { ConfiguredProvider } from './configured-provider.js';
 import { ProviderRefusedError } from './errors.js';
+import { graphGroupIds, GraphGroupsError } from './graph-groups.js';
 import type {
   BearerValidation,
   LoginBegun,
@@ -106,7 +108,35 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     // (name, email, groups), as mod_auth_openidc and oauth2-proxy take them.
     const claims = { ...(await this.#userInfoClaims(tokens.accessToken, idClaims.sub, tokens.dpopKey)), ...idClaims };
     this.#checkPolicy(claims, false);
-    return withProviderSession(this.#signIn(claims, storedTokens(tokens)), idClaims);
+    const signIn = this.#signIn(claims, storedTokens(tokens));
+    await this.#lookUpGroups(signIn, tokens.accessToken);
+    return withProviderSession(signIn, idClaims);
+  }
+
+  /** A sign-in's groups of a group overage asked of Microsoft Graph, when configured. */
+  async #lookUpGroups(signIn: SignIn, accessToken: string | undefined): Promise<void> {
+    if (signIn.access !== undefined)
+      Object.assign(signIn, { access: await this.#withGraphGroups(signIn.access, accessToken) });
+  }
+
+  /**
+   * The groups of a group overage from Microsoft Graph, with the user's access token, when
+   * `claimSources.<aad>.graph` is set (docs/configuration.md#where-groups-and-roles-come-from).
+   * A lookup that fails leaves the groups unknown, with why: every group rule then refuses.
+   */
+  async #withGraphGroups(access: AccessFacts, accessToken: string | undefined): Promise<AccessFacts> {
+    const lookup = this.config.claimSources?.graph;
+    if (lookup === undefined || access.groupsIncomplete === undefined) return access;
+    if (accessToken === undefined)
+      return { ...access, groupsIncomplete: graphLookupFailedMessage('the sign-in gave no access token to ask with') };
+    try {
+      const groups = await graphGroupIds(lookup, accessToken);
+      const { groupsIncomplete: _, ...known } = access;
+      return { ...known, groups: [...new Set([...access.groups, ...groups])] };
+    } catch (error) {
+      if (!(error instanceof GraphGroupsError)) throw error;
+      return { ...access, groupsIncomplete: graphLookupFailedMessage(error.message) };
+    }
   }
 
   /** The userinfo endpoint's claims for a sign-in, when the provider has one and the configuration wants them. */
@@ -131,7 +161,8 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
     // refuses such a refresh (as one the provider refused) when it checks the tokens.
     if (tokens.accessToken !== undefined && !isSendable(tokens.accessToken)) return tokens;
     const claims = { ...(await this.#userInfoClaims(tokens.accessToken, idClaims.sub, tokens.dpopKey)), ...idClaims };
-    return { ...tokens, access: accessFromClaims(claims, this.config.claimSources) };
+    const access = await this.#withGraphGroups(accessFromClaims(claims, this.config.claimSources), tokens.accessToken);
+    return { ...tokens, access };
   }
 
   endSessionUrl(parameters: {
@@ -155,6 +186,7 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
           idToken: request.idToken,
           ...(request.accessToken !== undefined ? { accessToken: request.accessToken } : {}),
         });
+        await this.#lookUpGroups(signIn, request.accessToken);
         return withProviderSession(signIn, claims);
       }
       if (request.accessToken !== undefined) {
@@ -176,7 +208,9 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
       );
       const claims = tokens.claims ?? {};
       this.#checkPolicy(claims, false);
-      return withProviderSession(this.#signIn(claims, storedTokens(tokens)), claims);
+      const signIn = this.#signIn(claims, storedTokens(tokens));
+      await this.#lookUpGroups(signIn, tokens.accessToken);
+      return withProviderSession(signIn, claims);
     }
     throw new ProviderRefusedError(
       'token exchange: expected id_token, access_token or authorization_code',
