@@ -163,6 +163,9 @@ describe('the directory group overage looked up in Microsoft Graph', function ()
       const refused = await staffPage(alice);
       expect(refused.status).to.equal(403);
       expect((await me(alice)).user_groups_incomplete).to.include(reason);
+      const logged = logs.lines().find((line) => line.msg === 'request refused by an authorization rule');
+      expect(logged).to.include({ reason: 'groups_incomplete', path: '/staff/x' });
+      expect(logged!.groups).to.include(reason);
       // Only group rules fail: the rest of the site still opens for the signed-in user.
       expect((await alice.request(`${deployment!.url}/home`)).status).to.equal(200);
     });
