@@ -49,10 +49,15 @@ describe('the directory group overage looked up in Microsoft Graph', function ()
               postLogoutRedirectUris: [],
             },
           ],
-          users: { alice: overage('alice'), bob: overage('bob') },
+          users: {
+            alice: overage('alice'),
+            bob: overage('bob'),
+            // The overage as a token of the implicit flow says it: no reference, only that there are groups.
+            carol: { password: 'carol', claims: { oid: 'oid-carol', tid: TENANT, hasgroups: true } },
+          },
           claims: {
             // oidc-provider sends _claim_names/_claim_sources for the claims they name that a scope asks for.
-            openid: ['sub', 'oid', 'tid', 'groups'],
+            openid: ['sub', 'oid', 'tid', 'groups', 'hasgroups'],
             profile: ['preferred_username'],
           },
         });
@@ -148,6 +153,13 @@ describe('the directory group overage looked up in Microsoft Graph', function ()
     graph.groups.set('bob', ['g-other']);
     await refresh();
     expect((await staffPage(bob)).status).to.equal(403);
+  });
+
+  it('the overage said by hasgroups is looked up too', async () => {
+    graph.groups.set('carol', [STAFF]);
+    await start({ graph: { endpoint: graph.url } });
+    expect((await staffPage(await signIn('carol'))).status).to.equal(200);
+    expect(graph.seen).to.have.length(1);
   });
 
   it('more pages than maxPages: the groups stay unknown and group rules refuse, saying why', async () => {
