@@ -54,6 +54,8 @@ describe('the directory group overage looked up in Microsoft Graph', function ()
             bob: overage('bob'),
             // The overage as a token of the implicit flow says it: no reference, only that there are groups.
             carol: { password: 'carol', claims: { oid: 'oid-carol', tid: TENANT, hasgroups: true } },
+            // Groups in the token, no overage: Graph is not asked.
+            dave: { password: 'dave', claims: { oid: 'oid-dave', tid: TENANT, groups: [STAFF] } },
           },
           claims: {
             // oidc-provider sends _claim_names/_claim_sources for the claims they name that a scope asks for.
@@ -160,6 +162,12 @@ describe('the directory group overage looked up in Microsoft Graph', function ()
     await start({ graph: { endpoint: graph.url } });
     expect((await staffPage(await signIn('carol'))).status).to.equal(200);
     expect(graph.seen).to.have.length(1);
+  });
+
+  it('a token carrying its groups is not looked up', async () => {
+    await start({ graph: { endpoint: graph.url } });
+    expect((await staffPage(await signIn('dave'))).status).to.equal(200);
+    expect(graph.seen).to.have.length(0);
   });
 
   it('more pages than maxPages: the groups stay unknown and group rules refuse, saying why', async () => {
