@@ -10,10 +10,14 @@ import { NO_FACTS, type AccessFacts, type Caller } from './access-facts.js';
 function factsFromClaimList(claims: readonly Claim[]): AccessFacts {
   const groups: string[] = [];
   const roles: string[] = [];
-  const byName: Record<string, unknown> = {};
+  // No prototype: a claim named `constructor` or `toString` is a claim like any other, never
+  // Object's own property read back as a value already held.
+  const byName = Object.create(null) as Record<string, unknown>;
   for (const { typ, val } of claims) {
     if (typ === 'groups') groups.push(val);
     else if (typ === 'roles') roles.push(val);
+    // As among a provider's claims, `__proto__` names no claim (claim-values.ts).
+    if (typ === '__proto__') continue;
     const held = byName[typ];
     byName[typ] = held === undefined ? val : Array.isArray(held) ? [...(held as unknown[]), val] : [held, val];
   }
