@@ -37,11 +37,12 @@ function valuesOf(identity: Identity, types: ReadonlySet<string>): string[] | un
  * The assertion's claims for `identity`: the same for every identity object of one sign-in. With
  * the facts authorization rules judged the caller by (taken at sign-in and refresh), its groups,
  * roles and e-mail address are those (the address only when the provider vouches for it); without
- * them, the identity's groups and roles claims and its `email` claim.
+ * them, the identity's groups and roles claims and its `email` claim when its `email_verified`
+ * claim says true. An app trusts what a signed assertion says, so an address nobody vouched for is
+ * never in one.
  */
 export function assertedIdentity(identity: Identity, access?: JudgedFacts): AssertedIdentity {
-  const email =
-    access !== undefined ? access.verifiedEmail : identity.claims.find((claim) => claim.typ === 'email')?.val;
+  const email = access !== undefined ? access.verifiedEmail : verifiedEmailClaim(identity);
   const groups = access !== undefined ? nonEmpty(access.groups) : valuesOf(identity, GROUP_CLAIMS);
   const roles = access !== undefined ? nonEmpty(access.roles) : valuesOf(identity, new Set([identity.roleType]));
   return {
@@ -52,6 +53,12 @@ export function assertedIdentity(identity: Identity, access?: JudgedFacts): Asse
     ...(groups !== undefined ? { groups } : {}),
     ...(roles !== undefined ? { roles } : {}),
   };
+}
+
+/** The identity's `email` claim, when its `email_verified` claim says the provider vouches for it. */
+function verifiedEmailClaim(identity: Identity): string | undefined {
+  const verified = identity.claims.some((claim) => claim.typ === 'email_verified' && claim.val === 'true');
+  return verified ? identity.claims.find((claim) => claim.typ === 'email')?.val : undefined;
 }
 
 function nonEmpty(values: readonly string[]): readonly string[] | undefined {

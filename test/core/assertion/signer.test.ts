@@ -34,6 +34,7 @@ function identity(changes: Partial<Identity> = {}): Identity {
     claims: [
       { typ: 'sub', val: 'user-1' },
       { typ: 'email', val: 'ada@example.com' },
+      { typ: 'email_verified', val: 'true' },
       { typ: 'groups', val: 'engineers' },
       { typ: 'groups', val: 'admins' },
       { typ: 'roles', val: 'writer' },
@@ -119,6 +120,20 @@ describe('identity assertion signer', () => {
     const { assertions } = setup();
     const [, jwt] = await assertions.header(identity({ claims: [] }), ORIGIN);
     expect(decodeJwt(jwt)).not.to.have.any.keys('email', 'groups', 'roles');
+  });
+
+  it('never says an address the provider does not vouch for', async () => {
+    const { assertions } = setup();
+    for (const claims of [
+      [{ typ: 'email', val: 'ada@example.com' }],
+      [
+        { typ: 'email', val: 'ada@example.com' },
+        { typ: 'email_verified', val: 'false' },
+      ],
+    ]) {
+      const [, jwt] = await assertions.header(identity({ userId: `u-${claims.length}`, claims }), ORIGIN);
+      expect(decodeJwt(jwt)).not.to.have.any.keys('email');
+    }
   });
 
   it('with the facts authorization judged the caller by: their groups, roles and verified address only', async () => {
