@@ -23,7 +23,7 @@ import { storeBenchSession } from './session.js';
 const HOST = '127.0.0.1:8080';
 
 /** Five rules: the bench request (GET /page) passes four path rules by and is let in by the default. */
-const FIVE_RULES = {
+export const FIVE_RULES = {
   paths: [
     { path: '/admin/*', allow: [{ roles: ['admin'] }] },
     { path: '/reports', methods: ['POST'], allow: [{ groups: ['writers'] }] },

@@ -7,6 +7,7 @@ import { benchAssertion } from './assertion.js';
 import { benchAuthorization } from './authorization.js';
 import { benchBearer } from './bearer.js';
 import { benchDeliveries, benchMemory } from './deliveries.js';
+import { benchFeatures } from './features.js';
 import { benchForwardAuth } from './forward-auth.js';
 import { benchHook } from './hook.js';
 import { benchInstructions } from './instructions.js';
@@ -44,4 +45,6 @@ console.log('\n## Signed identity assertion: a signed-in GET with it on and off\
 console.log(await benchAssertion(quick));
 console.log('\n## Authorization rules: a signed-in GET under five rules and under none\n');
 console.log(await benchAuthorization(quick));
+console.log('\n## Optional features over HTTP: a signed-in GET with none, with five rules, with the assertion\n');
+console.log(await benchFeatures(quick));
 console.log(`\n${machineProbe()} (at the end)`);

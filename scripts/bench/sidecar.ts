@@ -35,7 +35,7 @@ import { storeBenchSession } from './session.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const NGINX = '/usr/sbin/nginx';
 
-interface Target {
+export interface Target {
   readonly name: string;
   readonly port: number;
   /** The process that does the proxying (for nginx and Apache, the parent: workers are its descendants). */
@@ -84,7 +84,7 @@ const canPin = CPUS >= 2 && existsSync(TASKSET);
  * share two CPUs as the scheduler pleases, and a proxy's throughput depends on how much of
  * its CPU the app and the load generator happen to take (the same target varied by 2× between rounds).
  */
-function pinFor(target: Target, everyone: readonly number[]): void {
+export function pinFor(target: Target, everyone: readonly number[]): void {
   if (!canPin) return;
   if (target.unpinned) return unpin(everyone);
   const underTest = new Set(withChildren(target.pid));
@@ -93,7 +93,7 @@ function pinFor(target: Target, everyone: readonly number[]): void {
 }
 
 /** Every process on every CPU again (the latency runs, below saturation, and whatever runs after). */
-function unpin(everyone: readonly number[]): void {
+export function unpin(everyone: readonly number[]): void {
   if (!canPin) return;
   for (const pid of new Set([process.pid, ...everyone.flatMap(withChildren)])) setAffinity(pid, `0-${CPUS - 1}`);
 }
@@ -129,7 +129,7 @@ export function machineTicks(): { busy: number; all: number } {
 // USER_HZ: 100 on every Linux architecture node runs on.
 const CLOCK_TICKS_PER_SECOND = 100;
 
-function forkServer(
+export function forkServer(
   args: string[],
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ child: ChildProcess; port: number }> {
