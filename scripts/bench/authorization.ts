@@ -4,23 +4,8 @@
 // measured in interleaved slices in one run (target: with rules at most 1.05× without). Rules are
 // judged once per session and rule and remembered with the session's record, so what is left per
 // request is matching the path and one lookup.
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-
-import { AuthLayer } from '../../dist/core/auth-layer.js';
-import { resolveAuthConfig } from '../../dist/core/config/auth-config.js';
-import type { RequestView } from '../../dist/core/http/request-view.js';
-import type { SessionRecord } from '../../dist/core/session/record.js';
-import { FileSystemTokenStore } from '../../dist/core/token-store/filesystem.js';
-import { createLogger } from '../../dist/logging.js';
-import { loadAddonCore } from '../../dist/native/index.js';
-import { forwardHeaders } from '../../dist/sidecar/forward-headers.js';
+import { signedInCorePath } from './core-path.js';
 import { formatRate, interleavedMeasure, table } from './measure.js';
-import { storeBenchSession } from './session.js';
-
-const HOST = '127.0.0.1:8080';
 
 /** Five rules: the bench request (GET /page) passes four path rules by and is let in by the default. */
 export const FIVE_RULES = {
@@ -33,59 +18,9 @@ export const FIVE_RULES = {
   default: { allow: [{ subjects: ['user-1'] }, { groups: ['staff'] }] },
 };
 
-function benchDocument(directory: string, rules: boolean) {
-  return {
-    identityProviders: {
-      customOpenIdConnectProviders: {
-        bench: {
-          registration: {
-            clientId: 'bench',
-            openIdConnectConfiguration: {
-              authorizationEndpoint: 'http://127.0.0.1:9/a',
-              tokenEndpoint: 'http://127.0.0.1:9/t',
-              issuer: 'http://127.0.0.1:9',
-              certificationUri: 'http://127.0.0.1:9/k',
-            },
-          },
-        },
-      },
-    },
-    login: { tokenStore: { fileSystem: { directory } } },
-    gatehouse: { app: 'bench', ...(rules ? { authorization: FIVE_RULES } : {}) },
-  };
-}
-
 /** One signed-in request through a layer, as the sidecar handles it; checks it is let in. */
 async function signedInRequest(rules: boolean): Promise<() => Promise<void>> {
-  const directory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-authorization-bench-'));
-  const { config } = resolveAuthConfig(benchDocument(directory, rules), {});
-  const masterKey = randomBytes(32);
-  const store = new FileSystemTokenStore<SessionRecord>({ directory, app: 'bench', masterKey });
-  const { cookie } = await storeBenchSession(config, store, masterKey, HOST);
-  const layer = new AuthLayer({ headers: loadAddonCore(), config, store, masterKey, logger: createLogger('silent') });
-  const headers: Array<readonly [string, string]> = [
-    ['Host', HOST],
-    ['Accept', 'text/html'],
-    ['Cookie', cookie],
-    ['User-Agent', 'bench'],
-  ];
-  const nodeHeaders = Object.fromEntries(headers.map(([n, v]) => [n.toLowerCase(), v]));
-  const view: RequestView = {
-    method: 'GET',
-    path: '/page',
-    query: '',
-    headers,
-    scheme: 'http',
-    host: HOST,
-    remoteAddress: '127.0.0.1',
-    readBody: async () => Buffer.alloc(0),
-  };
-  const once = async () => {
-    const decision = await layer.decide(view);
-    if (decision.kind !== 'forward' || decision.identity === null) throw new Error('the bench session is not let in');
-    forwardHeaders(nodeHeaders, decision.edits, false);
-  };
-  await once();
+  const { layer, view, once } = await signedInCorePath(rules ? { authorization: FIVE_RULES } : {});
   // The rules are there: the same session is refused an admin page with them, let in without.
   const admin = await layer.decide({ ...view, path: '/admin/x' });
   if ((admin.kind === 'respond' && admin.status === 403) !== rules)
