@@ -1,6 +1,7 @@
 // A signed-in GET's whole core path, as the sidecar runs it (AuthLayer.decide, then the
 // forwarded-header build), over a session stored in a filesystem store of its own: the in-process
-// benchmarks of the optional features run it with and without their setting.
+// benchmarks of the optional features run it with and without their setting, and the hook's
+// benchmark takes its signed-in layer from here.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -16,7 +17,8 @@ import { loadAddonCore } from '../../dist/native/index.js';
 import { forwardHeaders } from '../../dist/sidecar/forward-headers.js';
 import { storeBenchSession } from './session.js';
 
-const HOST = '127.0.0.1:8080';
+/** The host the bench session is bound to, and its requests name. */
+export const HOST = '127.0.0.1:8080';
 
 function coreDocument(directory: string, gatehouse: Record<string, unknown>) {
   return {
@@ -48,14 +50,20 @@ export interface CorePath {
   readonly once: () => Promise<void>;
 }
 
-/** The core path under the given settings of the document's gatehouse section; run once before it is returned. */
-export async function signedInCorePath(gatehouse: Record<string, unknown>): Promise<CorePath> {
+/** An auth layer under the given settings of the document's gatehouse section, and the cookie of a session stored for HOST. */
+export async function signedInLayer(gatehouse: Record<string, unknown>): Promise<{ layer: AuthLayer; cookie: string }> {
   const directory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-core-path-bench-'));
   const { config } = resolveAuthConfig(coreDocument(directory, gatehouse), {});
   const masterKey = randomBytes(32);
   const store = new FileSystemTokenStore<SessionRecord>({ directory, app: 'bench', masterKey });
   const { cookie } = await storeBenchSession(config, store, masterKey, HOST);
   const layer = new AuthLayer({ headers: loadAddonCore(), config, store, masterKey, logger: createLogger('silent') });
+  return { layer, cookie };
+}
+
+/** The core path under the given settings of the document's gatehouse section; run once before it is returned. */
+export async function signedInCorePath(gatehouse: Record<string, unknown>): Promise<CorePath> {
+  const { layer, cookie } = await signedInLayer(gatehouse);
   const headers: Array<readonly [string, string]> = [
     ['Host', HOST],
     ['Accept', 'text/html'],

@@ -3,59 +3,15 @@
 // engine → thread-safe function → the auth core in JavaScript → back) at 1, 8 and 64 native threads, beside the
 // sidecar's own per-request work for the same signed-in request (AuthLayer
 // decide + the forwarded-header build, in process), same run.
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 
-import { AuthLayer } from '../../dist/core/auth-layer.js';
-import { resolveAuthConfig } from '../../dist/core/config/auth-config.js';
 import type { RequestView } from '../../dist/core/http/request-view.js';
-import type { SessionRecord } from '../../dist/core/session/record.js';
-import { FileSystemTokenStore } from '../../dist/core/token-store/filesystem.js';
 import { inServerPolicy, type NativeRequest } from '../../dist/inserver/policy.js';
-import { createLogger } from '../../dist/logging.js';
-import { loadAddonCore } from '../../dist/native/index.js';
 import { createInterceptor } from '../../dist/native/interceptor.js';
 import { loadModuleHost } from '../../dist/native/module-host.js';
 import { forwardHeaders } from '../../dist/sidecar/forward-headers.js';
+import { HOST, signedInLayer } from './core-path.js';
 import { formatRate, table, threadCpuNs } from './measure.js';
-import { storeBenchSession } from './session.js';
-
-/** The shared core the layer's header policy is built on, as gatehouse runs it. */
-const benchCore = loadAddonCore();
-
-const HOST = '127.0.0.1:8080';
-
-async function signedInLayer(): Promise<{ layer: AuthLayer; cookie: string }> {
-  const directory = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-hook-bench-'));
-  const document = {
-    identityProviders: {
-      customOpenIdConnectProviders: {
-        bench: {
-          registration: {
-            clientId: 'bench',
-            openIdConnectConfiguration: {
-              authorizationEndpoint: 'http://127.0.0.1:9/a',
-              tokenEndpoint: 'http://127.0.0.1:9/t',
-              issuer: 'http://127.0.0.1:9',
-              certificationUri: 'http://127.0.0.1:9/k',
-            },
-          },
-        },
-      },
-    },
-    login: { tokenStore: { fileSystem: { directory } } },
-    gatehouse: { app: 'bench' },
-  };
-  const { config } = resolveAuthConfig(document, {});
-  const masterKey = randomBytes(32);
-  const store = new FileSystemTokenStore<SessionRecord>({ directory, app: 'bench', masterKey });
-  const { cookie } = await storeBenchSession(config, store, masterKey, HOST);
-  const layer = new AuthLayer({ headers: benchCore, config, store, masterKey, logger: createLogger('silent') });
-  return { layer, cookie };
-}
 
 /** The interceptor's crossing counters (undefined on a build without them). */
 const stats = (interceptor: object) =>
@@ -65,7 +21,7 @@ const percentile = (values: number[], p: number) =>
   [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]!;
 
 export async function benchHook(quick: boolean): Promise<string> {
-  const { layer, cookie } = await signedInLayer();
+  const { layer, cookie } = await signedInLayer({});
   const headers: Array<[string, string]> = [
     ['Host', HOST],
     ['Accept', 'text/html'],
