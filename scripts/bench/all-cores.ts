@@ -30,6 +30,7 @@ import {
   redisSession,
   signedInSession,
   startGatehouseCli,
+  stopChildren,
   waitForPort,
   withChildren,
 } from './sidecar.js';
@@ -227,21 +228,7 @@ server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy
     return report(targets, results, { ...options, apacheNote, redisNote });
   } finally {
     await bearer.close();
-    await Promise.all(
-      processes.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-            child.once('exit', () => {
-              clearTimeout(timer);
-              resolve();
-            });
-            if (child.connected) child.send('exit');
-            else child.kill('SIGTERM');
-          }),
-      ),
-    );
+    await stopChildren(processes);
     await apache?.close();
     await redis?.close();
     rmSync(directory, { recursive: true, force: true });

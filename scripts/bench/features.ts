@@ -15,7 +15,7 @@ import autocannon from 'autocannon';
 import { FIVE_RULES } from './authorization.js';
 import { bearerFixture } from './bearer.js';
 import { table } from './measure.js';
-import { benchDocument, cpuSeconds, forkServer, pinFor, signedInSession, unpin } from './sidecar.js';
+import { benchDocument, cpuSeconds, forkServer, pinFor, signedInSession, stopChildren, unpin } from './sidecar.js';
 
 interface Variant {
   readonly name: string;
@@ -108,7 +108,7 @@ export async function benchFeatures(quick: boolean): Promise<string> {
       rows,
     );
   } finally {
-    for (const child of processes) child.kill('SIGKILL');
+    await stopChildren(processes);
   }
 }
 

@@ -19,7 +19,7 @@ import autocannon from 'autocannon';
 import { apacheMissing, startApache, type RunningApache } from './apache.js';
 import { bearerFixture } from './bearer.js';
 import { table } from './measure.js';
-import { benchDocument, freePort, signedInSession, startGatehouseCli, waitForPort } from './sidecar.js';
+import { benchDocument, freePort, signedInSession, startGatehouseCli, stopChildren, waitForPort } from './sidecar.js';
 import { runWrk, wrkInstalled } from './wrk.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -421,21 +421,7 @@ server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy
   } finally {
     pin([process.pid], `0-${CPUS - 1}`);
     await bearer.close();
-    await Promise.all(
-      processes.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-            child.once('exit', () => {
-              clearTimeout(timer);
-              resolve();
-            });
-            if (child.connected) child.send('exit');
-            else child.kill('SIGTERM');
-          }),
-      ),
-    );
+    await stopChildren(processes);
     await apache?.close();
     rmSync(directory, { recursive: true, force: true });
   }

@@ -126,6 +126,28 @@ export function machineTicks(): { busy: number; all: number } {
   }
 }
 
+/**
+ * Stops the benchmark's processes and waits for each: a forked server is asked to exit (so a CPU
+ * profile, if any, is written), any other gets SIGTERM; SIGKILL after 3 s.
+ */
+export function stopChildren(processes: readonly ChildProcess[]): Promise<void[]> {
+  return Promise.all(
+    processes.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve(); // gone already: no exit event to wait for
+          const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+          child.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          if (child.connected) child.send('exit');
+          else child.kill('SIGTERM');
+        }),
+    ),
+  );
+}
+
 // USER_HZ: 100 on every Linux architecture node runs on.
 const CLOCK_TICKS_PER_SECOND = 100;
 
@@ -693,22 +715,7 @@ export async function benchSidecar(quick: boolean): Promise<string> {
     // This process runs the benchmarks that follow: give it every CPU again.
     unpin([]);
     await bearer.close();
-    // Ask politely first so profiles (if any) are written; nginx and Apache get SIGTERM.
-    await Promise.all(
-      processes.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve(); // gone already: no exit event to wait for
-            const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-            child.once('exit', () => {
-              clearTimeout(timer);
-              resolve();
-            });
-            if (child.connected) child.send('exit');
-            else child.kill();
-          }),
-      ),
-    );
+    await stopChildren(processes);
     await apache?.close();
     await redis?.close();
   }
