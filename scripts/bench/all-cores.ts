@@ -2,9 +2,10 @@
 // every CPU, the app, the load generator (wrk) and the target sharing the machine as they share
 // one host. Targets, all in front of the same app and measured the same way in the same run:
 // gatehouse serve as one process and as `--workers auto` (the filesystem store, and Redis),
-// nginx asking gatehouse's `/.auth/verify` (the shipped configuration), bare nginx proxy_pass,
-// Apache httpd with mod_auth_openidc, and the app itself. Several rounds, the order rotated each
-// round; the median of the rounds, and ratios against the peers.
+// nginx asking `gatehouse serve --forward-auth --workers auto` (the shipped configuration, and
+// the shipped caching one with gatehouse.verifyCache on), bare nginx proxy_pass, Apache httpd
+// with mod_auth_openidc, and the app itself. Several rounds, the order rotated each round; the
+// median of the rounds, ratios against the peers, and whether the targets below are met.
 //
 //   npx tsx scripts/bench/all-cores.ts            the full run (5 rounds of 10 s per target)
 //   npx tsx scripts/bench/all-cores.ts --smoke    2 s per target, one round: checks that every
@@ -19,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { ensurePrograms } from '../test-requirements.mjs';
 import { apacheMissing, startApache, type RunningApache } from './apache.js';
 import { bearerFixture } from './bearer.js';
-import { forkApp, shippedSite, startForwardAuthCli, startNginx } from './forward-auth.js';
+import { cachedSite, forkApp, shippedSite, startForwardAuthCli, startNginx } from './forward-auth.js';
 import { table } from './measure.js';
 import { redisMissing, startBenchRedis, type BenchRedis } from './redis.js';
 import {
@@ -67,6 +68,8 @@ interface Target {
   readonly headers: Record<string, string>;
   /** The processes that serve it (each with its descendants): their CPU time is the target's. */
   readonly pids: readonly number[];
+  /** For nginx with kept answers: how many requests gatehouse has judged so far (its metrics). */
+  readonly judged?: () => Promise<number>;
 }
 
 interface Measured extends WrkResult {
@@ -75,17 +78,37 @@ interface Measured extends WrkResult {
   readonly appCpuMicros: number;
   /** How busy the machine's CPUs were (1: every CPU all the time). */
   readonly machineBusy: number;
+  /** Requests gatehouse judged during the run (a target with `judged`), else undefined. */
+  readonly judged: number | undefined;
 }
 
 const APP = 'the app itself';
 const BARE_NGINX = 'bare nginx proxy_pass';
 const APACHE = 'Apache + mod_auth_openidc';
 const NGINX_VERIFY = 'nginx + gatehouse /.auth/verify';
+const NGINX_CACHED = 'nginx + /.auth/verify, answers kept';
 const ONE = 'gatehouse, one process';
 const WORKERS = 'gatehouse --workers auto';
 const WORKERS_REDIS = 'gatehouse --workers auto + Redis';
 
 const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/**
+ * What this run is held to: nginx keeping gatehouse's answers at 0.7× bare nginx's rate or more
+ * and 2.5× Apache + mod_auth_openidc's; `--workers auto` at 0.6× Apache's CPU per request or less.
+ */
+const TARGETS = { cachedVsBare: 0.7, cachedVsApache: 2.5, workersCpuVsApache: 0.6 } as const;
+
+/** The requests gatehouse has judged (`gatehouse_requests_total`, every outcome) at its metrics listener. */
+async function requestsJudged(metricsPort: number): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  if (!response.ok) throw new Error(`gatehouse's metrics answered ${response.status}`);
+  let sum = 0;
+  for (const line of (await response.text()).split('\n'))
+    if (line.startsWith('gatehouse_requests_total{') || line.startsWith('gatehouse_requests_total '))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return sum;
+}
 
 /** Every process on every CPU: this one (wrk inherits it) and every one it started. */
 function unpinAll(pids: readonly number[]): void {
@@ -96,6 +119,7 @@ function unpinAll(pids: readonly number[]): void {
 
 async function load(target: Target, appPid: number, seconds: number): Promise<Measured> {
   const cpu = () => target.pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  const judgedBefore = await target.judged?.();
   const before = { target: cpu(), app: cpuSeconds(appPid), machine: machineTicks() };
   const result = await runWrk({
     url: `http://127.0.0.1:${target.port}/page`,
@@ -106,11 +130,16 @@ async function load(target: Target, appPid: number, seconds: number): Promise<Me
   });
   const machine = machineTicks();
   const perRequest = (seconds: number) => (seconds * 1e6) / Math.max(1, result.total);
-  return {
+  const measured = {
     ...result,
     cpuMicros: perRequest(cpu() - before.target),
     appCpuMicros: perRequest(cpuSeconds(appPid) - before.app),
     machineBusy: (machine.busy - before.machine.busy) / (machine.all - before.machine.all),
+  };
+  const judgedAfter = await target.judged?.();
+  return {
+    ...measured,
+    judged: judgedBefore === undefined || judgedAfter === undefined ? undefined : judgedAfter - judgedBefore,
   };
 }
 
@@ -167,9 +196,9 @@ server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy
       });
     }
 
-    // nginx with the shipped configuration, one worker per CPU, asking `gatehouse serve --forward-auth`.
+    // nginx with the shipped configuration, one worker per CPU, asking `gatehouse serve --forward-auth --workers auto`.
     const verifyPorts = { nginx: await freePort(), gatehouse: await freePort() };
-    const verifier = await startForwardAuthCli(verifyPorts.gatehouse, document, masterKey);
+    const verifier = await startForwardAuthCli(verifyPorts.gatehouse, document, masterKey, { workers: 'auto' });
     processes.push(verifier);
     const verifyNginx = await startNginx(
       verifyPorts.nginx,
@@ -184,6 +213,34 @@ server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy
       port: verifyPorts.nginx,
       headers: { ...html, cookie: verifySession.cookie },
       pids: [verifyNginx.pid!, verifier.pid!],
+    });
+
+    // The same with the shipped caching configuration and gatehouse.verifyCache on (its default
+    // lifetime): gatehouse's metrics count the questions that reach it, to show the cache answers.
+    const cachedPorts = { nginx: await freePort(), gatehouse: await freePort(), metrics: await freePort() };
+    const cachedDocument = {
+      ...document,
+      gatehouse: { ...(document.gatehouse as Record<string, unknown>), verifyCache: {} },
+    };
+    const cachedVerifier = await startForwardAuthCli(cachedPorts.gatehouse, cachedDocument, masterKey, {
+      workers: 'auto',
+      metricsPort: cachedPorts.metrics,
+    });
+    processes.push(cachedVerifier);
+    await waitForPort(cachedPorts.metrics);
+    const cachedNginx = await startNginx(
+      cachedPorts.nginx,
+      cachedSite(cachedPorts.nginx, cachedPorts.gatehouse, app.port),
+      'auto',
+    );
+    processes.push(cachedNginx);
+    const cachedSession = await signedInSession(document, directory, masterKey, `127.0.0.1:${cachedPorts.nginx}`);
+    targets.push({
+      name: NGINX_CACHED,
+      port: cachedPorts.nginx,
+      headers: { ...html, cookie: cachedSession.cookie },
+      pids: [cachedNginx.pid!, cachedVerifier.pid!],
+      judged: () => requestsJudged(cachedPorts.metrics),
     });
 
     /** `gatehouse serve` from dist, signed in through a session in its store, bound to its address. */
@@ -216,6 +273,11 @@ server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy
       const warm = await load(target, app.child.pid!, options.warmUpSeconds);
       if (warm.bad > 0 || warm.total === 0)
         throw new Error(`${target.name}: did not answer 200 to every request (${warm.bad} of ${warm.total})`);
+      // Kept answers must be what serves this target: gatehouse asked about a few requests a second, not each.
+      if (warm.judged !== undefined && (warm.judged === 0 || warm.judged * 10 > warm.total))
+        throw new Error(
+          `${target.name}: gatehouse judged ${warm.judged} of ${warm.total} requests: nginx's cache is not answering`,
+        );
     }
     const results = new Map<string, Measured[]>();
     for (let round = 0; round < rounds; round++) {
@@ -291,7 +353,7 @@ function report(
   );
   const notes: string[] = [];
   if (apache) {
-    for (const name of [ONE, WORKERS, WORKERS_REDIS, NGINX_VERIFY].filter(has)) {
+    for (const name of [ONE, WORKERS, WORKERS_REDIS, NGINX_VERIFY, NGINX_CACHED].filter(has)) {
       const s = summary(name);
       notes.push(
         `${name} against ${APACHE}: ${(s.rps / apache.rps).toFixed(2)}× the req/s (single rounds ${rounds(name, APACHE)}), ${(s.cpuMicros / apache.cpuMicros).toFixed(2)}× the CPU per request (${s.cpuMicros.toFixed(0)} µs against ${apache.cpuMicros.toFixed(0)} µs).`,
@@ -299,10 +361,45 @@ function report(
     }
   } else notes.push(`(${APACHE} skipped: ${run.apacheNote})`);
   if (run.redisNote !== undefined) notes.push(`(${WORKERS_REDIS} skipped: ${run.redisNote})`);
+  const cachedRuns = results.get(NGINX_CACHED)!;
+  const judged = cachedRuns.reduce((sum, r) => sum + (r.judged ?? 0), 0);
+  const served = cachedRuns.reduce((sum, r) => sum + r.total, 0);
+  notes.push(
+    `${NGINX_CACHED}: gatehouse judged ${judged} of its ${served} requests (${((judged / Math.max(1, served)) * 100).toFixed(2)} %, its metrics); nginx's cache answered the rest. One session on one URL: every request asks the same question, the cache's best case.`,
+  );
   notes.push(
     `CPU per request is the target's whole process tree (nginx and gatehouse's verifier together; the cluster primary and its workers; Apache's processes); wrk, the app and the target share ${ALL_CPUS} CPUs, so every row's rate includes what the app and wrk took from it.`,
   );
-  return `${rendered}\n\n${notes.join('\n')}`;
+  return `${rendered}\n\n${notes.join('\n')}\n\n${targetLines(summary, rounds, apache, bare).join('\n')}`;
+}
+
+/** The run's targets, each with its measured ratio and whether it is met. */
+function targetLines(
+  summary: (name: string) => { rps: number; cpuMicros: number },
+  rounds: (a: string, b: string) => string,
+  apache: { rps: number; cpuMicros: number } | undefined,
+  bare: { rps: number },
+): string[] {
+  const verdict = (met: boolean) => (met ? 'met' : 'not met');
+  const cached = summary(NGINX_CACHED);
+  const lines = ['Targets:'];
+  const vsBare = cached.rps / bare.rps;
+  lines.push(
+    `- ${NGINX_CACHED} ≥ ${TARGETS.cachedVsBare}× ${BARE_NGINX}'s req/s: ${vsBare.toFixed(2)}× (single rounds ${rounds(NGINX_CACHED, BARE_NGINX)}): ${verdict(vsBare >= TARGETS.cachedVsBare)}.`,
+  );
+  if (apache === undefined) {
+    lines.push(`- the targets against ${APACHE}: not measured (skipped).`);
+    return lines;
+  }
+  const vsApache = cached.rps / apache.rps;
+  lines.push(
+    `- ${NGINX_CACHED} ≥ ${TARGETS.cachedVsApache}× ${APACHE}'s req/s: ${vsApache.toFixed(2)}× (single rounds ${rounds(NGINX_CACHED, APACHE)}): ${verdict(vsApache >= TARGETS.cachedVsApache)}.`,
+  );
+  const cpu = summary(WORKERS).cpuMicros / apache.cpuMicros;
+  lines.push(
+    `- ${WORKERS}: CPU per request ≤ ${TARGETS.workersCpuVsApache}× ${APACHE}'s: ${cpu.toFixed(2)}×: ${verdict(cpu <= TARGETS.workersCpuVsApache)}.`,
+  );
+  return lines;
 }
 
 // `npx tsx scripts/bench/all-cores.ts [--smoke | --quick]`: this benchmark alone.

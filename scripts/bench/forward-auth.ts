@@ -97,16 +97,27 @@ function started(child: ChildProcess, what: string): Promise<void> {
 }
 
 /**
- * nginx with a configuration of its own (an http {} block's worth of `site`), in a directory of its own;
+ * As root, nginx's workers would run as nobody, who cannot write in the benchmark's private
+ * directory (where the cached configuration keeps its answers): they run as the benchmark's user.
+ */
+const ASSIGNED_USER = process.getuid?.() === 0 ? 'user root; ' : '';
+
+/**
+ * nginx with a configuration of its own (an http {} block's worth of `site`; given as a function,
+ * it is told nginx's own directory, for paths nginx must write to), in a directory of its own;
  * `workers`: its worker_processes (one, or `auto`: one per CPU, as Debian's own configuration has it).
  */
-export async function startNginx(port: number, site: string, workers: '1' | 'auto' = '1'): Promise<ChildProcess> {
+export async function startNginx(
+  port: number,
+  site: string | ((directory: string) => string),
+  workers: '1' | 'auto' = '1',
+): Promise<ChildProcess> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-fa-nginx-'));
   for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(dir, sub));
-  writeFileSync(path.join(dir, 'site.conf'), site);
+  writeFileSync(path.join(dir, 'site.conf'), typeof site === 'string' ? site : site(dir));
   writeFileSync(
     path.join(dir, 'nginx.conf'),
-    `daemon off; worker_processes ${workers}; pid ${dir}/nginx.pid; error_log ${dir}/error.log warn;
+    `daemon off; ${ASSIGNED_USER}worker_processes ${workers}; pid ${dir}/nginx.pid; error_log ${dir}/error.log warn;
 events { worker_connections 4096; }
 http {
   access_log off;
@@ -126,13 +137,33 @@ http {
 
 /** The shipped example, its ports filled in as the tests fill them. */
 export function shippedSite(port: number, verifierPort: number, appPort: number): string {
-  const example = readFileSync(path.join(root, 'examples', 'nginx', 'gatehouse.conf'), 'utf8');
+  return filledExample('gatehouse.conf', port, verifierPort, appPort);
+}
+
+/** Where examples/nginx/gatehouse-cached.conf keeps the answers, as it ships. */
+const SHIPPED_CACHE_PATH = '/var/cache/nginx/gatehouse-verify';
+
+/**
+ * The shipped caching example (examples/nginx/gatehouse-cached.conf), its ports filled in and its
+ * cache in `directory` (nginx's own, for startNginx): nothing else changed.
+ */
+export function cachedSite(port: number, verifierPort: number, appPort: number): (directory: string) => string {
+  return (directory) => {
+    const filled = filledExample('gatehouse-cached.conf', port, verifierPort, appPort);
+    if (filled.split(SHIPPED_CACHE_PATH).length !== 2)
+      throw new Error(`examples/nginx/gatehouse-cached.conf: its cache is not at ${SHIPPED_CACHE_PATH} once`);
+    return filled.replace(SHIPPED_CACHE_PATH, path.join(directory, 'verify-cache'));
+  };
+}
+
+function filledExample(name: string, port: number, verifierPort: number, appPort: number): string {
+  const example = readFileSync(path.join(root, 'examples', 'nginx', name), 'utf8');
   const filled = example
     .replace('listen 8080;', `listen 127.0.0.1:${port};`)
     .replace('127.0.0.1:8081;', `127.0.0.1:${verifierPort};`)
     .replace('127.0.0.1:3000;', `127.0.0.1:${appPort};`);
   if (filled.includes('8081;') || filled.includes('3000;') || filled.includes('listen 8080;'))
-    throw new Error('examples/nginx/gatehouse.conf: its ports are not where the benchmark expects them');
+    throw new Error(`examples/nginx/${name}: its ports are not where the benchmark expects them`);
   return filled;
 }
 
@@ -148,15 +179,34 @@ server.keepAliveTimeout = 60000;
 server.listen(Number(process.argv[2]), '127.0.0.1');
 `;
 
+/** How `gatehouse serve --forward-auth` is started beyond its port and configuration. */
+export interface ForwardAuthCliOptions {
+  /** `--workers` (omitted: one process). */
+  readonly workers?: string;
+  /** `--metrics-port`: its Prometheus metrics on a listener of their own. */
+  readonly metricsPort?: number;
+}
+
 /** `gatehouse serve --forward-auth` from dist, configured through the environment like a deployment. */
 export function startForwardAuthCli(
   port: number,
   document: Record<string, unknown>,
   masterKey: Buffer,
+  options: ForwardAuthCliOptions = {},
 ): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
-    [path.join(root, 'dist', 'cli.js'), 'serve', '--forward-auth', '--host', '127.0.0.1', '--port', String(port)],
+    [
+      path.join(root, 'dist', 'cli.js'),
+      'serve',
+      '--forward-auth',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      ...(options.workers ? ['--workers', options.workers] : []),
+      ...(options.metricsPort ? ['--metrics-port', String(options.metricsPort)] : []),
+    ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
