@@ -1,28 +1,15 @@
-// One OpenID Connect provider, through openid-client: discovery (cached),
-// the authorization URL, code redemption with every check, refresh, and
-// RP-initiated logout. Also the provider's keys and JWT rules, for bearer
-// tokens and ID tokens a client brings. Multi-tenant directories publish a
-// templated issuer (`.../{tenantid}/v2.0`) that openid-client accepts only on
-// one host; for them discovery, redemption and refresh are done here, with
-// the same checks, the issuer taken from the token's own tenant.
+// One OpenID Connect provider, through openid-client: its metadata (cached),
+// the authorization URL, code redemption with every check, refresh, userinfo,
+// introspection and RP-initiated logout. Also the provider's keys and JWT
+// rules, for bearer tokens and ID tokens a client brings. A multi-tenant
+// directory's token requests are openid-client's too; their ID tokens, whose
+// issuer is the token's own tenant's, are checked here (id-token-aside.ts).
 import * as oidc from 'openid-client';
 
 import type { JWTPayload } from 'jose';
 
 import type { OidcProviderConfig } from '../config/provider-settings.js';
-import { isThisMachine } from '../http/this-machine.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
-import { refusalWithCode } from '../providers/oauth-error-code.js';
-import type { AccountPrompt } from '../providers/provider.js';
-import {
-  boundedFetch,
-  callProvider,
-  expiryAfter,
-  jsonAnswer,
-  optionalString,
-  stringField,
-} from '../providers/provider-http.js';
-import { InvalidTokenError } from '../tokens/errors.js';
 import {
   asymmetricAlgorithms,
   validateJwt,
@@ -31,32 +18,20 @@ import {
   type PeekedToken,
 } from '../tokens/jwt-validator.js';
 import { RemoteKeySet } from '../tokens/key-set.js';
+import { authorizationUrl, type AuthorizationRequest } from './authorization-request.js';
+import { clientAuthentication } from './client-authentication.js';
+import { clientConfiguration } from './client-configuration.js';
 import { ClientKey, ClientKeyError } from './client-key.js';
 import { ClientSecretJwt } from './client-secret-jwt.js';
 import { dpopKeyPair, newDpopKey, type DpopKey } from './dpop-key.js';
-import { promptParameter } from './prompt-parameter.js';
+import { IdTokenAside } from './id-token-aside.js';
+import { providerFailure } from './provider-failure.js';
+import { providerMetadata } from './provider-metadata.js';
+import { fitsTenantTemplate, tenantIssuer } from './tenant-issuer.js';
+import { tokenSetOf, type TokenAnswer, type TokenSet } from './token-set.js';
 
 export { ProviderRefusedError, ProviderUnavailableError };
-
-export interface TokenSet {
-  readonly accessToken: string | undefined;
-  readonly idToken: string | undefined;
-  readonly refreshToken: string | undefined;
-  /** ms since epoch */
-  readonly accessTokenExpiresAt: number | undefined;
-  /** Validated ID token claims (on refresh: the new ID token's, if one was issued). */
-  readonly claims: Readonly<Record<string, unknown>> | undefined;
-  /** With DPoP: the session's key, which its tokens are bound to (kept in the sealed session record). */
-  readonly dpopKey?: DpopKey;
-}
-
-export interface AuthorizationRequest {
-  readonly redirectUri: string;
-  readonly state: string;
-  readonly nonce: string;
-  readonly codeVerifier: string;
-  readonly prompt?: AccountPrompt;
-}
+export type { AuthorizationRequest, TokenSet };
 
 export interface CallbackChecks {
   readonly redirectUri: string;
@@ -65,58 +40,28 @@ export interface CallbackChecks {
   readonly codeVerifier: string;
 }
 
-const HTTP_TIMEOUT_SECONDS = 10;
-
-/** Network failures and timeouts, as opposed to the provider saying no. */
-function isUnreachable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  if (error.name === 'TimeoutError' || error.name === 'AbortError') return true;
-  if (error instanceof TypeError && /fetch failed/i.test(error.message)) return true;
-  const cause = (error as { cause?: { code?: string } }).cause;
-  return (
-    typeof cause?.code === 'string' && /^(ECONN|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|UND_ERR)/.test(cause.code)
-  );
+/** The configuration of one token request, and where its ID token goes when openid-client cannot check it. */
+interface TokenRequest {
+  readonly configuration: oidc.Configuration;
+  readonly aside: IdTokenAside | undefined;
 }
 
-/** Why a provider could not be reached, in a word a reader can act on (ECONNREFUSED, ENOTFOUND, a timeout). */
-function unreachableCause(error: Error): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  if (typeof cause?.code === 'string') return cause.code;
-  if (error.name === 'TimeoutError' || error.name === 'AbortError') return 'no answer in time';
-  return cause?.message ?? error.message;
+/** What a token answer's ID token must be: there at all, and checked by validateJwt even where openid-client checked it. */
+interface IdTokenRule {
+  readonly required: boolean;
+  readonly signatureChecked: boolean;
+  readonly nonce?: string;
 }
-
-function classify(error: unknown, during: string): Error {
-  if (error instanceof ProviderUnavailableError || error instanceof ProviderRefusedError) return error;
-  // boundedFetch's refusal of an oversized answer, as openid-client wraps it.
-  const cause = (error as { cause?: unknown } | undefined)?.cause;
-  if (cause instanceof ProviderUnavailableError) return new ProviderUnavailableError(`${during}: ${cause.message}`);
-  if (error instanceof InvalidTokenError) return new ProviderRefusedError(`${during}: ID token ${error.reason}`);
-  if (isUnreachable(error))
-    return new ProviderUnavailableError(`${during}: provider unreachable (${unreachableCause(error as Error)})`);
-  if (error instanceof oidc.ResponseBodyError) return refusalWithCode(`${during}: provider answered`, error.error);
-  if (error instanceof oidc.AuthorizationResponseError) return refusalWithCode(`${during}:`, error.error);
-  const message = error instanceof Error ? error.message : String(error);
-  // Unexpected responses (HTML error pages, wrong content types) mean the provider is not working.
-  if (/unexpected|content-type|json/i.test(message) && !/id_token|claim|nonce|state|signature|jwt/i.test(message)) {
-    return new ProviderUnavailableError(`${during}: ${message}`);
-  }
-  return new ProviderRefusedError(`${during}: ${message}`);
-}
-
-const TENANT_PLACEHOLDER = '{tenantid}';
-/** A tenant id as it may appear in an issuer path segment. */
-const TENANT_ID = /^[A-Za-z0-9-]{1,64}$/;
 
 export class OidcProviderClient {
   #configuration: Promise<oidc.Configuration> | undefined;
+  /** The metadata and client authentication the configuration was made of, for the per-request ones. */
+  #made: { readonly metadata: oidc.ServerMetadata; readonly auth: oidc.ClientAuth } | undefined;
   /** serverMetadata() copies on every call; the token path reads it once. */
   #metadata: oidc.ServerMetadata | undefined;
   /** Built once the metadata is known: the same for every token of this provider. */
   #jwtRules: JwtRules | undefined;
   readonly #clientSecretJwt: ClientSecretJwt | undefined;
-  /** How the client authenticates at the token endpoint: openid-client's, also for the token requests made here. */
-  #clientAuth: oidc.ClientAuth | undefined;
   /** private_key_jwt: the client's key, read once (the configuration checked it at start). */
   #clientKey: Promise<ClientKey> | undefined;
   readonly keys: RemoteKeySet;
@@ -145,62 +90,19 @@ export class OidcProviderClient {
 
   /** Discovered (or configured) metadata, cached; a failed discovery is retried on the next use. */
   configuration(): Promise<oidc.Configuration> {
-    this.#configuration ??= this.#discover().catch((error: unknown) => {
+    this.#configuration ??= this.#configure().catch((error: unknown) => {
       this.#configuration = undefined;
-      throw classify(
-        error,
-        this.config.discoveryUrl !== undefined ? `discovery (${this.config.discoveryUrl})` : 'discovery',
-      );
+      const { discoveryUrl } = this.config;
+      throw providerFailure(error, discoveryUrl !== undefined ? `discovery (${discoveryUrl})` : 'discovery');
     });
     return this.#configuration;
   }
 
-  async #discover(): Promise<oidc.Configuration> {
-    const { config } = this;
-    if (this.#multiTenant) return this.#configure(await this.#discoverTemplated(config.discoveryUrl!));
-    if (config.discoveryUrl !== undefined) {
-      const discovery = new URL(config.discoveryUrl);
-      // Pass the issuer when the URL is the standard one, so openid-client validates the issuer it returns.
-      const suffix = '/.well-known/openid-configuration';
-      const issuer =
-        discovery.pathname.endsWith(suffix) && discovery.search === ''
-          ? new URL(discovery.href.slice(0, -suffix.length))
-          : discovery;
-      const configuration = await oidc.discovery(issuer, config.clientId, config.clientSecret, undefined, {
-        timeout: HTTP_TIMEOUT_SECONDS,
-        [oidc.customFetch]: boundedFetch,
-        ...(isThisMachine(discovery.host) ? { execute: [oidc.allowInsecureRequests] } : {}),
-      });
-      return this.#configure(configuration.serverMetadata());
-    }
-    const endpoints = config.endpoints!;
-    return this.#configure({
-      issuer: endpoints.issuer,
-      authorization_endpoint: endpoints.authorization,
-      token_endpoint: endpoints.token,
-      jwks_uri: endpoints.jwksUri,
-      ...(endpoints.endSession ? { end_session_endpoint: endpoints.endSession } : {}),
-    });
-  }
-
-  /** A multi-tenant directory's metadata: its issuer must be the tenant template on the configured origin. */
-  async #discoverTemplated(url: string): Promise<oidc.ServerMetadata> {
-    const metadata = jsonAnswer(
-      await callProvider(url, { headers: { accept: 'application/json' } }, 'discovery'),
-      'discovery',
-    );
-    const issuer = stringField(metadata, 'issuer', 'discovery');
-    for (const field of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'])
-      stringField(metadata, field, 'discovery');
-    if (
-      !issuer.includes(TENANT_PLACEHOLDER) ||
-      new URL(issuer.replace(TENANT_PLACEHOLDER, 'x')).origin !== new URL(url).origin
-    ) {
-      throw new ProviderUnavailableError(
-        `discovery: multi-tenant issuer "${issuer}" is not a tenant template on ${new URL(url).origin}`,
-      );
-    }
-    return metadata as unknown as oidc.ServerMetadata;
+  async #configure(): Promise<oidc.Configuration> {
+    const metadata = await providerMetadata(this.config);
+    const auth = clientAuthentication(this.config, metadata, await this.clientKey(), this.#clientSecretJwt);
+    this.#made = { metadata, auth };
+    return clientConfiguration(metadata, this.config, auth);
   }
 
   /** The client's own key (private_key_jwt), when it has one. */
@@ -215,136 +117,80 @@ export class OidcProviderClient {
     return this.#clientKey;
   }
 
-  /**
-   * The client's configuration: its private key (private_key_jwt, RFC 7523: openid-client signs
-   * a new assertion, with its own `jti`, for each request), a signed client secret (renewed before
-   * each use), or client_secret_post when configured (Easy Auth's clientCredential.method), else
-   * client_secret_basic when the provider supports it (most do), else client_secret_post;
-   * no secret: a public client with PKCE.
-   */
-  async #configure(discovered: oidc.ServerMetadata): Promise<oidc.Configuration> {
-    const { clientId, clientSecret } = this.config;
-    const endpoint = this.config.introspection?.endpoint;
-    const metadata = endpoint === undefined ? discovered : { ...discovered, introspection_endpoint: endpoint };
-    let auth: oidc.ClientAuth;
-    const clientKey = await this.clientKey();
-    if (clientKey !== undefined) {
-      const tokenEndpoint = metadata.token_endpoint;
-      const directory = this.config.kind === 'aad';
-      auth = oidc.PrivateKeyJwt(clientKey.privateKey, {
-        [oidc.modifyAssertion]: (header, payload) => {
-          // Microsoft's directory names the certificate by its thumbprint, and takes the token endpoint as audience.
-          Object.assign(header, clientKey.certificateHeader);
-          if (directory && tokenEndpoint !== undefined) payload.aud = tokenEndpoint;
-        },
-      });
-    } else if (this.#clientSecretJwt !== undefined) {
-      const signed = this.#clientSecretJwt;
-      auth = (_as, _client, body) => {
-        body.set('client_id', clientId);
-        body.set('client_secret', signed.current());
-      };
-    } else if (clientSecret === undefined) {
-      auth = oidc.None();
-    } else {
-      const methods = metadata.token_endpoint_auth_methods_supported;
-      const basic =
-        this.config.secretInBody !== true && (methods === undefined || methods.includes('client_secret_basic'));
-      auth = basic ? oidc.ClientSecretBasic(clientSecret) : oidc.ClientSecretPost(clientSecret);
-    }
-    this.#clientAuth = auth;
-    const configuration = new oidc.Configuration(metadata, clientId, clientSecret, auth);
-    configuration.timeout = HTTP_TIMEOUT_SECONDS;
-    configuration[oidc.customFetch] = boundedFetch;
-    if (isThisMachine(new URL(metadata.token_endpoint ?? metadata.issuer.replace(TENANT_PLACEHOLDER, 'x')).host))
-      oidc.allowInsecureRequests(configuration);
-    return configuration;
-  }
-
-  /**
-   * Where the browser goes to sign in. With pushed authorization requests (RFC 9126: configured, or
-   * required by the provider's metadata), the parameters are first posted to the provider, with
-   * the client's credentials, and the URL carries only the client id and the `request_uri` it answers.
-   */
+  /** Where the browser goes to sign in (authorization-request.ts). */
   async authorizationUrl(request: AuthorizationRequest): Promise<URL> {
     try {
-      return await this.#authorizationUrl(request);
+      return await authorizationUrl(await this.configuration(), this.config, request, async () => {
+        await this.#clientSecretJwt?.renew();
+      });
     } catch (error) {
-      throw classify(error, 'pushed authorization request');
+      throw providerFailure(error, 'pushed authorization request');
     }
-  }
-
-  async #authorizationUrl(request: AuthorizationRequest): Promise<URL> {
-    const configuration = await this.configuration();
-    const metadata = configuration.serverMetadata();
-    const { prompt_values_supported: supported } = metadata;
-    const prompt = promptParameter(
-      this.config.kind,
-      this.config.loginParameters.prompt,
-      request.prompt,
-      Array.isArray(supported) ? supported.map(String) : undefined,
-    );
-    const pushed = this.config.pushedAuthorizationRequests ?? metadata.require_pushed_authorization_requests === true;
-    if (pushed && metadata.pushed_authorization_request_endpoint === undefined)
-      throw new ProviderRefusedError(
-        'pushed authorization requests are configured, and the provider has no pushed_authorization_request_endpoint',
-      );
-    const parameters = {
-      ...this.config.loginParameters,
-      ...(prompt !== undefined ? { prompt } : {}),
-      redirect_uri: request.redirectUri,
-      response_type: 'code',
-      ...(this.config.responseMode === 'form_post' ? { response_mode: 'form_post' } : {}),
-      scope: this.config.scopes.join(' '),
-      state: request.state,
-      nonce: request.nonce,
-      code_challenge: await oidc.calculatePKCECodeChallenge(request.codeVerifier),
-      code_challenge_method: 'S256',
-    };
-    if (!pushed) return oidc.buildAuthorizationUrl(configuration, parameters);
-    await this.#clientSecretJwt?.renew();
-    return await oidc.buildAuthorizationUrlWithPAR(configuration, parameters);
   }
 
   /** Redeems the code in `callbackUrl`: state, PKCE, and the ID token's signature, iss, aud, exp and nonce are all checked. */
   async redeem(callbackUrl: URL, checks: CallbackChecks): Promise<TokenSet> {
     try {
-      const configuration = await this.configuration();
-      await this.#clientSecretJwt?.renew();
-      if (this.#multiTenant) {
-        if (callbackUrl.searchParams.get('state') !== checks.state)
-          throw new ProviderRefusedError('code redemption: state mismatch');
-        const code = callbackUrl.searchParams.get('code') ?? '';
-        return await this.#ownGrant(
-          configuration,
-          {
-            grant_type: 'authorization_code',
-            code,
-            redirect_uri: checks.redirectUri,
-            code_verifier: checks.codeVerifier,
-          },
-          checks.nonce,
-          true,
-        );
-      }
+      const request = await this.#tokenRequest();
       // DPoP: a new key for the new session, every proof of its token requests signed with it.
       const dpop = this.config.dpop === true ? await newDpopKey() : undefined;
-      const response = await oidc.authorizationCodeGrant(
-        configuration,
-        callbackUrl,
-        {
-          pkceCodeVerifier: checks.codeVerifier,
-          expectedState: checks.state,
-          idTokenExpected: true,
-          ...(checks.nonce !== undefined ? { expectedNonce: checks.nonce } : {}),
-        },
-        { redirect_uri: checks.redirectUri },
-        dpop !== undefined ? { DPoP: oidc.getDPoPHandle(configuration, dpop.keyPair) } : {},
-      );
-      return { ...this.#tokenSet(response), ...(dpop !== undefined ? { dpopKey: dpop.jwk } : {}) };
+      const options: oidc.DPoPOptions =
+        dpop !== undefined ? { DPoP: oidc.getDPoPHandle(request.configuration, dpop.keyPair) } : {};
+      const tokens =
+        request.aside === undefined
+          ? tokenSetOf(
+              await oidc.authorizationCodeGrant(
+                request.configuration,
+                callbackUrl,
+                {
+                  pkceCodeVerifier: checks.codeVerifier,
+                  expectedState: checks.state,
+                  idTokenExpected: true,
+                  ...(checks.nonce !== undefined ? { expectedNonce: checks.nonce } : {}),
+                },
+                { redirect_uri: checks.redirectUri },
+                options,
+              ),
+              this.now(),
+            )
+          : await this.#templatedRedemption(request, callbackUrl, checks, options);
+      return { ...tokens, ...(dpop !== undefined ? { dpopKey: dpop.jwk } : {}) };
     } catch (error) {
-      throw classify(error, 'code redemption');
+      throw providerFailure(error, 'code redemption');
     }
+  }
+
+  /**
+   * A multi-tenant directory's code redemption: openid-client's authorizationCodeGrant compares
+   * the callback's `iss` (RFC 9207) with the tenant template, so the callback is checked here
+   * (the state, and the `iss` against the ID token's tenant issuer) and the code redeemed by
+   * openid-client's genericGrantRequest.
+   */
+  async #templatedRedemption(
+    request: TokenRequest,
+    callbackUrl: URL,
+    checks: CallbackChecks,
+    options: oidc.DPoPOptions,
+  ): Promise<TokenSet> {
+    const callback = callbackUrl.searchParams;
+    if (callback.get('state') !== checks.state) throw new ProviderRefusedError('code redemption: state mismatch');
+    const parameters = {
+      code: callback.get('code') ?? '',
+      redirect_uri: checks.redirectUri,
+      code_verifier: checks.codeVerifier,
+    };
+    const answer = await oidc.genericGrantRequest(request.configuration, 'authorization_code', parameters, options);
+    const rule = {
+      required: true,
+      signatureChecked: true,
+      ...(checks.nonce !== undefined ? { nonce: checks.nonce } : {}),
+    };
+    const tokens = await this.#tokenSet(answer, request, rule);
+    const issuer = callback.get('iss');
+    const advertised = request.configuration.serverMetadata().authorization_response_iss_parameter_supported === true;
+    if (issuer === null ? advertised : issuer !== tokens.claims?.iss)
+      throw new ProviderRefusedError('code redemption: the callback iss is not the ID token issuer');
+    return tokens;
   }
 
   /**
@@ -366,30 +212,21 @@ export class OidcProviderClient {
         await this.#dpop(configuration, dpopKey),
       );
     } catch (error) {
-      throw classify(error, 'userinfo');
+      throw providerFailure(error, 'userinfo');
     }
   }
 
   /** A refresh with the session's DPoP key, when it has one (the provider then requires a proof made with it). */
   async refresh(refreshToken: string, dpopKey?: DpopKey): Promise<TokenSet> {
     try {
-      const configuration = await this.configuration();
-      await this.#clientSecretJwt?.renew();
-      const tokens = this.#multiTenant
-        ? await this.#ownGrant(
-            configuration,
-            { grant_type: 'refresh_token', refresh_token: refreshToken },
-            undefined,
-            false,
-          )
-        : this.#tokenSet(
-            await oidc.refreshTokenGrant(
-              configuration,
-              refreshToken,
-              undefined,
-              await this.#dpop(configuration, dpopKey),
-            ),
-          );
+      const request = await this.#tokenRequest();
+      const answer = await oidc.refreshTokenGrant(
+        request.configuration,
+        refreshToken,
+        undefined,
+        await this.#dpop(request.configuration, dpopKey),
+      );
+      const tokens = await this.#tokenSet(answer, request, { required: false, signatureChecked: false });
       // Providers that do not rotate refresh tokens omit them from the answer: keep the old one.
       return {
         ...tokens,
@@ -397,7 +234,7 @@ export class OidcProviderClient {
         ...(dpopKey !== undefined ? { dpopKey } : {}),
       };
     } catch (error) {
-      throw classify(error, 'refresh');
+      throw providerFailure(error, 'refresh');
     }
   }
 
@@ -408,69 +245,47 @@ export class OidcProviderClient {
     codeVerifier: string | undefined,
   ): Promise<TokenSet> {
     try {
-      const configuration = await this.configuration();
-      await this.#clientSecretJwt?.renew();
+      const request = await this.#tokenRequest();
       const parameters = {
         code,
         ...(redirectUri !== undefined ? { redirect_uri: redirectUri } : {}),
         ...(codeVerifier !== undefined ? { code_verifier: codeVerifier } : {}),
       };
-      if (this.#multiTenant)
-        return await this.#ownGrant(
-          configuration,
-          { grant_type: 'authorization_code', ...parameters },
-          undefined,
-          true,
-        );
       // openid-client's request and checks (iss, aud, exp of the ID token); its signature checked here too.
-      const response = await oidc.genericGrantRequest(configuration, 'authorization_code', parameters);
-      if (response.id_token === undefined) throw new ProviderRefusedError('token request: no ID token');
-      const claims = await this.validateJwt(response.id_token, { audiences: [this.config.clientId] });
-      return { ...this.#tokenSet(response), claims };
+      const answer = await oidc.genericGrantRequest(request.configuration, 'authorization_code', parameters);
+      return await this.#tokenSet(answer, request, { required: true, signatureChecked: true });
     } catch (error) {
-      throw classify(error, 'token exchange');
+      throw providerFailure(error, 'token exchange');
     }
   }
 
   /**
-   * A token request for templated issuers, whose ID tokens openid-client cannot check (their
-   * issuer is the token's own tenant's): the client authenticates as openid-client has it do
-   * (#clientAuth), and the ID token is checked by validateJwt.
+   * The configuration of a token request, with the client's credentials ready. A multi-tenant
+   * directory's is made for the one request, its ID token taken aside (id-token-aside.ts).
    */
-  async #ownGrant(
-    configuration: oidc.Configuration,
-    parameters: Record<string, string>,
-    nonce: string | undefined,
-    idTokenExpected: boolean,
-  ): Promise<TokenSet> {
-    const metadata = configuration.serverMetadata();
-    const body = new URLSearchParams({ ...parameters, client_id: this.config.clientId });
-    const headers = new Headers({ 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' });
-    await this.#clientAuth!(metadata, { client_id: this.config.clientId }, body, headers);
-    const answer = await callProvider(
-      metadata.token_endpoint!,
-      { method: 'POST', headers: Object.fromEntries(headers), body: body.toString() },
-      'token request',
-    );
-    const response = jsonAnswer(answer, 'token request');
-    if (String(response.token_type ?? '').toLowerCase() !== 'bearer')
-      throw new ProviderRefusedError('token request: token_type is not Bearer');
-    const idToken = optionalString(response, 'id_token');
-    if (idTokenExpected && idToken === undefined) throw new ProviderRefusedError('token request: no ID token');
-    const claims =
-      idToken === undefined
-        ? undefined
-        : await this.validateJwt(idToken, {
-            audiences: [this.config.clientId],
-            ...(nonce !== undefined ? { nonce } : {}),
-          });
-    return {
-      accessToken: optionalString(response, 'access_token'),
-      idToken,
-      refreshToken: optionalString(response, 'refresh_token'),
-      accessTokenExpiresAt: expiryAfter(response.expires_in, this.now()),
-      claims,
-    };
+  async #tokenRequest(): Promise<TokenRequest> {
+    const configuration = await this.configuration();
+    await this.#clientSecretJwt?.renew();
+    if (!this.#multiTenant) return { configuration, aside: undefined };
+    const { metadata, auth } = this.#made!;
+    const aside = new IdTokenAside();
+    return { configuration: clientConfiguration(metadata, this.config, auth, aside.fetch), aside };
+  }
+
+  /** The tokens of `answer`; its ID token as `rule` has it, validateJwt checking what openid-client did not. */
+  async #tokenSet(answer: TokenAnswer, request: TokenRequest, rule: IdTokenRule): Promise<TokenSet> {
+    const tokens = tokenSetOf(answer, this.now());
+    const idToken = request.aside?.idToken ?? tokens.idToken;
+    if (idToken === undefined) {
+      if (rule.required) throw new ProviderRefusedError('token request: no ID token');
+      return tokens;
+    }
+    if (request.aside === undefined && !rule.signatureChecked) return tokens;
+    const claims = await this.validateJwt(idToken, {
+      audiences: [this.config.clientId],
+      ...(rule.nonce !== undefined ? { nonce: rule.nonce } : {}),
+    });
+    return { ...tokens, idToken, claims };
   }
 
   /**
@@ -493,7 +308,7 @@ export class OidcProviderClient {
       await this.#clientSecretJwt?.renew();
       return await oidc.tokenIntrospection(configuration, token, { token_type_hint: 'access_token' });
     } catch (error) {
-      throw classify(error, 'introspection');
+      throw providerFailure(error, 'introspection');
     }
   }
 
@@ -506,11 +321,7 @@ export class OidcProviderClient {
   /** The issuer a token of this provider must carry: the configured one, or the template filled with the token's own tenant. */
   expectedIssuer(metadata: oidc.ServerMetadata, unverified: JWTPayload): string | undefined {
     if (!this.#multiTenant) return metadata.issuer;
-    const tid = unverified.tid;
-    if (typeof tid !== 'string' || !TENANT_ID.test(tid)) return undefined;
-    const allowed = this.config.directory?.allowedTenants ?? [];
-    if (allowed.length > 0 && !allowed.includes(tid)) return undefined;
-    return metadata.issuer.replace(TENANT_PLACEHOLDER, tid);
+    return tenantIssuer(metadata.issuer, unverified, this.config.directory?.allowedTenants ?? []);
   }
 
   async #serverMetadata(): Promise<oidc.ServerMetadata> {
@@ -522,9 +333,7 @@ export class OidcProviderClient {
   /** Whether `issuer` could be this provider's (before any signature work). */
   async acceptsIssuer(issuer: string): Promise<boolean> {
     const metadata = this.#metadata ?? (await this.#serverMetadata());
-    if (!this.#multiTenant) return issuer === metadata.issuer;
-    const [before, after] = metadata.issuer.split(TENANT_PLACEHOLDER) as [string, string];
-    return issuer.length > before.length + after.length && issuer.startsWith(before) && issuer.endsWith(after);
+    return this.#multiTenant ? fitsTenantTemplate(metadata.issuer, issuer) : issuer === metadata.issuer;
   }
 
   /** A JWT of this provider: keys, algorithms and issuer from its metadata. Throws InvalidTokenError. */
@@ -538,17 +347,6 @@ export class OidcProviderClient {
       now: this.now,
     };
     return validateJwt(token, this.#jwtRules, expected, peeked);
-  }
-
-  #tokenSet(response: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers): TokenSet {
-    const expiresIn = response.expiresIn();
-    return {
-      accessToken: response.access_token,
-      idToken: response.id_token,
-      refreshToken: response.refresh_token,
-      accessTokenExpiresAt: expiryAfter(expiresIn, this.now()),
-      claims: response.claims() as Record<string, unknown> | undefined,
-    };
   }
 
   /** The provider's end-session URL, or undefined when it has none. */
