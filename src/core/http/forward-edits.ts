@@ -63,7 +63,9 @@ function withAssertion(
 
 /**
  * The edits for a request the core forwards with `identity` (null: anonymous), judged by `origin`;
- * `assertion`, the identity's signed assertion header when assertions are on.
+ * `assertion`, the identity's signed assertion header when assertions are on. Each part is worked
+ * out when a host first reads it: the verify endpoint reads the identity headers alone, and the
+ * removals and X-Forwarded-* (a pass over the request's headers) would be work thrown away.
  */
 export function forwardEdits(
   policy: HeaderPolicy,
@@ -73,35 +75,82 @@ export function forwardEdits(
   remoteAddress: string,
   assertion?: AssertionHeader,
 ): ForwardEdits {
-  let remove: string[] | undefined;
-  let chain: string | undefined;
-  for (const [name, value] of headers) {
-    if (!mayConcernForwarding(name)) continue;
-    const lower = name.toLowerCase();
-    if (lower === 'x-forwarded-for' && policy.behindTrustedProxy)
-      chain = chain === undefined ? value : `${chain}, ${value}`;
-    if (
-      (SET_BY_GATEHOUSE.has(lower) || isSpoofedForwarding(lower, policy.behindTrustedProxy)) &&
-      !(remove ??= []).includes(lower)
-    )
-      remove.push(lower);
+  return new Edits(policy, headers, identity, origin, remoteAddress, assertion);
+}
+
+/** ForwardEdits read on demand, each part once. */
+class Edits implements ForwardEdits {
+  readonly #policy: HeaderPolicy;
+  readonly #headers: ReadonlyArray<readonly [string, string]>;
+  readonly #identity: Identity | null;
+  readonly #origin: Origin;
+  readonly #remoteAddress: string;
+  readonly #assertion: AssertionHeader | undefined;
+  #remove: readonly string[] | undefined;
+  #forwarded: ForwardedValues | undefined;
+  #set: ReadonlyArray<readonly [string, string]> | undefined;
+
+  constructor(
+    policy: HeaderPolicy,
+    headers: ReadonlyArray<readonly [string, string]>,
+    identity: Identity | null,
+    origin: Origin,
+    remoteAddress: string,
+    assertion: AssertionHeader | undefined,
+  ) {
+    this.#policy = policy;
+    this.#headers = headers;
+    this.#identity = identity;
+    this.#origin = origin;
+    this.#remoteAddress = remoteAddress;
+    this.#assertion = assertion;
   }
-  for (const alias of inboundAliases(policy.normalizer, headers, policy.options)) {
-    const lower = alias.toLowerCase();
-    if (!(remove ??= []).includes(lower)) remove.push(lower);
+
+  get remove(): readonly string[] {
+    if (this.#remove === undefined) this.#readHeaders();
+    return this.#remove!;
   }
+
+  get forwarded(): ForwardedValues {
+    if (this.#forwarded === undefined) this.#readHeaders();
+    return this.#forwarded!;
+  }
+
   // The identity's headers are built (once per identity: identityHeaderPairs keeps them) when a
   // host applies the edits, not while the request is decided: a request whose client is gone by
   // then costs nothing more, and decide() measures the decision alone.
-  let set: ReadonlyArray<readonly [string, string]> | undefined;
-  return {
-    remove: remove ?? NOTHING,
-    get set() {
-      if (set !== undefined) return set;
-      if (identity === null) return (set = NO_IDENTITY);
-      const pairs = identityHeaderPairs(policy.normalizer, identity, policy.options);
-      return (set = assertion === undefined ? pairs : withAssertion(pairs, assertion));
-    },
-    forwarded: { for: chain ? `${chain}, ${remoteAddress}` : remoteAddress, proto: origin.scheme, host: origin.host },
-  };
+  get set(): ReadonlyArray<readonly [string, string]> {
+    if (this.#set !== undefined) return this.#set;
+    if (this.#identity === null) return (this.#set = NO_IDENTITY);
+    const pairs = identityHeaderPairs(this.#policy.normalizer, this.#identity, this.#policy.options);
+    return (this.#set = this.#assertion === undefined ? pairs : withAssertion(pairs, this.#assertion));
+  }
+
+  /** The removals and X-Forwarded-For's chain, in one pass over the request's headers. */
+  #readHeaders(): void {
+    const policy = this.#policy;
+    let remove: string[] | undefined;
+    let chain: string | undefined;
+    for (const [name, value] of this.#headers) {
+      if (!mayConcernForwarding(name)) continue;
+      const lower = name.toLowerCase();
+      if (lower === 'x-forwarded-for' && policy.behindTrustedProxy)
+        chain = chain === undefined ? value : `${chain}, ${value}`;
+      if (
+        (SET_BY_GATEHOUSE.has(lower) || isSpoofedForwarding(lower, policy.behindTrustedProxy)) &&
+        !(remove ??= []).includes(lower)
+      )
+        remove.push(lower);
+    }
+    for (const alias of inboundAliases(policy.normalizer, this.#headers, policy.options)) {
+      const lower = alias.toLowerCase();
+      if (!(remove ??= []).includes(lower)) remove.push(lower);
+    }
+    this.#remove = remove ?? NOTHING;
+    this.#forwarded = {
+      for: chain ? `${chain}, ${this.#remoteAddress}` : this.#remoteAddress,
+      proto: this.#origin.scheme,
+      host: this.#origin.host,
+    };
+  }
 }
