@@ -1,13 +1,7 @@
 // The public API of gatehouse.
 export * from './webhook/index.js';
 export { signatureHeader } from './webhook/sign.js';
-export {
-  startServer,
-  createApp,
-  createRequestListener,
-  type ServeOptions,
-  type RunningServer,
-} from './sidecar/server.js';
+export { startServer, createRequestListener, type ServeOptions, type RunningServer } from './sidecar/server.js';
 export {
   selectCore,
   defaultCore,

@@ -1,11 +1,11 @@
-// The Koa sidecar: every request goes through AuthLayer.decide; a forward is
-// sent to the app (forward-to-app.ts, on undici: framed, bounded, abortable) with
-// normalized identity headers, a respond is written as is. WebSocket handshakes
-// get the same decision before they are proxied (websocket-proxy.ts).
+// The sidecar's protected path, the last of the front door's Koa middleware (front-door.ts):
+// every request goes through AuthLayer.decide; a forward is sent to the app (forward-to-app.ts,
+// on undici: framed, bounded, abortable) with the core's header edits applied, a respond
+// (gatehouse's /.auth routes, challenges, refusals) is written as is. WebSocket handshakes get
+// the same decision before they are proxied (websocket-proxy.ts).
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import type { Duplex } from 'node:stream';
 
-import Koa from 'koa';
+import type { Pool } from 'undici';
 
 import type { AuthLayer } from '../core/auth-layer.js';
 import { wantsJson, type Decision, type RespondDecision } from '../core/http/request-view.js';
@@ -16,7 +16,8 @@ import { endUpgrade, gatewayError, sendGatewayError, writeAnswer } from './answe
 import { forwardHeaders } from './forward-headers.js';
 import { AppForwarder, type DownloadRate } from './forward-to-app.js';
 import { loggedPath } from './logged-path.js';
-import { BAD_TARGET_MESSAGE, toOriginForm } from './request-target.js';
+import type { FrontDoorMiddleware, WebSocketRoute } from './front-door.js';
+import { BAD_TARGET_MESSAGE, type RequestTarget } from './request-target.js';
 import { toRequestView } from './request-view.js';
 import { upstreamAgent } from './upstream-agent.js';
 import {
@@ -59,9 +60,13 @@ export interface SidecarOptions {
 export const UPSTREAM_IDLE_MS = 30_000;
 
 export interface Sidecar {
-  readonly app: Koa;
-  readonly handleUpgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /** The front door's last middleware: decided, then answered or forwarded to the app. */
+  readonly protectedPath: FrontDoorMiddleware;
+  /** WebSocket handshakes: decided, then answered or proxied. */
+  readonly websocket: WebSocketRoute;
   readonly forwarder: AppForwarder;
+  /** The connections to the app, for every request forwarded and every webhook delivery passed on. */
+  readonly pool: Pool;
   close(): void;
 }
 
@@ -102,9 +107,10 @@ export function createSidecar(options: SidecarOptions): Sidecar {
   /** Decides; for a forward, also the headers the app must receive (the core's edits, applied). */
   async function authorize(
     req: IncomingMessage,
+    target: RequestTarget,
     upgrade: boolean,
   ): Promise<{ decision: Decision; headers?: OutgoingHttpHeaders }> {
-    const view = toRequestView(req, options.tls ? 'https' : 'http', options.authBodyDeadlineMs);
+    const view = toRequestView(req, target, options.tls ? 'https' : 'http', options.authBodyDeadlineMs);
     const decision = await layer.decide(view);
     options.onDecision?.(view.path, decision);
     if (decision.kind !== 'forward') return { decision };
@@ -112,14 +118,12 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     return { decision, headers: forwardHeaders(req.headers, decision.edits, upgrade) };
   }
 
-  const app = new Koa();
-  app.silent = true;
-  app.use(async (ctx) => {
-    // Every answer is written by gatehouse or the forwarder, never by Koa.
+  const protectedPath: FrontDoorMiddleware = async (ctx) => {
+    // The app's answer is streamed by the forwarder; gatehouse's own is written as the core made it.
     ctx.respond = false;
     let decided: Awaited<ReturnType<typeof authorize>>;
     try {
-      decided = await authorize(ctx.req, false);
+      decided = await authorize(ctx.req, ctx.state.target, false);
     } catch (error) {
       logger.error({ err: (error as Error).message, path: ctx.path }, 'auth layer failed');
       sendGatewayError(ctx.res, 500, nodeWantsJson(ctx.req));
@@ -132,9 +136,9 @@ export function createSidecar(options: SidecarOptions): Sidecar {
     // Gone while it was decided, or its body refused meanwhile (and answered): nothing to send the app.
     if (ctx.res.headersSent || ctx.res.destroyed) return;
     forwarder.forward(ctx.req, ctx.res, decided.headers!);
-  });
+  };
 
-  function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  const websocketRoute: WebSocketRoute = (req, socket, head, target) => {
     // node hands an upgraded socket over with no 'error' listener: until one is added, a reset
     // from the client would be an uncaught error that ends the process.
     socket.on('error', (error: NodeJS.ErrnoException) =>
@@ -149,14 +153,13 @@ export function createSidecar(options: SidecarOptions): Sidecar {
       endUpgrade(socket, decision);
       accessLog?.end(req, decision.status, true);
     };
-    // Matched on the origin form of the target, as the request listener does (request-target.ts).
-    const target = toOriginForm(req);
-    if (target.kind === 'refused') {
-      logger.info({ reason: target.reason, method: req.method }, 'request rejected');
+    // Matched on the origin form of the target, as every request is (front-door.ts).
+    if ('refused' in target) {
+      logger.info({ reason: target.refused, method: req.method }, 'request rejected');
       answer(jsonDecision(400, { error: BAD_TARGET_MESSAGE }));
       return;
     }
-    authorize(req, true).then(
+    authorize(req, target, true).then(
       ({ decision, headers }) => {
         if (decision.kind === 'respond') {
           answer(decision);
@@ -173,12 +176,13 @@ export function createSidecar(options: SidecarOptions): Sidecar {
         answer(gatewayError(500, nodeWantsJson(req)));
       },
     );
-  }
+  };
 
   return {
-    app,
-    handleUpgrade,
+    protectedPath,
+    websocket: websocketRoute,
     forwarder,
+    pool,
     close: () => {
       void pool.destroy();
       singleUse.destroy();

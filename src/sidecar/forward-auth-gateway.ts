@@ -7,45 +7,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
-import Koa from 'koa';
-
 import type { AuthLayer } from '../core/auth-layer.js';
-import type { AuthConfig } from '../core/config/auth-config.js';
-import { ForwardAuth } from '../core/forward-auth/verify.js';
 import { wantsJson } from '../core/http/request-view.js';
 import { jsonDecision } from '../core/http/responses.js';
-import type { PublishingChannel } from '../core/token-store/change-channel.js';
 import type { Logger } from '../logging.js';
-import type { GatehouseMetrics } from '../metrics/gatehouse-metrics.js';
-import type { GatehouseCore } from '../native/types.js';
-import type { WebhookReceiverOptions } from '../webhook/config.js';
-import { WebhookReceiver } from '../webhook/receiver.js';
-import { decisionCounter, startGatewayRuntime } from './gateway-runtime.js';
+import type { WebhookReceiver } from '../webhook/receiver.js';
 import { endUpgrade, sendGatewayError, writeAnswer } from './answers.js';
-import { resolveTrustedProxies } from './gateway.js';
+import { createFrontDoor, type FrontDoorMiddleware } from './front-door.js';
+import { resolveTrustedProxies, startGatewayRuntime, type GatewayBaseOptions } from './gateway-runtime.js';
 import { toRequestView } from './request-view.js';
-import { createRequestListener } from './server.js';
-import { routeUpgrades } from './upgrades.js';
-import { isVerifyRequest, verifyRoute } from './verify-route.js';
 
-export interface ForwardAuthGatewayOptions {
-  readonly config: AuthConfig;
-  readonly core: GatehouseCore;
-  readonly logger: Logger;
-  readonly env?: NodeJS.ProcessEnv;
-  readonly masterKey?: Buffer;
-  readonly webhook?: WebhookReceiverOptions;
-  readonly version?: string;
-  readonly sessionCacheTtlMs?: number;
-  readonly accessLog?: boolean;
-  readonly metrics?: GatehouseMetrics;
-  /** Who may ask the verify endpoint; default GATEHOUSE_TRUSTED_PROXIES, else loopback. */
-  readonly trustedProxies?: string;
-  /** How long a /.auth POST body may take to arrive in full (default 30 s). */
-  readonly authBodyDeadlineMs?: number;
-  /** Where the workers sharing the token store directory tell each other of its changes (serve --workers). */
-  readonly storeChannel?: PublishingChannel;
-}
+export type ForwardAuthGatewayOptions = GatewayBaseOptions;
 
 export interface ForwardAuthGateway {
   readonly layer: AuthLayer;
@@ -67,46 +39,26 @@ const CLIENT_IDLE_MS = 60_000;
 
 export async function createForwardAuthGateway(options: ForwardAuthGatewayOptions): Promise<ForwardAuthGateway> {
   const { logger } = options;
-  const env = options.env ?? process.env;
-  const trustedProxies = resolveTrustedProxies(options.trustedProxies, env);
-  const { runtime, accessLog } = await startGatewayRuntime(options);
+  const trustedProxies = resolveTrustedProxies(options.trustedProxies, options.env ?? process.env);
+  const { runtime, receiver, forwardAuth, accessLog } = await startGatewayRuntime(options, trustedProxies);
   const { layer } = runtime;
-  const receiver = new WebhookReceiver({
+  const door = createFrontDoor({
+    receiver,
     logger,
-    core: options.core,
-    ...(options.env ? { env: options.env } : {}),
-    ...(runtime.redis ? { redis: runtime.redis } : {}),
-    ...(options.metrics
-      ? { onDelivery: (event: string, status: number) => options.metrics!.delivery(event, status) }
-      : {}),
-    ...options.webhook,
+    verify: forwardAuth,
+    protectedPath: withoutApp(layer, logger, options.authBodyDeadlineMs),
+    // No app to open a WebSocket with.
+    websocket: (req, socket) => {
+      endUpgrade(socket, jsonDecision(404, { error: NO_APP_MESSAGE }));
+      logger.info({ reason: 'WebSocket handshake without an app', method: req.method }, 'request rejected');
+    },
+    ...(accessLog ? { accessLog } : {}),
   });
-  const countDecision = decisionCounter(options.metrics, options.config.apiPrefix);
-  const forwardAuth = new ForwardAuth({
-    layer,
-    trustedProxies,
-    headers: options.core,
-    ...(countDecision ? { onDecision: countDecision } : {}),
-  });
-  const verify = verifyRoute(forwardAuth, logger);
-  const served = createRequestListener(receiver, ownRoutesApp(layer, logger, options.authBodyDeadlineMs), verify);
-  const listener = accessLog?.wrap(served) ?? served;
   return {
     layer,
     receiver,
-    listener,
-    upgrade: routeUpgrades({
-      // No app to open a WebSocket with.
-      websocket: (req, socket) => {
-        endUpgrade(socket, jsonDecision(404, { error: NO_APP_MESSAGE }));
-        logger.info({ reason: 'WebSocket handshake without an app', method: req.method }, 'request rejected');
-      },
-      ordinary: listener,
-      // A web server asking about a WebSocket handshake passes its Upgrade on (Caddy): the verify
-      // endpoint judges it and answers, then the connection closes.
-      plain: (req) => isVerifyRequest(forwardAuth, req),
-      logger,
-    }),
+    listener: door.listener,
+    upgrade: door.upgrade,
     logger,
     clientIdleTimeoutMs: CLIENT_IDLE_MS,
     trustedProxies: trustedProxies.description,
@@ -115,12 +67,10 @@ export async function createForwardAuthGateway(options: ForwardAuthGatewayOption
 }
 
 /** gatehouse's own routes, decided and answered by the core; a forward has nowhere to go. */
-function ownRoutesApp(layer: AuthLayer, logger: Logger, bodyDeadlineMs: number | undefined): Koa {
-  const app = new Koa();
-  app.silent = true;
-  app.use(async (ctx) => {
+function withoutApp(layer: AuthLayer, logger: Logger, bodyDeadlineMs: number | undefined): FrontDoorMiddleware {
+  return async (ctx) => {
     ctx.respond = false;
-    const view = toRequestView(ctx.req, 'http', bodyDeadlineMs);
+    const view = toRequestView(ctx.req, ctx.state.target, 'http', bodyDeadlineMs);
     try {
       const decision = await layer.decide(view);
       writeAnswer(ctx.res, decision.kind === 'respond' ? decision : jsonDecision(404, { error: NO_APP_MESSAGE }));
@@ -128,6 +78,5 @@ function ownRoutesApp(layer: AuthLayer, logger: Logger, bodyDeadlineMs: number |
       logger.error({ err: (error as Error).message, path: ctx.path }, 'auth layer failed');
       sendGatewayError(ctx.res, 500, wantsJson(view));
     }
-  });
-  return app;
+  };
 }

@@ -38,6 +38,24 @@ export function toOriginForm(req: {
 
 const OK: TargetCheck = { kind: 'ok' };
 
+/** A request target in origin form, split once: the path (raw, not decoded) and the query (without `?`). */
+export interface RequestTarget {
+  readonly path: string;
+  readonly query: string;
+}
+
+/**
+ * The request's target, parsed once for every route and the core's view of the request: made
+ * origin-form (toOriginForm), then split at the first `?`. Refused as toOriginForm refuses.
+ */
+export function parseTarget(req: Parameters<typeof toOriginForm>[0]): RequestTarget | { readonly refused: string } {
+  const check = toOriginForm(req);
+  if (check.kind === 'refused') return { refused: check.reason };
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  return q === -1 ? { path: url, query: '' } : { path: url.slice(0, q), query: url.slice(q + 1) };
+}
+
 function hostHeaders(raw: readonly string[]): number {
   let count = 0;
   for (let i = 0; i < raw.length; i += 2) {

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 
 import { BodyTimeoutError, BodyTooLargeError, type RequestView } from '../core/http/request-view.js';
 import { BodyReadError, readRawBody } from '../webhook/body.js';
+import type { RequestTarget } from './request-target.js';
 
 function pairs(raw: readonly string[]): Array<[string, string]> {
   const out: Array<[string, string]> = [];
@@ -16,21 +17,20 @@ function pairs(raw: readonly string[]): Array<[string, string]> {
 export const DEFAULT_AUTH_BODY_DEADLINE_MS = 30_000;
 
 /**
- * The core's view of a node:http request. The body is read only if the core asks (for /.auth/*
+ * The core's view of a node:http request, whose target the front door parsed (`target`). The body is read only if the core asks (for /.auth/*
  * POSTs), and within `bodyDeadlineMs` in all: the connection's idle timeout alone would let a
  * client that drips a byte now and then hold the request, and its small buffer, for hours.
  */
 export function toRequestView(
   req: IncomingMessage,
+  target: RequestTarget,
   scheme: 'http' | 'https',
   bodyDeadlineMs = DEFAULT_AUTH_BODY_DEADLINE_MS,
 ): RequestView {
-  const url = req.url ?? '/';
-  const q = url.indexOf('?');
   return {
     method: req.method ?? 'GET',
-    path: q === -1 ? url : url.slice(0, q),
-    query: q === -1 ? '' : url.slice(q + 1),
+    path: target.path,
+    query: target.query,
     headers: pairs(req.rawHeaders),
     scheme,
     host: req.headers.host ?? '',

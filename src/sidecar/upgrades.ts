@@ -63,13 +63,13 @@ function serveWithoutUpgrade(
 }
 
 /**
- * The server's 'upgrade' listener: WebSocket handshakes to `websocket`, every other upgrade, and
- * any request for which `plain` says so (the verify endpoint), served by `ordinary` as a plain request.
+ * The server's 'upgrade' listener: WebSocket handshakes to `websocket`, which takes them (true) or
+ * leaves them to be served as plain requests (false: the verify endpoint's); every other upgrade
+ * served by `ordinary` as a plain request.
  */
 export function routeUpgrades(options: {
-  websocket: UpgradeListener;
+  websocket: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
   ordinary: (req: IncomingMessage, res: ServerResponse) => void;
-  plain?: (req: IncomingMessage) => boolean;
   logger: Logger;
 }): UpgradeListener {
   return (req, socket, head) => {
@@ -106,10 +106,7 @@ export function routeUpgrades(options: {
       );
       return;
     }
-    if (isWebSocketUpgrade(req) && options.plain?.(req) !== true) {
-      options.websocket(req, socket, head);
-      return;
-    }
+    if (isWebSocketUpgrade(req) && options.websocket(req, socket, head)) return;
     serveWithoutUpgrade(req, socket, options.ordinary);
   };
 }

@@ -1,37 +1,27 @@
-// The verify endpoint on node:http: the core's forward-auth answer (core/forward-auth/verify.ts)
-// written as the response. Served before Koa, as webhook deliveries are: a web server asks on
-// every request it proxies, and the answer needs no more than the request's headers (no body is
-// read, nothing but the decision runs).
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+// The verify endpoint as the front door's Koa middleware (front-door.ts mounts it on its path):
+// the core's forward-auth answer (core/forward-auth/verify.ts) written as the response. A web
+// server asks on every request it proxies, and the answer needs no more than the request's
+// headers: no body is read, nothing but the decision runs, and the common answer is written as
+// one header block.
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
 import type { ForwardAuth } from '../core/forward-auth/verify.js';
 import type { RespondDecision } from '../core/http/request-view.js';
 import type { Logger } from '../logging.js';
 import { sendGatewayError, writeAnswer } from './answers.js';
+import type { FrontDoorContext } from './front-door.js';
 import { toRequestView } from './request-view.js';
 
-/** Serves a request when it is for the verify endpoint; true when it was. */
-export type VerifyRoute = (req: IncomingMessage, res: ServerResponse) => boolean;
-
-/** Whether a request is for the verify endpoint (its path, the query left out). */
-export function isVerifyRequest(forwardAuth: ForwardAuth, req: IncomingMessage): boolean {
-  const url = req.url ?? '/';
-  const q = url.indexOf('?');
-  return forwardAuth.isVerifyPath(q === -1 ? url : url.slice(0, q));
-}
-
-export function verifyRoute(forwardAuth: ForwardAuth, logger: Logger): VerifyRoute {
-  return (req, res) => {
-    if (!isVerifyRequest(forwardAuth, req)) return false;
-    // The scheme of the hop from the web server; the original's comes from X-Forwarded-Proto.
-    forwardAuth.answer(toRequestView(req, 'http')).then(
-      (answer) => write(res, answer),
-      (error: unknown) => {
-        logger.error({ err: (error as Error).message }, 'verify failed');
-        sendGatewayError(res, 500, true);
-      },
-    );
-    return true;
+export function verifyEndpoint(forwardAuth: ForwardAuth, logger: Logger): (ctx: FrontDoorContext) => Promise<void> {
+  return async (ctx) => {
+    ctx.respond = false;
+    try {
+      // The scheme of the hop from the web server; the original's comes from X-Forwarded-Proto.
+      write(ctx.res, await forwardAuth.answer(toRequestView(ctx.req, ctx.state.target, 'http')));
+    } catch (error) {
+      logger.error({ err: (error as Error).message }, 'verify failed');
+      sendGatewayError(ctx.res, 500, true);
+    }
   };
 }
 

@@ -18,8 +18,13 @@ export function createKoaMiddleware(receiver: WebhookReceiver): Middleware {
       rawHeaders: ctx.req.rawHeaders,
       remoteAddress: ctx.req.socket.remoteAddress ?? '',
     });
-    if (response.closeConnection) closeAfterResponse(ctx.req, ctx.res);
     runAfterResponse(ctx.res, response);
+    // Answered already: gatehouse refused the body while the receiver was reading it.
+    if (ctx.res.headersSent || ctx.res.destroyed) {
+      ctx.respond = false;
+      return;
+    }
+    if (response.closeConnection) closeAfterResponse(ctx.req, ctx.res);
     ctx.status = response.status;
     ctx.set(response.headers);
     ctx.body = response.body;

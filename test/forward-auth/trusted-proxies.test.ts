@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 
 import { TrustedProxies, TrustedProxiesError } from '../../src/core/forward-auth/trusted-proxies.js';
-import { resolveTrustedProxies } from '../../src/sidecar/gateway.js';
+import { resolveTrustedProxies } from '../../src/sidecar/gateway-runtime.js';
 
 describe('forward auth: trusted proxies', () => {
   it('loopback by default: 127.0.0.0/8, ::1 and their IPv4-mapped form; nothing else', () => {
