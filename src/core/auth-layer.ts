@@ -20,7 +20,7 @@ import { isCorsPreflight } from './http/cors-preflight.js';
 import { forwardEdits, type HeaderPolicy } from './http/forward-edits.js';
 import type { HeaderNormalizer } from './http/identity-headers.js';
 import { behindTrustedProxy, requestOrigin, type Origin } from './http/origin.js';
-import { requestCookie, type Decision, type RequestView, type Verdict } from './http/request-view.js';
+import type { Decision, RequestView, Verdict } from './http/request-view.js';
 import {
   errorDecision,
   escapeHtml,
@@ -35,19 +35,16 @@ import type { Identity } from './identity.js';
 import type { Provider } from './providers/provider.js';
 import { identityFromRecord } from './principal.js';
 import { challengeReturnUrl } from './return-url.js';
+import { loginDone, logout, logoutComplete, logoutDone, me, ready, refresh, version } from './routes/account-routes.js';
 import {
+  callerWantsJson,
   currentSession,
-  sessionIdOf,
-  loginDone,
-  logout,
-  logoutComplete,
-  logoutDone,
-  me,
-  ready,
-  refresh,
-  version,
-} from './routes/account-routes.js';
-import { callerWantsJson, LayerRequest, type LayerContext, type RouteRequest } from './routes/context.js';
+  LayerRequest,
+  namedSession,
+  type LayerContext,
+  type NamedSession,
+  type RouteRequest,
+} from './routes/context.js';
 import { assertionKeys } from './routes/assertion-keys.js';
 import { backChannelLogout } from './routes/back-channel-logout.js';
 import { frontChannelLogout } from './routes/front-channel-logout.js';
@@ -57,6 +54,7 @@ import { finishLogin, loginPath, returnUrlParameter, startLogin } from './routes
 import { refusalDecision } from './routes/refusal.js';
 import { transition, type LifecycleTrigger, type SessionState } from './session/lifecycle.js';
 import type { SessionRecord } from './session/record.js';
+import { SessionCookie } from './session/cookie.js';
 import { ExchangedSessions } from './session/exchanged-sessions.js';
 import { SessionActivity, type LastSeen } from './session/activity.js';
 import type { ProviderSignOut } from './session/provider-sign-outs.js';
@@ -178,7 +176,6 @@ export class AuthLayer {
       sessions: new Sessions(
         options.config,
         options.store,
-        deriveKey(options.masterKey, 'session-cookie', options.config.app),
         providers,
         logger,
         now,
@@ -187,6 +184,11 @@ export class AuthLayer {
         options.metrics,
         options.knownSessionStore,
         sessionActivity(options, logger, now),
+      ),
+      sessionCookie: new SessionCookie(
+        options.config.sessionCookieName,
+        deriveKey(options.masterKey, 'session-cookie', options.config.app),
+        now,
       ),
       transactionKey: deriveKey(options.masterKey, 'login-transaction', options.config.app),
       authTokens: new AuthenticationTokens(
@@ -431,9 +433,9 @@ export class AuthLayer {
       return { kind: 'forward', identity: checked.identity };
     }
     // An authentication token (X-ZUMO-AUTH) names a session like the cookie does; its holder is an API client.
-    let named: Awaited<ReturnType<typeof sessionIdOf>>;
+    let named: NamedSession;
     try {
-      named = await sessionIdOf(this.#context, request);
+      named = await namedSession(this.#context, request.view);
     } catch (error) {
       if (!(error instanceof InvalidTokenError)) throw error;
       this.#context.logger.info(
@@ -442,11 +444,11 @@ export class AuthLayer {
       );
       return invalidTokenDecision(error.reason);
     }
-    if (named === null) {
+    if (named.id === null) {
       // A session cookie that does not verify (forged, tampered, another app's or key's) is worth telling
       // apart in the log from no cookie at all, and is cleared so the browser stops sending it.
-      const presented = requestCookie(request.view, this.#context.config.sessionCookieName) !== undefined;
-      return this.#challenge(request, presented ? 'session cookie invalid' : 'no session', presented);
+      const invalid = named.cookie === 'invalid';
+      return this.#challenge(request, invalid ? 'session cookie invalid' : 'no session', invalid);
     }
     const { id } = named;
     const token = named.via === 'token';
@@ -520,12 +522,12 @@ export class AuthLayer {
   }
 
   #challenge(request: RouteRequest, reason: string, clearCookie: boolean): Verdict {
-    const { config, logger, sessions } = this.#context;
+    const { config, logger, sessionCookie } = this.#context;
     const { view } = request;
     // Anonymous callers may come in unless a rule says who may open this path: then they sign in first.
     if (!config.requireAuthentication && !this.#context.authorizer.restrictsPath(view.method, view.path))
       return { kind: 'forward', identity: null };
-    const cookies = clearCookie ? [sessions.clearCookie(request.secure)] : [];
+    const cookies = clearCookie ? [sessionCookie.clear(request.secure)] : [];
     // A browser asks for its icons by itself on every new site: those challenges are not news.
     const level = BROWSER_ICON.test(view.path) ? 'debug' : 'info';
     logger[level](

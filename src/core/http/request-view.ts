@@ -131,7 +131,7 @@ export function headerValue(request: Pick<RequestView, 'headers'>, name: string)
  * where its value lies in `header`, and stops the scan by returning true. Pair by pair with
  * indexOf: no array of pairs, and a value is sliced only by a visitor that wants it.
  */
-function scanCookies(
+export function scanCookies(
   request: Pick<RequestView, 'headers'>,
   visit: (name: string, header: string, valueStart: number, valueEnd: number) => boolean,
 ): void {

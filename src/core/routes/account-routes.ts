@@ -2,61 +2,14 @@
 import { callerOf } from '../authorization/record-caller.js';
 import { seal, unseal } from '../crypto/sealed.js';
 import { originUrl } from '../http/origin.js';
-import { headerValue, type Decision } from '../http/request-view.js';
+import { type Decision } from '../http/request-view.js';
 import { jsonDecision, linksParagraph, pageDecision, redirectDecision } from '../http/responses.js';
 import { validateReturnUrl } from '../return-url.js';
 import type { SessionRecord } from '../session/record.js';
-import { InvalidTokenError } from '../tokens/errors.js';
-import type { LayerContext, RouteRequest } from './context.js';
+import { currentSession, namedSessionOrNone, type LayerContext, type RouteRequest } from './context.js';
 import { returnUrlParameter } from './login-flow.js';
 
 const LOGOUT_STATE_LIFETIME_MS = 10 * 60_000;
-
-const AUTHENTICATION_TOKEN_HEADER = 'x-zumo-auth';
-
-/**
- * The session id the request names: its X-ZUMO-AUTH authentication token if it
- * sends one (then the cookie is not looked at), else its session cookie. null
- * when it names none; InvalidTokenError for a forged or expired token.
- */
-export async function sessionIdOf(
-  context: LayerContext,
-  request: RouteRequest,
-  expiredGraceMs = 0,
-): Promise<{ id: string; via: 'token' | 'cookie' } | null> {
-  const token = headerValue(request.view, AUTHENTICATION_TOKEN_HEADER);
-  if (token !== undefined) return { id: await context.authTokens.sessionId(token, expiredGraceMs), via: 'token' };
-  const id = context.sessions.idFromRequest(request.view);
-  return id === null ? null : { id, via: 'cookie' };
-}
-
-/** sessionIdOf, with a forged or expired authentication token naming no session (where no reason is owed). */
-async function namedSessionOrNone(
-  context: LayerContext,
-  request: RouteRequest,
-  expiredGraceMs = 0,
-): Promise<{ id: string; via: 'token' | 'cookie' } | null> {
-  try {
-    return await sessionIdOf(context, request, expiredGraceMs);
-  } catch (error) {
-    if (error instanceof InvalidTokenError) return null;
-    throw error;
-  }
-}
-
-/** The caller's live session, or undefined (no cookie or token, a forged one, an absent or invalid record). */
-export async function currentSession(
-  context: LayerContext,
-  request: RouteRequest,
-): Promise<{ id: string; record: SessionRecord } | undefined> {
-  const named = await namedSessionOrNone(context, request);
-  if (named === null) return undefined;
-  const id = named.id;
-  const record = await context.sessions.load(id);
-  const assessment = context.sessions.assess(record, request.origin.host);
-  if (assessment.kind === 'reauth' || record === undefined) return undefined;
-  return { id, record };
-}
 
 function meEntry(context: LayerContext, record: SessionRecord): Record<string, unknown> {
   const tokens = context.config.tokenStore.enabled ? record.tokens : {};
@@ -100,7 +53,7 @@ async function refreshableSession(
   request: RouteRequest,
 ): Promise<{ id: string; record: SessionRecord; via: 'token' | 'cookie'; lapsed: boolean } | undefined> {
   const extension = context.config.tokenStore.refreshExtensionMs;
-  const named = await namedSessionOrNone(context, request, extension);
+  const named = await namedSessionOrNone(context, request.view, extension);
   if (named === null) return undefined;
   const record = await context.sessions.load(named.id);
   const assessment = context.sessions.assess(record, request.origin.host);
@@ -147,7 +100,7 @@ export async function refresh(context: LayerContext, request: RouteRequest): Pro
       return jsonDecision(
         401,
         { error: 'This session has ended; sign in again.' },
-        { cookies: [context.sessions.clearCookie(request.secure)] },
+        { cookies: [context.sessionCookie.clear(request.secure)] },
       );
     default:
       // Refused by the provider: the session is over (ReauthRequired).
@@ -155,7 +108,7 @@ export async function refresh(context: LayerContext, request: RouteRequest): Pro
       return jsonDecision(
         401,
         { error: 'The identity provider refused to refresh; sign in again.' },
-        { cookies: [context.sessions.clearCookie(request.secure)] },
+        { cookies: [context.sessionCookie.clear(request.secure)] },
       );
   }
 }
@@ -181,10 +134,11 @@ export async function logout(context: LayerContext, request: RouteRequest): Prom
       { reason: `return URL refused (${verdict.reason})`, path: request.view.path },
       'logout redirect refused',
     );
-  const cookies = [context.sessions.clearCookie(request.secure)];
+  const cookies = [context.sessionCookie.clear(request.secure)];
   // An authentication token ends its session too (a forged one names none). One that expired is still
   // taken within the refresh extension: /.auth/refresh would revive its session with it, so logout must end it.
-  const id = (await namedSessionOrNone(context, request, context.config.tokenStore.refreshExtensionMs))?.id ?? null;
+  const id =
+    (await namedSessionOrNone(context, request.view, context.config.tokenStore.refreshExtensionMs))?.id ?? null;
   if (id === null) return redirectDecision(location, { cookies });
   const record = await context.sessions.load(id);
   await context.sessions.destroy(id); // server-side: a copied cookie is dead from now on

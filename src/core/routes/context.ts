@@ -10,7 +10,9 @@ import type { Authorizer } from '../authorization/authorizer.js';
 import type { Identity } from '../identity.js';
 import type { Provider } from '../providers/provider.js';
 import type { AuthenticationTokens } from '../tokens/authentication-token.js';
+import { InvalidTokenError } from '../tokens/errors.js';
 import type { ValidatedTokenCache } from '../tokens/validated-token-cache.js';
+import type { SessionCookie } from '../session/cookie.js';
 import type { ExchangedSessions } from '../session/exchanged-sessions.js';
 import type { SessionRecord } from '../session/record.js';
 import type { Sessions } from '../session/sessions.js';
@@ -19,6 +21,8 @@ import type { Sessions } from '../session/sessions.js';
 export interface LayerContext {
   readonly config: AuthConfig;
   readonly sessions: Sessions;
+  /** The session cookie: read, verified, set and cleared there alone. */
+  readonly sessionCookie: SessionCookie;
   readonly providers: ReadonlyMap<string, Provider>;
   /** Key for the sealed login-transaction and logout-state values. */
   readonly transactionKey: Buffer;
@@ -40,6 +44,61 @@ export interface LayerContext {
   readonly storeHealth?: { readonly kind: string; readonly available: boolean };
   /** Who may get in (the configuration's authorization rules), with its verdicts per caller. */
   readonly authorizer: Authorizer;
+}
+
+/** The header an authentication token (the client-directed flow's session token) comes in. */
+const AUTHENTICATION_TOKEN_HEADER = 'x-zumo-auth';
+
+/**
+ * The session a request names, or why it names none: no session credential at all, or only a
+ * session cookie that does not verify (worth telling apart in the log, and cleared).
+ */
+export type NamedSession =
+  | { readonly id: string; readonly via: 'token' | 'cookie' }
+  | { readonly id: null; readonly cookie: 'absent' | 'invalid' };
+
+/**
+ * The session the request names: its X-ZUMO-AUTH authentication token if it sends one (then the
+ * cookie is not looked at), else its session cookie. InvalidTokenError for a forged or expired
+ * token (one expired less than `expiredGraceMs` ago still counts).
+ */
+export async function namedSession(
+  context: Pick<LayerContext, 'authTokens' | 'sessionCookie'>,
+  view: RequestView,
+  expiredGraceMs = 0,
+): Promise<NamedSession> {
+  const token = headerValue(view, AUTHENTICATION_TOKEN_HEADER);
+  if (token !== undefined) return { id: await context.authTokens.sessionId(token, expiredGraceMs), via: 'token' };
+  const cookie = context.sessionCookie.read(view);
+  return cookie.state === 'valid' ? { id: cookie.id, via: 'cookie' } : { id: null, cookie: cookie.state };
+}
+
+/** namedSession, with a forged or expired authentication token naming no session (where no reason is owed). */
+export async function namedSessionOrNone(
+  context: Pick<LayerContext, 'authTokens' | 'sessionCookie'>,
+  view: RequestView,
+  expiredGraceMs = 0,
+): Promise<{ readonly id: string; readonly via: 'token' | 'cookie' } | null> {
+  try {
+    const named = await namedSession(context, view, expiredGraceMs);
+    return named.id === null ? null : named;
+  } catch (error) {
+    if (error instanceof InvalidTokenError) return null;
+    throw error;
+  }
+}
+
+/** The caller's live session, or undefined (no cookie or token, a forged one, an absent or invalid record). */
+export async function currentSession(
+  context: LayerContext,
+  request: RouteRequest,
+): Promise<{ readonly id: string; readonly record: SessionRecord } | undefined> {
+  const named = await namedSessionOrNone(context, request.view);
+  if (named === null) return undefined;
+  const record = await context.sessions.load(named.id);
+  const assessment = context.sessions.assess(record, request.origin.host);
+  if (assessment.kind === 'reauth' || record === undefined) return undefined;
+  return { id: named.id, record };
 }
 
 /** A validated bearer token's holder: the identity sent to the app, and the caller rules judge. */

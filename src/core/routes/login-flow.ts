@@ -227,8 +227,8 @@ export async function startLogin(
       [signInAgain(context, provider.alias, 'Sign in', verdict.location)],
     );
   }
-  const cookieName = context.config.sessionCookieName;
-  if (nameRequiresSecure(cookieName) && request.origin.scheme === 'http' && !isLoopbackHost(request.origin.host)) {
+  const cookieName = context.sessionCookie.name;
+  if (context.sessionCookie.requiresHttps && request.origin.scheme === 'http' && !isLoopbackHost(request.origin.host)) {
     // The browser would drop the login cookie and then the session cookie: the sign-in could only end at the
     // callback with "this sign-in was not started here". Said here instead, where the cause is known.
     context.logger.error(
@@ -458,13 +458,13 @@ export async function finishLogin(context: LayerContext, request: RouteRequest, 
   }
   const record = sessionRecord(context, provider, signIn, request.origin.host);
   // Rotate: a session id the browser held before signing in is never promoted.
-  const previous = context.sessions.idFromRequest(request.view);
-  if (previous !== null) await context.sessions.destroy(previous);
+  const previous = context.sessionCookie.read(request.view);
+  if (previous.state === 'valid') await context.sessions.destroy(previous.id);
   const id = await context.sessions.create(record);
   context.logger.info({ provider: alias, path: request.view.path }, 'signed in');
   context.metrics.signIn(alias, 'success');
   return redirectDecision(transaction.r, {
-    cookies: [context.sessions.cookie(id, request.secure, record), ...clearTransaction],
+    cookies: [context.sessionCookie.set(id, record.expiresAt, request.secure), ...clearTransaction],
   });
 }
 

@@ -1,13 +1,11 @@
-// Server-side sessions: signed cookie ids, records in the token store, a
-// bounded cache for the hot path, and single-flight refresh.
+// Server-side sessions: records in the token store, a bounded cache for the
+// hot path, and single-flight refresh. The cookie naming one is cookie.ts's.
 import { LRUCache } from 'lru-cache';
 
 import type { Logger } from '../../logging.js';
 import { NO_METRICS, secondsSince, type AuthMetrics } from '../auth-metrics.js';
 import type { AuthConfig } from '../config/auth-config.js';
-import { newSessionId, signSessionId, verifySessionCookie } from '../crypto/session-id.js';
-import { requestCookie, type RequestView } from '../http/request-view.js';
-import { setCookie } from '../http/responses.js';
+import { newSessionId } from '../crypto/session-id.js';
 import { unsendableHeaderValue } from '../identity.js';
 import type { LogoutNotice } from '../oidc/logout-token.js';
 import type { Provider, RefreshedTokens } from '../providers/provider.js';
@@ -55,8 +53,6 @@ export class Sessions {
   readonly #refreshing = new Map<string, Promise<RefreshOutcome>>();
   /** Store reads in flight, shared by every request for the same session while it is read. */
   readonly #reading = new Map<string, Promise<SessionRecord | undefined>>();
-  /** Session ids by cookie values whose MAC verified. */
-  readonly #verified = new LRUCache<string, string>({ max: SESSION_CACHE_MAX });
   readonly #fingerprints: ReadonlyMap<string, string>;
   readonly #signOuts: ProviderSignOuts;
   readonly #signOutStore: TokenStore<ProviderSignOut>;
@@ -74,7 +70,6 @@ export class Sessions {
   constructor(
     private readonly config: AuthConfig,
     private readonly store: TokenStore<SessionRecord>,
-    private readonly cookieKey: Buffer,
     private readonly providers: ReadonlyMap<string, Provider>,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
@@ -116,18 +111,6 @@ export class Sessions {
     this.#cache.clear();
     this.#cachedNames.clear();
     this.#reading.clear();
-  }
-
-  /** The session id the request's cookie carries, if its MAC is right (forgeries stop here, before any lookup). */
-  idFromRequest(request: RequestView): string | null {
-    const value = requestCookie(request, this.config.sessionCookieName);
-    if (value === undefined) return null;
-    // Cookie values that verified before skip the HMAC; only verified values are remembered.
-    const known = this.#verified.get(value);
-    if (known !== undefined) return known;
-    const id = verifySessionCookie(this.cookieKey, value);
-    if (id !== null) this.#verified.set(value, id);
-    return id;
   }
 
   /**
@@ -309,20 +292,6 @@ export class Sessions {
   #forget(id: string): void {
     this.#uncache(id);
     this.#reading.delete(id);
-  }
-
-  cookie(id: string, secure: boolean, record: SessionRecord): string {
-    const maxAge = Math.max(0, Math.floor((record.expiresAt - this.now()) / 1000));
-    return setCookie({
-      name: this.config.sessionCookieName,
-      value: signSessionId(this.cookieKey, id),
-      secure,
-      maxAgeSeconds: maxAge,
-    });
-  }
-
-  clearCookie(secure: boolean): string {
-    return setCookie({ name: this.config.sessionCookieName, value: '', secure, maxAgeSeconds: 0 });
   }
 
   /** One provider refresh per session at a time; concurrent callers share it. */

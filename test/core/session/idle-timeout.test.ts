@@ -103,7 +103,6 @@ for (const [kind, makeBacking] of Object.entries(backings)) {
       const sessions = new Sessions(
         config,
         sessionStore,
-        Buffer.alloc(32, 7),
         providers,
         logger,
         now,
@@ -204,7 +203,7 @@ describe('login.cookieExpiration.inactivityTimeout', () => {
     expect(plain.cookieExpiration.idleTimeoutMs).to.equal(undefined);
     let clock = Date.now();
     const store = new MemoryTokenStore<SessionRecord>(() => clock);
-    const sessions = new Sessions(plain, store, Buffer.alloc(32, 7), providers, logger, () => clock);
+    const sessions = new Sessions(plain, store, providers, logger, () => clock);
     const id = await sessions.create(corpSession(clock, { expiresAt: clock + 7 * 24 * 60 * MINUTE }));
     clock += 24 * 60 * MINUTE;
     expect(sessions.assess(await sessions.load(id), HOST).kind).to.equal('valid');

@@ -138,7 +138,6 @@ async function runScenario(
       new Sessions(
         config,
         scheduledStore(s, shared, disk, events, turns),
-        Buffer.alloc(32, 7),
         providers,
         createLogger('silent'),
         () => NOW,

@@ -43,7 +43,7 @@ const settled = () => new Promise((resolve) => setImmediate(resolve));
 describe('session cache', () => {
   const setUp = async () => {
     const store = new GatedStore<SessionRecord>();
-    const sessions = new Sessions(config, store, Buffer.alloc(32, 7), new Map(), createLogger('silent'));
+    const sessions = new Sessions(config, store, new Map(), createLogger('silent'));
     await store.put('s-1', record, record.expiresAt);
     return { store, sessions };
   };
@@ -117,16 +117,7 @@ describe("providers' sign-outs (back-channel logout) and the session cache", () 
     const signOuts = new GatedStore<ProviderSignOut>();
     const store = new MemoryTokenStore<SessionRecord>();
     await store.put('s-1', signedInAtProvider, record.expiresAt);
-    const sessions = new Sessions(
-      config,
-      store,
-      Buffer.alloc(32, 7),
-      new Map(),
-      createLogger('silent'),
-      Date.now,
-      30_000,
-      signOuts,
-    );
+    const sessions = new Sessions(config, store, new Map(), createLogger('silent'), Date.now, 30_000, signOuts);
     const before = sessions.load('s-1'); // has read the record, and found no sign-out yet
     await settled();
     const reported = sessions.signedOutAtProvider('corp', { sid: 'p-1', issuedAt: now + 1000 });
@@ -210,7 +201,6 @@ describe('a logout while a refresh is at the provider', () => {
       const sessions = new Sessions(
         config,
         store,
-        Buffer.alloc(32, 7),
         new Map([['corp', provider as unknown as Provider]]),
         createLogger('silent'),
       );
@@ -239,8 +229,8 @@ describe('a logout while a refresh is at the provider', () => {
     const provider = slowProvider();
     const providers = new Map([['corp', provider as unknown as Provider]]);
     const [first, second] = [
-      new Sessions(config, storeOf(), Buffer.alloc(32, 7), providers, createLogger('silent')),
-      new Sessions(config, storeOf(), Buffer.alloc(32, 7), providers, createLogger('silent')),
+      new Sessions(config, storeOf(), providers, createLogger('silent')),
+      new Sessions(config, storeOf(), providers, createLogger('silent')),
     ];
     await storeOf().put('s-1', refreshable, refreshable.expiresAt);
     const refreshing = first.refresh('s-1', refreshable);
@@ -308,7 +298,6 @@ describe('a refresh the store fails to keep (a full disk, say)', () => {
       const sessions = new Sessions(
         config,
         store,
-        Buffer.alloc(32, 7),
         new Map([['corp', provider as unknown as Provider]]),
         logs.logger,
         Date.now,
@@ -337,7 +326,6 @@ describe('a refresh the store fails to keep (a full disk, say)', () => {
       const sessions = new Sessions(
         config,
         store,
-        Buffer.alloc(32, 7),
         new Map([['corp', rotatingProvider() as unknown as Provider]]),
         createLogger('silent'),
         Date.now,
@@ -361,7 +349,7 @@ describe('a refresh the store fails to keep (a full disk, say)', () => {
     );
     const providers = new Map([['corp', rotatingProvider() as unknown as Provider]]);
     const [keeping, other] = [0, 1].map(
-      () => new Sessions(config, store, Buffer.alloc(32, 7), providers, createLogger('silent'), Date.now, 0),
+      () => new Sessions(config, store, providers, createLogger('silent'), Date.now, 0),
     );
     await store.put('s-1', refreshable, refreshable.expiresAt);
     store.full = true;
@@ -390,8 +378,8 @@ describe('a refresh the store fails to keep (a full disk, say)', () => {
       exclusive: (id, work) => store.exclusive(id, work),
     };
     const providers = new Map([['corp', rotatingProvider() as unknown as Provider]]);
-    const keeping = new Sessions(config, gated, Buffer.alloc(32, 7), providers, createLogger('silent'), Date.now, 0);
-    const other = new Sessions(config, store, Buffer.alloc(32, 7), providers, createLogger('silent'), Date.now, 0);
+    const keeping = new Sessions(config, gated, providers, createLogger('silent'), Date.now, 0);
+    const other = new Sessions(config, store, providers, createLogger('silent'), Date.now, 0);
     await store.put('s-1', refreshable, refreshable.expiresAt);
     store.full = true;
     expect((await keeping.refresh('s-1', refreshable)).ok).to.equal(true); // kept in memory there
