@@ -1,11 +1,49 @@
-// The headers the app receives through the sidecar: the core's edit list applied (identity
-// aliases and spoofable forwarding headers removed, identity and X-Forwarded-* set:
-// core/http/forward-edits.ts), and the sidecar's own hop taken off (hop-by-hop fields and what
-// the client's Connection names, the framing, Expect).
-import type { IncomingHttpHeaders } from 'node:http';
+// The headers that cross between the client's hop and the app's, each way. Connection-specific
+// fields (RFC 9110 §7.6.1) describe one hop, client to gatehouse or gatehouse to app, and are
+// never passed on to the other. The app's copy of a request gets the core's edit list applied
+// (identity aliases and spoofable forwarding headers removed, identity and X-Forwarded-* set:
+// core/http/forward-edits.ts), without the client's hop (hop-by-hop fields and what its Connection
+// names, the framing, Expect). The app's answer reaches the client without the app's hop.
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 
 import type { ForwardEdits } from '../core/http/forward-edits.js';
-import { HOP_BY_HOP, namedByConnection } from './hop-by-hop.js';
+
+/** The fields every hop has of its own, plus the legacy ones proxies drop (lower case, as node names them). */
+export const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-authorization',
+  'proxy-authenticate',
+]);
+
+/**
+ * Fields a `Connection` header may name but never removes: the message's framing and its Host.
+ * A request whose `Connection` named its own Content-Length would otherwise go on with its body
+ * and nothing saying where the body ends, and the app would read the body as a next request.
+ */
+const NEVER_NAMED = new Set(['content-length', 'transfer-encoding', 'host']);
+
+/** The further fields a `Connection` header names (lower case, without the fixed ones). */
+export function namedByConnection(connection: string): readonly string[] {
+  // The everyday single values (keep-alive, close) name nothing further: answered without a split.
+  if (!connection.includes(',')) {
+    const only = connection.trim().toLowerCase();
+    return only === '' || HOP_BY_HOP.has(only) || NEVER_NAMED.has(only) ? NOTHING : [only];
+  }
+  const named: string[] = [];
+  for (const name of connection.split(',')) {
+    const trimmed = name.trim().toLowerCase();
+    if (trimmed !== '' && !HOP_BY_HOP.has(trimmed) && !NEVER_NAMED.has(trimmed)) named.push(trimmed);
+  }
+  return named;
+}
+
+const NOTHING: readonly string[] = [];
 
 /**
  * Request fields of the client's hop that are not hop-by-hop by name. `Content-Length`: the body's
@@ -62,4 +100,23 @@ export function forwardHeaders(
   const length = headers['content-length'];
   if (length !== undefined && headers['transfer-encoding'] === undefined && !upgrade) out['content-length'] = length;
   return out;
+}
+
+/**
+ * The app's answer as the client receives it: the app's connection-specific headers stay on the
+ * app's hop (its `Connection`, its idle-timeout hint `Keep-Alive`, which undici reads for its own
+ * pool, and whatever private field its `Connection` header names). The framing and the client's
+ * `Connection` are node's to choose for the client's hop.
+ */
+/** The app's answer headers (lower-case names, as undici gives them) less its hop's own. */
+export function appAnswerHeaders(source: Record<string, string | string[] | undefined>): OutgoingHttpHeaders {
+  const connection = source.connection;
+  const named = connection === undefined ? [] : namedByConnection(String(connection));
+  const kept: OutgoingHttpHeaders = {};
+  for (const name in source) {
+    const value = source[name];
+    if (value === undefined || HOP_BY_HOP.has(name) || (named.length > 0 && named.includes(name))) continue;
+    kept[name] = value;
+  }
+  return kept;
 }

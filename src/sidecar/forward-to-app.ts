@@ -4,6 +4,7 @@
 //   bound the answer is 503 with Retry-After at once, never an unbounded queue;
 // - the client's departure (or a body gatehouse refused) aborts the app's request at once, so
 //   an abandoned request frees its connection instead of holding it until the upstream timeout;
+// - an upload that stalls or crawls is given up (upload-watch.ts);
 // - the app's answer is passed on with its connection-specific headers left on the app's hop;
 // - one more try, on another connection, for a request without a body and without side
 //   effects whose connection failed before any answer (stale-connection.ts).
@@ -17,13 +18,14 @@ import { closeGracefullyAfter } from '../lingering-close.js';
 import type { RespondDecision } from '../core/http/request-view.js';
 import type { Logger } from '../logging.js';
 import { MAX_TIMER_MS } from '../timer-limit.js';
-import { fullAnswer, gatewayError, sendGatewayError, writeAnswer } from './answers.js';
+import { fullAnswer, sendGatewayError, writeAnswer } from './answers.js';
 import { onBodyRefused } from './body-refusal.js';
 import { FailureSummary } from './failure-summary.js';
 import { loggedPath } from './logged-path.js';
-import { declaresBody } from './request-body.js';
-import { appAnswerHeaders } from './response-headers.js';
+import { appAnswerHeaders } from './forward-headers.js';
+import { declaresBody } from './request-target.js';
 import { mayTryAgain } from './stale-connection.js';
+import { watchUpload } from './upload-watch.js';
 
 export interface AppForwarderOptions {
   readonly pool: Pool;
@@ -64,11 +66,6 @@ const DEFAULT_DOWNLOAD_RATE: DownloadRate = {
   bytesPerSecond: MIN_DOWNLOAD_BYTES_PER_SECOND,
   graceMs: DOWNLOAD_RATE_GRACE_MS,
 };
-
-/** The slowest an upload may arrive, on average, once its grace period is over (Kestrel's default minimum request body rate). */
-export const MIN_UPLOAD_BYTES_PER_SECOND = 240;
-/** How long an upload may arrive at any rate before the minimum applies. */
-export const UPLOAD_RATE_GRACE_MS = 5_000;
 
 const UPSTREAM_TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
@@ -259,7 +256,15 @@ export class AppForwarder {
     const body = declaresBody(req.headers) ? req.pipe(new PassThrough()) : null;
     let current: Exchange | undefined;
     let started = false;
-    const stalled = body === null ? undefined : this.#watchUpload(req, res, () => current?.abandon());
+    const stalled =
+      body === null
+        ? undefined
+        : watchUpload(req, res, {
+            timeoutMs: this.options.timeoutMs,
+            logger: this.options.logger,
+            wantsJson: this.options.wantsJson,
+            abandon: () => current?.abandon(),
+          });
     /** Nothing more to time, and nothing more to wait for before sending the request to the app. */
     const stopWaiting = (): void => {
       if (stalled !== undefined) clearInterval(stalled);
@@ -337,66 +342,6 @@ export class AppForwarder {
       req.once('data', start);
       req.once('end', start);
     }
-  }
-
-  /**
-   * Times the client's upload, since undici does not time the app while it still sends the body:
-   * a body that stops arriving for as long as the app may stay silent, or that arrives slower than
-   * MIN_UPLOAD_BYTES_PER_SECOND, on average since UPLOAD_RATE_GRACE_MS or over any stretch as long
-   * as the upstream timeout (counting only the time gatehouse was ready to read: not while the app
-   * held the upload back), is given up. The app's request is abandoned and the client told 408,
-   * the connection closed. Without the rate, a client sending a byte a minute would hold a place
-   * among the requests in flight for good.
-   */
-  #watchUpload(req: IncomingMessage, res: ServerResponse, abandon: () => void): NodeJS.Timeout {
-    const tickMs = Math.min(1_000, Math.max(10, Math.floor(this.options.timeoutMs / 4)));
-    let received = 0;
-    let lastData = Date.now();
-    let readyMs = 0;
-    // The same minimum over the last upstream timeout's worth of ready time, so that an early burst
-    // cannot buy a long stretch at almost no rate (the whole upload's average alone would allow it).
-    const windowTicks = Math.max(1, Math.ceil(this.options.timeoutMs / tickMs));
-    const recent: number[] = [];
-    let inTick = 0;
-    const timer = setInterval(() => {
-      const now = Date.now();
-      if (!req.isPaused()) {
-        readyMs += tickMs;
-        recent.push(inTick);
-        if (recent.length > windowTicks) recent.shift();
-      }
-      inTick = 0;
-      const stalled = now - lastData >= this.options.timeoutMs;
-      const windowBytes = recent.length === windowTicks ? recent.reduce((sum, bytes) => sum + bytes, 0) : Infinity;
-      const slow =
-        (readyMs >= UPLOAD_RATE_GRACE_MS && (received * 1000) / readyMs < MIN_UPLOAD_BYTES_PER_SECOND) ||
-        (windowBytes * 1000) / (windowTicks * tickMs) < MIN_UPLOAD_BYTES_PER_SECOND;
-      if (!stalled && !slow) return;
-      clearInterval(timer);
-      req.off('data', moved);
-      abandon();
-      this.options.logger.info(
-        {
-          path: loggedPath(req),
-          reason: stalled ? 'the request body stopped arriving' : 'the request body arrives too slowly',
-        },
-        'request rejected',
-      );
-      if (res.headersSent) res.destroy();
-      else writeAnswer(res, gatewayError(408, this.options.wantsJson(req)));
-    }, tickMs);
-    timer.unref();
-    const moved = (chunk: Buffer): void => {
-      received += chunk.length;
-      inTick += chunk.length;
-      lastData = Date.now();
-    };
-    req.on('data', moved);
-    req.once('end', () => {
-      clearInterval(timer);
-      req.off('data', moved);
-    });
-    return timer;
   }
 
   #failed(

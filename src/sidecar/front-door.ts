@@ -15,9 +15,9 @@ import type { Duplex } from 'node:stream';
 import Koa, { type Middleware, type ParameterizedContext } from 'koa';
 
 import type { ForwardAuth } from '../core/forward-auth/verify.js';
+import { namesWebhookVerified } from '../core/http/webhook-verified.js';
 import { closeGracefullyAfter } from '../lingering-close.js';
 import type { Logger } from '../logging.js';
-import { stripVerifiedHeader } from '../webhook/app-headers.js';
 import { createKoaMiddleware } from '../webhook/koa-middleware.js';
 import type { WebhookReceiver } from '../webhook/receiver.js';
 import { errorResponse } from '../webhook/response.js';
@@ -130,4 +130,20 @@ function targetOf(logger: Logger): FrontDoorMiddleware {
     ctx.res.writeHead(refused.status, refused.headers).end(refused.body);
     return Promise.resolve();
   };
+}
+
+/**
+ * Removes X-Gatehouse-Webhook-Verified (any spelling) from a request gatehouse serves, whatever its
+ * path: with GATEHOUSE_WEBHOOK_FORWARD_PATH elsewhere than the receiver's path, a client could
+ * otherwise send the app's delivery path a request of its own, through the proxy, claiming it was
+ * verified. Costs a length comparison per header name.
+ */
+function stripVerifiedHeader(req: IncomingMessage): void {
+  const raw = req.rawHeaders;
+  let found = false;
+  for (let i = 0; i < raw.length; i += 2) if (namesWebhookVerified(raw[i]!)) found = true;
+  if (!found) return;
+  for (let i = raw.length - 2; i >= 0; i -= 2) if (namesWebhookVerified(raw[i]!)) raw.splice(i, 2);
+  const headers = req.headers;
+  for (const name of Object.keys(headers)) if (namesWebhookVerified(name)) delete headers[name];
 }

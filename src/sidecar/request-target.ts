@@ -79,3 +79,16 @@ export function unsupportedTransferCoding(req: { headers: { 'transfer-encoding'?
 }
 
 export const UNSUPPORTED_CODING_MESSAGE = 'Transfer codings other than chunked are not supported.';
+
+/**
+ * Whether a request has a body, by the framing node's parser read (it refuses any other framing):
+ * a Transfer-Encoding, or a Content-Length other than 0.
+ */
+export function declaresBody(headers: {
+  readonly 'transfer-encoding'?: string | undefined;
+  readonly 'content-length'?: string | undefined;
+}): boolean {
+  if (headers['transfer-encoding'] !== undefined) return true;
+  const length = headers['content-length'];
+  return length !== undefined && length !== '0';
+}

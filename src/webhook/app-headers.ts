@@ -5,7 +5,7 @@
 // sets: any copy the sender sent, under any spelling an app's framework could read as that name
 // (case, `_` or `.` for `-`), is removed first. The signature headers stay, so an app may verify
 // again itself.
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 
 import type { AuthConfig } from '../core/config/auth-config.js';
 import { forwardEdits, type HeaderPolicy } from '../core/http/forward-edits.js';
@@ -59,20 +59,4 @@ export class DeliveryHeadersForApp {
     out[VERIFIED_LOWER] = 'true';
     return out;
   }
-}
-
-/**
- * Removes X-Gatehouse-Webhook-Verified (any spelling) from a request gatehouse serves in front
- * of an app, whatever its path: with GATEHOUSE_WEBHOOK_FORWARD_PATH elsewhere than the receiver's
- * path, a client could otherwise send the app's delivery path a request of its own, through the
- * proxy, claiming it was verified. Costs a length comparison per header name.
- */
-export function stripVerifiedHeader(req: IncomingMessage): void {
-  const raw = req.rawHeaders;
-  let found = false;
-  for (let i = 0; i < raw.length; i += 2) if (namesWebhookVerified(raw[i]!)) found = true;
-  if (!found) return;
-  for (let i = raw.length - 2; i >= 0; i -= 2) if (namesWebhookVerified(raw[i]!)) raw.splice(i, 2);
-  const headers = req.headers;
-  for (const name of Object.keys(headers)) if (namesWebhookVerified(name)) delete headers[name];
 }
