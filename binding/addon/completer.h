@@ -22,7 +22,7 @@
 
 namespace gh {
 
-/** Owns the bytes a decision points into (interceptor.cpp's JsDecision). */
+/** Owns the bytes a decision points into (decision_from_js.cpp's JsDecision). */
 struct DecisionOwner {
   virtual ~DecisionOwner() = default;
 };

@@ -14,18 +14,21 @@
 // batches hold more than one request, the decisions are completed (and the
 // waiting native threads woken) on a thread of their own (completer.h).
 //
+// The requests go to JavaScript as JSON text (request_json.cpp); the decisions
+// come back copied out of JavaScript (decision_from_js.cpp).
+//
 // `attachHost` hands the engine to a web-server module in another binary
 // (binding/iis) through its host link; the native test host
 // (binding/host/module_host.cpp) attaches the same way.
 #include "interceptor.h"
 
 #include "../core/bytes.h"
-#include "../core/json_string.h"
+#include "decision_from_js.h"
 #include "js_bytes.h"
 #include "json_text.h"
+#include "request_json.h"
 
 #include <atomic>
-#include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
@@ -33,145 +36,12 @@
 #include <utility>
 #include <vector>
 
-namespace {
-
-using gh::append_json_bytes;
+using gh::append_request_json;
+using gh::attach_body;
 using gh::bytes_from_js;
 using gh::bytes_of;
-using gh::js_string;
-
-/** A decision read from JavaScript, owning its bytes (the other way round from gh::OwnedDecision, a host's copy of a
- * decision). */
-struct JsDecision final : gh::DecisionOwner {
-  gh_decision decision{};
-  std::vector<std::string> text;
-  std::vector<gh_bytes> remove;
-  std::vector<gh_header> headers;
-  std::string body;
-};
-
-std::unique_ptr<JsDecision> decision_from(const Napi::Value& value) {
-  Napi::Env env = value.Env();
-  if (!value.IsObject()) throw Napi::TypeError::New(env, "the interceptor must return a decision object");
-  Napi::Object object = value.As<Napi::Object>();
-  auto owned = std::make_unique<JsDecision>();
-  const std::string kind = object.Get("kind").ToString().Utf8Value();
-  auto pairs = [&](const char* key) {
-    std::vector<std::pair<size_t, size_t>> at;
-    Napi::Value list = object.Get(key);
-    if (list.IsUndefined()) return at;
-    if (!list.IsArray()) throw Napi::TypeError::New(env, std::string(key) + " must be an array of [name, value]");
-    Napi::Array array = list.As<Napi::Array>();
-    for (uint32_t i = 0; i < array.Length(); ++i) {
-      Napi::Value pair = array.Get(i);
-      if (!pair.IsArray() || pair.As<Napi::Array>().Length() != 2)
-        throw Napi::TypeError::New(env, std::string(key) + " must be an array of [name, value]");
-      owned->text.push_back(bytes_from_js(pair.As<Napi::Array>().Get(0u)));
-      owned->text.push_back(bytes_from_js(pair.As<Napi::Array>().Get(1u)));
-      at.emplace_back(owned->text.size() - 2, owned->text.size() - 1);
-    }
-    return at;
-  };
-  if (kind == "continue") {
-    std::vector<size_t> removed;
-    Napi::Value remove = object.Get("remove");
-    if (!remove.IsUndefined()) {
-      if (!remove.IsArray()) throw Napi::TypeError::New(env, "remove must be an array of names");
-      Napi::Array array = remove.As<Napi::Array>();
-      for (uint32_t i = 0; i < array.Length(); ++i) {
-        owned->text.push_back(bytes_from_js(array.Get(i)));
-        removed.push_back(owned->text.size() - 1);
-      }
-    }
-    auto set = pairs("set");
-    owned->text.shrink_to_fit();  // no more growth: views can be taken now
-    for (size_t i : removed) owned->remove.push_back(bytes_of(owned->text[i]));
-    for (auto [n, v] : set) owned->headers.push_back(gh_header{bytes_of(owned->text[n]), bytes_of(owned->text[v])});
-    owned->decision.kind = GH_DECISION_CONTINUE;
-    owned->decision.remove_headers = owned->remove.data();
-    owned->decision.remove_count = owned->remove.size();
-    owned->decision.set_headers = owned->headers.data();
-    owned->decision.set_count = owned->headers.size();
-    return owned;
-  }
-  if (kind == "respond") {
-    const int status = object.Get("status").ToNumber().Int32Value();
-    if (status < 100 || status > 599) throw Napi::RangeError::New(env, "status must be 100-599");
-    auto headers = pairs("headers");
-    Napi::Value body = object.Get("body");
-    if (body.IsTypedArray()) {
-      Napi::Uint8Array array = body.As<Napi::Uint8Array>();
-      owned->body.assign(reinterpret_cast<const char*>(array.Data()), array.ByteLength());
-    } else if (body.IsString()) {
-      owned->body = body.As<Napi::String>().Utf8Value();
-    }
-    for (auto [n, v] : headers) owned->headers.push_back(gh_header{bytes_of(owned->text[n]), bytes_of(owned->text[v])});
-    owned->decision.kind = GH_DECISION_RESPOND;
-    owned->decision.status = status;
-    owned->decision.response_headers = owned->headers.data();
-    owned->decision.response_header_count = owned->headers.size();
-    owned->decision.body = bytes_of(owned->body);
-    return owned;
-  }
-  throw Napi::TypeError::New(env, "decision.kind must be \"continue\" or \"respond\"");
-}
-
-// The request as JSON text (an object), parsed by JSON.parse in one call
-// (json_text.h): built property by property, each header cost about six
-// Node-API calls. A batch is one JSON array of such objects, one parse.
-void append_request_json(std::string& json, const gh_request_view& r) {
-  const std::pair<const char*, gh_bytes> fields[] = {
-      {"{\"method\":", r.method}, {",\"scheme\":", r.scheme}, {",\"host\":", r.host},
-      {",\"path\":", r.path},     {",\"query\":", r.query},   {",\"remoteAddress\":", r.remote_address},
-  };
-  size_t size = 32;  // ",\"headers\":[" and the closing "]}"
-  for (const auto& [key, value] : fields) size += std::strlen(key) + value.len + 2;
-  for (size_t i = 0; i < r.header_count; ++i) size += r.headers[i].name.len + r.headers[i].value.len + 8;
-  json.reserve(json.size() + size + size / 8);  // room for some escapes
-  for (const auto& [key, value] : fields) {
-    json += key;
-    append_json_bytes(json, value);
-  }
-  json += ",\"headers\":[";
-  for (size_t i = 0; i < r.header_count; ++i) {
-    if (i > 0) json.push_back(',');
-    json.push_back('[');
-    append_json_bytes(json, r.headers[i].name);
-    json.push_back(',');
-    append_json_bytes(json, r.headers[i].value);
-    json.push_back(']');
-  }
-  json += "]}";
-}
-
-// The body, when the host handed one over, goes on the parsed object as a Buffer.
-void attach_body(Napi::Env env, Napi::Object object, const gh_request_view& r) {
-  if (r.body.ptr != nullptr) object.Set("body", Napi::Buffer<uint8_t>::Copy(env, r.body.ptr, r.body.len));
-}
-
-Napi::Object request_to_js(Napi::Env env, const gh_request_view& r) {
-  std::string json;
-  append_request_json(json, r);
-  Napi::Object object = gh::from_json_text(env, json).As<Napi::Object>();
-  attach_body(env, object, r);
-  return object;
-}
-
-// The decision copied out of JavaScript (or a 500 if it is not one), ready to complete on any thread.
-gh::Completion completion_from_js(gh_pending* pending, const Napi::Value& result) {
-  gh::Completion c;
-  c.pending = pending;
-  try {
-    auto decision = decision_from(result);
-    c.decision = &decision->decision;
-    c.owner = std::move(decision);
-  } catch (const Napi::Error&) {
-    c.failure = "The authentication layer returned an invalid decision.";
-  }
-  return c;
-}
-
-}  // namespace
+using gh::completion_from_js;
+using gh::request_to_js;
 
 Napi::Function Interceptor::Define(Napi::Env env) {
   return DefineClass(

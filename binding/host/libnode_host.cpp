@@ -1,9 +1,9 @@
 // A Linux test host for the IIS module's Node embedding: binding/iis/node_runtime.cpp (the
 // boot, the process-exit handler, the 8 MB stack thread, GATEHOUSE_NODE_OPTIONS as
 // InitializeOncePerProcess arguments) linked against libnode (Debian's libnode-dev) and run for
-// real, with the module's engine slot in front of it as module.cpp has it: requests go to the
+// real, with the module's engine slot in front of it as the module has it: requests go to the
 // core once it has attached, and are answered 503 before and after. IIS and its threads are not
-// here (the fake IIS runs module.cpp under wine); the embedding is the very code IIS loads.
+// here (the fake IIS runs the module's own code under wine); the embedding is the very code IIS loads.
 //
 //   gatehouse_libnode_host <boot script> [start wait ms]   (GATEHOUSE_NODE_OPTIONS as the pool would set it)
 // With a start wait, requests wait for the core while Node boots, as the module's do

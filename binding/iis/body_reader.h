@@ -17,7 +17,7 @@
 //
 // Windows SDK headers only, no IIS ones: the Windows leg builds it with
 // mingw-w64 and tests it under wine against a scripted source
-// (binding/host/body_reader_test.cpp); binding/iis/module.cpp gives it IIS's
+// (binding/host/body_reader_test.cpp); binding/iis/request_entity.h gives it IIS's
 // ReadEntityBody and CancelIo.
 #ifndef GATEHOUSE_IIS_BODY_READER_H
 #define GATEHOUSE_IIS_BODY_READER_H

@@ -2,7 +2,7 @@
 // first. One thread of its own, started with the first deadline, sleeping until the earliest;
 // the functions run on it, one at a time, and must not block (the module's post a completion to
 // IIS). Used for the cold start's wait for the core (binding/iis/engine_slot.h) and a decision's
-// deadline (binding/iis/module.cpp). Portable C++ (no IIS headers): the native test hosts run it.
+// deadline (binding/iis/gatehouse_module.cpp). Portable C++ (no IIS headers): the native test hosts run it.
 #ifndef GATEHOUSE_IIS_DEADLINE_TIMER_H
 #define GATEHOUSE_IIS_DEADLINE_TIMER_H
 

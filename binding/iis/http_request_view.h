@@ -1,7 +1,7 @@
 // An HTTP Server API request (HTTP_REQUEST, what IIS's IHttpRequest::
 // GetRawHttpRequest returns) as the C ABI's request view. Windows SDK
 // <http.h> only, no IIS headers: the Windows leg builds it with mingw-w64 and
-// tests it under wine; binding/iis/module.cpp uses it inside IIS.
+// tests it under wine; binding/iis/gatehouse_module.cpp uses it inside IIS.
 #ifndef GATEHOUSE_IIS_HTTP_REQUEST_VIEW_H
 #define GATEHOUSE_IIS_HTTP_REQUEST_VIEW_H
 

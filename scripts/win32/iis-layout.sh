@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The IIS module's ABI, checked without Windows: clang in MSVC mode (--target=x86_64-pc-windows-msvc)
 # lays out the vtables of the project's IIS declarations (test/win32/iis-declarations/httpserv.h)
-# the way MSVC does, and prints them (-fdump-vtable-layouts). Two compilations:
-#   - test/win32/iis-layout/probe.cpp, which calls every IIS method binding/iis/module.cpp calls
+# the way MSVC does, and prints them (-fdump-vtable-layouts). The compilations:
+#   - test/win32/iis-layout/probe.cpp, which calls every IIS method the module calls
 #     (and every method IIS calls on the module), so every interface's vtable is printed;
-#   - binding/iis/module.cpp itself (code generation to nowhere: no libnode, no link), so the
-#     module compiles in MSVC mode and its own classes override in IIS's slots.
+#   - each of the module's sources that speak to IIS (module.cpp, gatehouse_module.cpp, ...: code
+#     generation to nowhere, no libnode, no link), so the module compiles in MSVC mode and its
+#     own classes override in IIS's slots.
 # Then, syntax only, the module's other Windows sources in MSVC mode: node_runtime.cpp and
-# linked_binding.cpp (against the running Node's headers), stack_thread.cpp and delay_load_hook.cpp.
+# linked_binding.cpp (against the running Node's headers), stack_thread.cpp, delay_load_hook.cpp
+# and the module's helpers that need only Windows (the event log, the pool's settings, ...).
 # test/win32/iis-layout/check.cjs compares each slot with test/win32/iis-vtable-slots.json.
 # Headers: Debian's mingw-w64 Windows headers and libstdc++ (g++-mingw-w64-x86-64-posix).
 # Prints "N passed, N failed"; exits non-zero on any failure.
@@ -48,8 +50,21 @@ msvc=("${msvc_syntax[@]}" -Xclang -fdump-vtable-layouts -S -emit-llvm -o /dev/nu
 passed=0
 failed=0
 dumps=()
-for source in test/win32/iis-layout/probe.cpp binding/iis/module.cpp; do
+# The module's files that speak to IIS: every one that includes iis_sdk.h (httpserv.h), itself
+# or through its own header. Its sources are compiled and laid out; all of them, headers too,
+# are searched for IIS calls.
+module_sources=()
+module_files=()
+for file in binding/iis/*.h binding/iis/*.cpp; do
+  own=$file
+  [ "${file%.cpp}" = "$file" ] || own="${file%.cpp}.h"
+  grep -qs '^#include "iis_sdk.h"' "$file" "$own" || continue
+  module_files+=("$file")
+  [ "${file%.cpp}" = "$file" ] || module_sources+=("$file")
+done
+for source in test/win32/iis-layout/probe.cpp "${module_sources[@]}"; do
   label=$(basename "$source" .cpp)
+  [ "$source" = test/win32/iis-layout/probe.cpp ] || label="module:$label"
   if "${msvc[@]}" "$source" > "$out/$label.txt" 2> "$out/$label.err"; then
     echo "ok - $source compiles in MSVC mode against the declarations"
     passed=$((passed + 1))
@@ -65,7 +80,8 @@ done
 # Node's own headers (C++17: Node 20's V8 headers take it; clang 14 cannot read libstdc++ 12's
 # C++20 headers in MSVC mode), the thread, and the addon's delay-load hook.
 node_include="$(dirname "$(dirname "$(command -v node)")")/include/node"
-for source in binding/iis/node_runtime.cpp binding/iis/linked_binding.cpp binding/iis/stack_thread.cpp binding/iis/delay_load_hook.cpp; do
+for source in binding/iis/node_runtime.cpp binding/iis/linked_binding.cpp binding/iis/stack_thread.cpp binding/iis/delay_load_hook.cpp \
+  binding/iis/event_log.cpp binding/iis/pool_settings.cpp binding/iis/module_files.cpp binding/iis/wide_text.cpp; do
   if "${msvc_syntax[@]}" -fsyntax-only -isystem "$node_include" "$source" > /dev/null 2> "$out/syntax.err"; then
     echo "ok - $source compiles in MSVC mode"
     passed=$((passed + 1))
@@ -75,8 +91,8 @@ for source in binding/iis/node_runtime.cpp binding/iis/linked_binding.cpp bindin
     failed=$((failed + 1))
   fi
 done
-node test/win32/iis-layout/check.cjs test/win32/iis-vtable-slots.json binding/iis/module.cpp test/win32/iis-layout/probe.cpp \
-  "${dumps[@]}" > "$out/check.txt"
+node test/win32/iis-layout/check.cjs test/win32/iis-vtable-slots.json test/win32/iis-layout/probe.cpp \
+  "${dumps[@]}" "${module_files[@]}" > "$out/check.txt"
 status=$?
 summary=$(tail -n 1 "$out/check.txt")
 head -n -1 "$out/check.txt"

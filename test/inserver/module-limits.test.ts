@@ -1,5 +1,5 @@
-// The IIS module (binding/iis/module.cpp: built with MSVC, run here only in the Windows leg's
-// fake IIS) spells out how much of an auth-route body it reads and how long it waits for it.
+// The IIS module (binding/iis/gatehouse_module.cpp, its request handler: built with MSVC, run here
+// only in the Windows leg's fake IIS) spells out how much of an auth-route body it reads and how long it waits for it.
 // They must be the core's limit and the sidecar's deadline, so they are read from its source
 // and compared.
 import { readFileSync } from 'node:fs';
@@ -9,12 +9,12 @@ import { expect } from 'chai';
 import { MAX_AUTH_BODY_BYTES } from '../../src/core/http/request-view.js';
 import { DEFAULT_AUTH_BODY_DEADLINE_MS } from '../../src/sidecar/request-view.js';
 
-const source = readFileSync(new URL('../../binding/iis/module.cpp', import.meta.url), 'utf8');
+const source = readFileSync(new URL('../../binding/iis/gatehouse_module.cpp', import.meta.url), 'utf8');
 
-/** A `constexpr <type> <name> = <n> [* <n> ...];` of module.cpp, evaluated. */
+/** A `constexpr <type> <name> = <n> [* <n> ...];` of the handler, evaluated. */
 function moduleConstant(name: string): number {
   const match = new RegExp(`constexpr \\w+ ${name} = ([0-9]+(?: \\* [0-9]+)*);`).exec(source);
-  if (match === null) expect.fail(`no constexpr ${name} = <number>; in binding/iis/module.cpp`);
+  if (match === null) expect.fail(`no constexpr ${name} = <number>; in binding/iis/gatehouse_module.cpp`);
   return match[1]!.split(' * ').reduce((product, factor) => product * Number(factor), 1);
 }
 

@@ -1,4 +1,4 @@
-// The IIS module's own code (binding/iis/module.cpp) in a fake IIS, under wine: the Windows
+// The IIS module's own code (binding/iis/module.cpp and the files it lists) in a fake IIS, under wine: the Windows
 // build of Node runs this file; the module, its portable parts and the fake IIS
 // (test/win32/fake-iis: IHttpContext, IHttpRequest, IHttpResponse, IHttpCompletionInfo and
 // IHttpModuleRegistrationInfo played by the test) are one mingw-w64 DLL, and each copy of it

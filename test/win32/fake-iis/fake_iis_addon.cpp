@@ -1,4 +1,4 @@
-// The fake IIS as a Node addon, built with binding/iis/module.cpp (the module's real code) into
+// The fake IIS as a Node addon, built with binding/iis/module.cpp and the files it lists (the module's real code) into
 // one DLL: a worker process of IIS with the gatehouse module loaded. Each copy of the DLL that
 // is loaded is a worker process of its own (the module keeps its state per process).
 //

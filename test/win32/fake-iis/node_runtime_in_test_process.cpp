@@ -1,5 +1,5 @@
 // gh_iis::NodeRuntime for the fake IIS, linked in place of binding/iis/node_runtime.cpp: the one
-// seam between the module's own code (binding/iis/module.cpp, unchanged) and the test.
+// seam between the module's own code (binding/iis/module.cpp and the files it lists, unchanged) and the test.
 //
 // The embedding creates a Node environment on an 8 MB thread inside w3wp.exe (node::
 // CreateEnvironment over libnode.dll), gives it the `gatehouse_host` binding and runs

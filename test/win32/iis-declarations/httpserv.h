@@ -1,4 +1,4 @@
-// The IIS native-code API (the Windows SDK's <httpserv.h>) as far as binding/iis/module.cpp
+// The IIS native-code API (the Windows SDK's <httpserv.h>) as far as the module (binding/iis)
 // needs it, written for this project from the documented interface definitions (IIS 7.0 and
 // later "Native-Code API Reference"). Not the SDK header, which cannot be committed here.
 //

@@ -2,14 +2,15 @@
 // Checks the vtable layouts clang printed in MSVC mode (-fdump-vtable-layouts) against the slot
 // table kept in the repository (test/win32/iis-vtable-slots.json).
 //
-//   node check.cjs <table.json> <module.cpp> <probe.cpp> probe=<dump> module=<dump>
+//   node check.cjs <table.json> <probe.cpp> probe=<dump> module:<name>=<dump>... <module file>...
 //
 // The probe's dump must hold every interface of the table, each with exactly the table's
-// methods at the table's slots. The module's dump is checked the same way for every interface
-// it shows, and the module's own classes (the table's "implementations") must override their
-// base's methods in the base's slots. The module's calls must all be named in the table's
-// "module_calls", and the probe must make each of them. Prints one line per check and
-// "N passed, N failed".
+// methods at the table's slots. Each of the module's dumps (one per source that speaks to IIS)
+// is checked the same way for every interface it shows, and the module's own classes (the
+// table's "implementations") must override their base's methods in the base's slots, in every
+// dump that shows them and in one at least. The calls of the module's files (sources and
+// headers) must all be named in the table's "module_calls", and the probe must make each of
+// them. Prints one line per check and "N passed, N failed".
 const fs = require('node:fs');
 
 // A method as the dump prints it, without its return type and class: "SetHeader(PCSTR, PCSTR, USHORT, BOOL)",
@@ -48,7 +49,7 @@ function parseDump(text) {
 function compareInterface(expected, actual, called) {
   const problems = [];
   for (const [key, slot] of Object.entries(expected)) {
-    const mark = called.has(key) ? ' (module.cpp calls it)' : '';
+    const mark = called.has(key) ? ' (the module calls it)' : '';
     if (!actual.has(key)) problems.push(`${key}: declared nowhere (expected at slot ${slot})${mark}`);
     else if (actual.get(key) !== slot) problems.push(`${key}: slot ${actual.get(key)}, IIS calls slot ${slot}${mark}`);
   }
@@ -59,7 +60,11 @@ function compareInterface(expected, actual, called) {
 }
 
 function main(argv) {
-  const [tablePath, modulePath, probePath, ...dumps] = argv;
+  const [tablePath, probePath, ...rest] = argv;
+  const dumps = rest.filter((arg) => arg.includes('='));
+  const moduleFiles = rest.filter((arg) => !arg.includes('='));
+  const isModule = (label) => label.startsWith('module');
+  const implemented = new Set();
   const table = JSON.parse(fs.readFileSync(tablePath, 'utf8'));
   const results = { passed: 0, failed: 0 };
   const check = (title, problems) => {
@@ -74,7 +79,7 @@ function main(argv) {
   };
 
   for (const spec of dumps) {
-    const [label, file] = spec.split('=');
+    const [label, file] = [spec.slice(0, spec.indexOf('=')), spec.slice(spec.indexOf('=') + 1)];
     const classes = parseDump(fs.readFileSync(file, 'utf8'));
     for (const [name, expected] of Object.entries(table.interfaces)) {
       const actual = classes.get(name);
@@ -89,14 +94,12 @@ function main(argv) {
         compareInterface(expected, actual, new Set(table.module_calls[name] || [])),
       );
     }
-    if (label !== 'module') continue;
+    if (!isModule(label)) continue;
     for (const [derived, base] of Object.entries(table.implementations)) {
       const actual = classes.get(derived);
       const expected = table.interfaces[base];
-      if (actual === undefined) {
-        check(`${label}: ${derived} overrides ${base} in place`, [`no vtable printed for ${derived}`]);
-        continue;
-      }
+      if (actual === undefined) continue;
+      implemented.add(derived);
       const problems = [];
       for (const [key, slot] of actual) {
         if (!(key in expected))
@@ -107,7 +110,13 @@ function main(argv) {
     }
   }
 
-  // Every IIS method module.cpp calls is in module_calls, and the probe makes every such call.
+  for (const [derived, base] of Object.entries(table.implementations)) {
+    if (!implemented.has(derived))
+      check(`module: ${derived} overrides ${base} in place`, [`no module dump printed a vtable for ${derived}`]);
+  }
+  if (moduleFiles.length === 0) check('the module has files to search for IIS calls', ['none was named']);
+
+  // Every IIS method the module calls is in module_calls, and the probe makes every such call.
   const methodNames = new Set();
   for (const expected of Object.values(table.interfaces)) {
     for (const key of Object.keys(expected)) methodNames.add(key.replace(/\(.*$/, ''));
@@ -127,10 +136,15 @@ function main(argv) {
       listed.add(key.replace(/\(.*$/, ''));
     }
   }
-  const moduleCalls = calledIn(modulePath);
-  check(`module_calls names every IIS method module.cpp calls (${[...moduleCalls].sort().join(', ')})`, [
+  const moduleCalls = new Map(); // method → the first module file that calls it
+  for (const file of moduleFiles) {
+    for (const name of calledIn(file)) if (!moduleCalls.has(name)) moduleCalls.set(name, file);
+  }
+  check(`module_calls names every IIS method the module calls (${[...moduleCalls.keys()].sort().join(', ')})`, [
     ...unknown,
-    ...[...moduleCalls].filter((n) => !listed.has(n)).map((n) => `module.cpp calls ${n}, missing from module_calls`),
+    ...[...moduleCalls]
+      .filter(([n]) => !listed.has(n))
+      .map(([n, file]) => `${file} calls ${n}, missing from module_calls`),
   ]);
   const probeCalls = calledIn(probePath);
   check(

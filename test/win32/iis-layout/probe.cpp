@@ -1,5 +1,5 @@
 // Layout probe: calls, through the project's IIS declarations (test/win32/iis-declarations),
-// every IIS method binding/iis/module.cpp calls and every method IIS calls on the module, so
+// every IIS method the module (binding/iis) calls and every method IIS calls on the module, so
 // that clang in MSVC mode (-fdump-vtable-layouts) prints the vtable of each interface.
 // scripts/win32/iis-layout.sh compiles it and checks each slot against
 // test/win32/iis-vtable-slots.json. Compiled only, never run.
