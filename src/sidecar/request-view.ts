@@ -12,7 +12,7 @@ function pairs(raw: readonly string[]): Array<[string, string]> {
 
 /**
  * How long a /.auth body (a form_post callback, a token exchange: 64 KiB at most) may take to
- * arrive in full. The IIS module has the same deadline (kAuthBodyDeadlineMs in binding/iis/module.cpp).
+ * arrive in full. The IIS module has the same deadline (kAuthBodyDeadlineMs in binding/iis/gatehouse_module.cpp).
  */
 export const DEFAULT_AUTH_BODY_DEADLINE_MS = 30_000;
 

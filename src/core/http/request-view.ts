@@ -25,7 +25,7 @@ export interface RequestView {
 /**
  * The largest body an /.auth POST takes: a form_post callback, a token exchange, a back-channel
  * logout (a few KB of tokens each). A host need never hold more than one byte beyond it; the IIS
- * module reads no more (kMaxAuthBody in binding/iis/module.cpp, kept equal by a test).
+ * module reads no more (kMaxAuthBody in binding/iis/gatehouse_module.cpp, kept equal by a test).
  */
 export const MAX_AUTH_BODY_BYTES = 64 * 1024;
 
