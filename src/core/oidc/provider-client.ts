@@ -138,26 +138,34 @@ export class OidcProviderClient {
         dpop !== undefined ? { DPoP: oidc.getDPoPHandle(request.configuration, dpop.keyPair) } : {};
       const tokens =
         request.aside === undefined
-          ? tokenSetOf(
-              await oidc.authorizationCodeGrant(
-                request.configuration,
-                callbackUrl,
-                {
-                  pkceCodeVerifier: checks.codeVerifier,
-                  expectedState: checks.state,
-                  idTokenExpected: true,
-                  ...(checks.nonce !== undefined ? { expectedNonce: checks.nonce } : {}),
-                },
-                { redirect_uri: checks.redirectUri },
-                options,
-              ),
-              this.now(),
-            )
+          ? await this.#redemption(request.configuration, callbackUrl, checks, options)
           : await this.#templatedRedemption(request, callbackUrl, checks, options);
       return { ...tokens, ...(dpop !== undefined ? { dpopKey: dpop.jwk } : {}) };
     } catch (error) {
       throw providerFailure(error, 'code redemption');
     }
+  }
+
+  /** openid-client's code redemption, every check of the callback and the ID token its own. */
+  async #redemption(
+    configuration: oidc.Configuration,
+    callbackUrl: URL,
+    checks: CallbackChecks,
+    options: oidc.DPoPOptions,
+  ): Promise<TokenSet> {
+    const answer = await oidc.authorizationCodeGrant(
+      configuration,
+      callbackUrl,
+      {
+        pkceCodeVerifier: checks.codeVerifier,
+        expectedState: checks.state,
+        idTokenExpected: true,
+        ...(checks.nonce !== undefined ? { expectedNonce: checks.nonce } : {}),
+      },
+      { redirect_uri: checks.redirectUri },
+      options,
+    );
+    return tokenSetOf(answer, this.now());
   }
 
   /**
@@ -185,7 +193,7 @@ export class OidcProviderClient {
       signatureChecked: true,
       ...(checks.nonce !== undefined ? { nonce: checks.nonce } : {}),
     };
-    const tokens = await this.#tokenSet(answer, request, rule);
+    const tokens = await this.#checkedTokens(answer, request, rule);
     const issuer = callback.get('iss');
     const advertised = request.configuration.serverMetadata().authorization_response_iss_parameter_supported === true;
     if (issuer === null ? advertised : issuer !== tokens.claims?.iss)
@@ -226,7 +234,7 @@ export class OidcProviderClient {
         undefined,
         await this.#dpop(request.configuration, dpopKey),
       );
-      const tokens = await this.#tokenSet(answer, request, { required: false, signatureChecked: false });
+      const tokens = await this.#checkedTokens(answer, request, { required: false, signatureChecked: false });
       // Providers that do not rotate refresh tokens omit them from the answer: keep the old one.
       return {
         ...tokens,
@@ -253,7 +261,7 @@ export class OidcProviderClient {
       };
       // openid-client's request and checks (iss, aud, exp of the ID token); its signature checked here too.
       const answer = await oidc.genericGrantRequest(request.configuration, 'authorization_code', parameters);
-      return await this.#tokenSet(answer, request, { required: true, signatureChecked: true });
+      return await this.#checkedTokens(answer, request, { required: true, signatureChecked: true });
     } catch (error) {
       throw providerFailure(error, 'token exchange');
     }
@@ -273,7 +281,7 @@ export class OidcProviderClient {
   }
 
   /** The tokens of `answer`; its ID token as `rule` has it, validateJwt checking what openid-client did not. */
-  async #tokenSet(answer: TokenAnswer, request: TokenRequest, rule: IdTokenRule): Promise<TokenSet> {
+  async #checkedTokens(answer: TokenAnswer, request: TokenRequest, rule: IdTokenRule): Promise<TokenSet> {
     const tokens = tokenSetOf(answer, this.now());
     const idToken = request.aside?.idToken ?? tokens.idToken;
     if (idToken === undefined) {
