@@ -327,7 +327,7 @@ export class OidcProviderClient {
   }
 
   /** The issuer a token of this provider must carry: the configured one, or the template filled with the token's own tenant. */
-  expectedIssuer(metadata: oidc.ServerMetadata, unverified: JWTPayload): string | undefined {
+  #expectedIssuer(metadata: oidc.ServerMetadata, unverified: JWTPayload): string | undefined {
     if (!this.#multiTenant) return metadata.issuer;
     return tenantIssuer(metadata.issuer, unverified, this.config.directory?.allowedTenants ?? []);
   }
@@ -351,7 +351,7 @@ export class OidcProviderClient {
     this.#jwtRules ??= {
       keys: this.keys,
       algorithms: asymmetricAlgorithms(metadata.id_token_signing_alg_values_supported),
-      issuer: (unverified) => this.expectedIssuer(metadata, unverified),
+      issuer: (unverified) => this.#expectedIssuer(metadata, unverified),
       now: this.now,
     };
     return validateJwt(token, this.#jwtRules, expected, peeked);
