@@ -52,13 +52,13 @@ import { clientKeys } from './routes/client-keys.js';
 import { bearerIdentity, bearerToken, exchangeToken, invalidTokenDecision } from './routes/client-directed.js';
 import { finishLogin, loginPath, returnUrlParameter, startLogin } from './routes/login-flow.js';
 import { refusalDecision } from './routes/refusal.js';
-import { transition, type LifecycleTrigger, type SessionState } from './session/lifecycle.js';
+import { LifecycleError, transition, type LifecycleTrigger, type Transition } from './session/lifecycle.js';
 import type { SessionRecord } from './session/record.js';
 import { SessionCookie } from './session/cookie.js';
 import { ExchangedSessions } from './session/exchanged-sessions.js';
 import { SessionActivity, type LastSeen } from './session/activity.js';
 import type { ProviderSignOut } from './session/provider-sign-outs.js';
-import { Sessions } from './session/sessions.js';
+import { Sessions, type RefreshOutcome } from './session/sessions.js';
 import { MemoryTokenStore } from './token-store/memory.js';
 import { StoreUnavailableError, type TokenStore } from './token-store/token-store.js';
 import { AuthenticationTokens } from './tokens/authentication-token.js';
@@ -421,7 +421,6 @@ export class AuthLayer {
 
   /** A protected path: forward with identity, refresh, or challenge, as the lifecycle table says. */
   async #protected(request: RouteRequest): Promise<Verdict> {
-    const { sessions } = this.#context;
     // Client-directed: a provider's bearer token, checked on its own (no session).
     const bearer = bearerToken(request);
     if (bearer !== undefined) {
@@ -444,57 +443,88 @@ export class AuthLayer {
       );
       return invalidTokenDecision(error.reason);
     }
+    return await this.#session(request, named);
+  }
+
+  /**
+   * The session a protected request names, taken through the lifecycle table (session/lifecycle.ts):
+   * the facts (the cookie's reading, the record's assessment, a refresh's outcome) pick each
+   * transition, and the transition's effect is what is done next, until one answers the request.
+   */
+  async #session(request: RouteRequest, named: NamedSession): Promise<Verdict> {
+    const { sessions } = this.#context;
+    let record: SessionRecord | undefined;
+    let step: Transition;
+    // Why a challenge comes, and whether it clears a cookie the browser should stop sending.
+    let reason = 'no session';
+    let clearCookie = false;
+    let keepRecord = false;
     if (named.id === null) {
       // A session cookie that does not verify (forged, tampered, another app's or key's) is worth telling
-      // apart in the log from no cookie at all, and is cleared so the browser stops sending it.
-      const invalid = named.cookie === 'invalid';
-      return this.#challenge(request, invalid ? 'session cookie invalid' : 'no session', invalid);
-    }
-    const { id } = named;
-    const token = named.via === 'token';
-    const record = await sessions.load(id);
-    const assessment = sessions.assess(record, request.origin.host);
-    let state: SessionState = 'AuthenticatedSession';
-    const step = (trigger: LifecycleTrigger) => {
-      const t = transition(state, trigger);
-      state = t.to;
-      return t;
-    };
-    if (assessment.kind === 'reauth' || record === undefined) {
-      step('sessionInvalidated');
-      // An expired record is kept for its refresh extension (the store sweeps it); anything else is gone for good.
-      const lapsed = assessment.kind === 'reauth' && assessment.reason === 'cookie-expired';
-      if (record !== undefined && !lapsed) await sessions.destroy(id);
-      if (token) return invalidTokenDecision('session ended');
-      return this.#challenge(request, assessment.kind === 'reauth' ? assessment.reason : 'record-missing', true);
-    }
-    let current = record;
-    step('sessionChecked');
-    if (assessment.kind === 'expiring') {
-      step('timePasses');
-      const outcome = await sessions.refresh(id, record);
-      if (outcome.ok) {
-        step('refreshSucceeded');
-        step('automatic');
-        current = outcome.record;
-      } else if (outcome.reason === 'unavailable' && (record.tokens.accessTokenExpiresAt ?? 0) > this.#context.now()) {
-        // Provider down but the token still valid: serve, try again next time.
-        state = 'AccessTokenValid';
+      // apart in the log from no cookie at all, and is cleared.
+      if (named.cookie === 'invalid') [reason, clearCookie] = ['session cookie invalid', true];
+      step = transition('Unauthenticated', 'protectedRequest');
+    } else {
+      record = await sessions.load(named.id);
+      const assessment = sessions.assess(record, request.origin.host);
+      clearCookie = true;
+      if (assessment.kind === 'reauth' || record === undefined) {
+        reason = assessment.kind === 'reauth' ? assessment.reason : 'record-missing';
+        // An expired record is kept for its refresh extension (the store sweeps it); anything else is gone for good.
+        keepRecord = reason === 'cookie-expired';
+        step = transition('AuthenticatedSession', 'sessionInvalidated');
       } else {
-        step('refreshFailed');
-        await sessions.destroy(id);
-        if (token) return invalidTokenDecision('session ended');
-        return this.#challenge(request, `refresh ${outcome.reason}`, true);
+        step = transition('AuthenticatedSession', 'sessionChecked');
+        // The access token nears its expiry: renewed before the request goes on.
+        if (assessment.kind === 'expiring') step = transition(step.to, 'timePasses');
       }
     }
-    if (state !== 'AccessTokenValid') throw new Error(`unexpected lifecycle state ${state}`);
+    // Only a named session's states lead past a challenge: there, record and id are known.
+    for (;;) {
+      switch (step.effect) {
+        case 'forwardWithIdentity':
+          return this.#forwardSession(request, record!);
+        case 'refreshTokens': {
+          const outcome = await sessions.refresh(named.id!, record!);
+          if (outcome.ok) record = outcome.record;
+          else reason = `refresh ${outcome.reason}`;
+          step = transition(step.to, this.#refreshTrigger(outcome, record!));
+          break;
+        }
+        case 'none':
+          step = transition(step.to, 'automatic');
+          break;
+        case 'deleteSession':
+          if (record !== undefined && !keepRecord) await sessions.destroy(named.id!);
+          // The request that found the session over is challenged, as every next one would be.
+          step = transition(step.to, 'nextRequest');
+          break;
+        case 'redirectToProvider':
+          // An authentication token's holder is an API client: told its session ended, not sent to sign in.
+          if (named.id !== null && named.via === 'token') return invalidTokenDecision('session ended');
+          return this.#challenge(request, reason, clearCookie);
+        case 'storeTokensAndSetCookie':
+          throw new LifecycleError('a sign-in completes at its callback, never on a protected path');
+      }
+    }
+  }
+
+  /** Which way a refresh goes: renewed, deferred while the provider is down and the token still valid, or failed. */
+  #refreshTrigger(outcome: RefreshOutcome, record: SessionRecord): LifecycleTrigger {
+    if (outcome.ok) return 'refreshSucceeded';
+    const stillValid = (record.tokens.accessTokenExpiresAt ?? 0) > this.#context.now();
+    return outcome.reason === 'unavailable' && stillValid ? 'refreshDeferred' : 'refreshFailed';
+  }
+
+  /** A live session's request, let through unless an authorization rule refuses its caller. */
+  #forwardSession(request: RouteRequest, record: SessionRecord): Verdict {
     const { authorizer } = this.#context;
     if (authorizer.restricts) {
-      const caller = this.#caller(current);
+      const caller = this.#caller(record);
       const refusal = authorizer.refusal(caller, request.view.method, request.view.path);
       if (refusal !== undefined) return refusalDecision(this.#context, request, caller, refusal, 'session');
     }
-    return { kind: 'forward', identity: this.#identity(current) };
+    return { kind: 'forward', identity: this.#identity(record) };
   }
 
   /** One Caller per cached session record: its verdicts are judged once and remembered with it. */

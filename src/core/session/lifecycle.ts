@@ -1,6 +1,8 @@
-// The authentication session and token lifecycle (docs/architecture.md#sessions-and-the-token-store), written once,
-// as data. The auth layer drives sessions through `transition`; nothing else
-// decides which state follows which.
+// The authentication session and token lifecycle (docs/architecture.md#sessions-and-the-token-store),
+// written once, as data. A protected request's session is taken through it by the auth layer,
+// which picks each transition from the facts and does the transition's effect; the rows of the
+// sign-in callback and of logout say what those routes do. Nothing else decides which state
+// follows which.
 
 export const SESSION_STATES = [
   'Unauthenticated',
@@ -23,11 +25,12 @@ export type LifecycleTrigger =
   | 'refreshSucceeded'
   | 'automatic'
   | 'refreshFailed'
+  | 'refreshDeferred'
   | 'nextRequest'
   | 'logout'
   | 'sessionInvalidated';
 
-/** What the layer does when a transition is taken. */
+/** What the layer does when a transition is taken (`redirectToProvider`: the challenge, whichever unauthenticatedAction says). */
 export type LifecycleEffect =
   'none' | 'redirectToProvider' | 'storeTokensAndSetCookie' | 'forwardWithIdentity' | 'refreshTokens' | 'deleteSession';
 
@@ -95,6 +98,13 @@ export const LIFECYCLE: readonly Transition[] = [
     condition: 'no refresh token, refresh unavailable or refused',
     to: 'ReauthRequired',
     effect: 'deleteSession',
+  },
+  {
+    from: 'AccessTokenExpiring',
+    trigger: 'refreshDeferred',
+    condition: 'the provider cannot be reached and the access token is still valid: tried again on the next request',
+    to: 'AccessTokenValid',
+    effect: 'forwardWithIdentity',
   },
   { from: 'ReauthRequired', trigger: 'nextRequest', condition: '', to: 'Challenged', effect: 'redirectToProvider' },
   {

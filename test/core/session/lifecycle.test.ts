@@ -22,6 +22,7 @@ describe('session lifecycle table (docs/architecture.md#sessions-and-the-token-s
     ['AccessTokenExpiring', 'refreshSucceeded', 'Refreshed', 'none'],
     ['Refreshed', 'automatic', 'AccessTokenValid', 'forwardWithIdentity'],
     ['AccessTokenExpiring', 'refreshFailed', 'ReauthRequired', 'deleteSession'],
+    ['AccessTokenExpiring', 'refreshDeferred', 'AccessTokenValid', 'forwardWithIdentity'],
     ['ReauthRequired', 'nextRequest', 'Challenged', 'redirectToProvider'],
     ['AuthenticatedSession', 'logout', 'SignedOut', 'deleteSession'],
     ['SignedOut', 'automatic', 'Unauthenticated', 'none'],
