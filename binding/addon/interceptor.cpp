@@ -25,7 +25,6 @@
 #include "../core/bytes.h"
 #include "decision_from_js.h"
 #include "js_bytes.h"
-#include "json_text.h"
 #include "request_json.h"
 
 #include <atomic>
@@ -36,12 +35,11 @@
 #include <utility>
 #include <vector>
 
-using gh::append_request_json;
-using gh::attach_body;
 using gh::bytes_from_js;
 using gh::bytes_of;
 using gh::completion_from_js;
 using gh::request_to_js;
+using gh::requests_to_js;
 
 Napi::Function Interceptor::Define(Napi::Env env) {
   return DefineClass(
@@ -185,18 +183,7 @@ void Interceptor::DecideBatch(Napi::Env env, const std::vector<gh_pending*>& bat
   Napi::HandleScope scope(env);
   Napi::Value results;
   try {
-    std::string json = "[";
-    for (size_t i = 0; i < batch.size(); ++i) {
-      if (i > 0) json.push_back(',');
-      append_request_json(json, *gh_pending_request(batch[i]));
-    }
-    json.push_back(']');
-    Napi::Array requests = gh::from_json_text(env, json).As<Napi::Array>();
-    for (size_t i = 0; i < batch.size(); ++i) {
-      const gh_request_view& r = *gh_pending_request(batch[i]);
-      if (r.body.ptr != nullptr) attach_body(env, requests.Get(static_cast<uint32_t>(i)).As<Napi::Object>(), r);
-    }
-    results = batch_policy_.Call({requests});
+    results = batch_policy_.Call({requests_to_js(env, batch)});
     if (!results.IsArray()) throw Napi::TypeError::New(env, "the batch policy must return an array");
   } catch (const Napi::Error&) {
     for (gh_pending* p : batch) {
