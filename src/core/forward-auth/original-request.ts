@@ -68,6 +68,12 @@ export function readOriginalRequest(
   const found = new Map<string, string>();
   const headers: Array<readonly [string, string]> = [];
   for (const pair of verify.headers) {
+    // Every name read starts with "x": the others (the cookies, Accept, …) are passed on without a
+    // lower-cased copy of their name, unless some are withheld.
+    if ((pair[0].charCodeAt(0) | 0x20) !== 0x78) {
+      if (withheld.length === 0 || !withheld.includes(pair[0].toLowerCase())) headers.push(pair);
+      continue;
+    }
     const name = pair[0].toLowerCase();
     const spelled = READ.get(name);
     if (spelled === undefined) {

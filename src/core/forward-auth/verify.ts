@@ -30,7 +30,7 @@ import type { Decision, RequestView, RespondDecision } from '../http/request-vie
 import { emptyDecision, jsonDecision } from '../http/responses.js';
 import { namesWebhookVerified } from '../http/webhook-verified.js';
 import { UPGRADE_REFUSED_MESSAGE, upgradeKindOf } from '../http/protocol-upgrade.js';
-import { isSpoofedForwarding } from '../http/spoofed-forwarding.js';
+import { isSpoofedForwarding, mayConcernForwarding } from '../http/spoofed-forwarding.js';
 import { keptSeconds } from './answer-lifetime.js';
 import type { VerifyCacheSettings } from './cache-settings.js';
 import { readOriginalRequest, type Convention } from './original-request.js';
@@ -171,6 +171,9 @@ export class ForwardAuth {
     });
     if (aliases.length > 0) return aliases[0];
     for (const [name] of headers) {
+      // Both families start with "x", "f" or "t" (X-Gatehouse-Webhook-Verified with "x" in every
+      // spelling): the other headers are passed over without a lower-cased copy of their name.
+      if (!mayConcernForwarding(name)) continue;
       if (isSpoofedForwarding(name.toLowerCase(), true)) return name;
       if (namesWebhookVerified(name)) return name;
     }
