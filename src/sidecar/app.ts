@@ -57,7 +57,7 @@ export interface SidecarOptions {
 }
 
 /** How long a keep-alive connection to the app may sit idle before gatehouse closes it. */
-export const UPSTREAM_IDLE_MS = 30_000;
+const UPSTREAM_IDLE_MS = 30_000;
 
 export interface Sidecar {
   /** The front door's last middleware: decided, then answered or forwarded to the app. */

@@ -15,7 +15,7 @@ import type { Duplex } from 'node:stream';
 import Koa, { type Middleware, type ParameterizedContext } from 'koa';
 
 import type { ForwardAuth } from '../core/forward-auth/verify.js';
-import { namesWebhookVerified } from '../core/http/webhook-verified.js';
+import { namesWebhookVerified, WEBHOOK_VERIFIED_HEADER } from '../core/http/webhook-verified.js';
 import { closeGracefullyAfter } from '../lingering-close.js';
 import type { Logger } from '../logging.js';
 import { createKoaMiddleware } from '../webhook/koa-middleware.js';
@@ -132,6 +132,8 @@ function targetOf(logger: Logger): FrontDoorMiddleware {
   };
 }
 
+const VERIFIED_LENGTH = WEBHOOK_VERIFIED_HEADER.length;
+
 /**
  * Removes X-Gatehouse-Webhook-Verified (any spelling) from a request gatehouse serves, whatever its
  * path: with GATEHOUSE_WEBHOOK_FORWARD_PATH elsewhere than the receiver's path, a client could
@@ -141,7 +143,9 @@ function targetOf(logger: Logger): FrontDoorMiddleware {
 function stripVerifiedHeader(req: IncomingMessage): void {
   const raw = req.rawHeaders;
   let found = false;
-  for (let i = 0; i < raw.length; i += 2) if (namesWebhookVerified(raw[i]!)) found = true;
+  // Every spelling has the name's length: the other headers are passed over without a call.
+  for (let i = 0; i < raw.length; i += 2)
+    if (raw[i]!.length === VERIFIED_LENGTH && namesWebhookVerified(raw[i]!)) found = true;
   if (!found) return;
   for (let i = raw.length - 2; i >= 0; i -= 2) if (namesWebhookVerified(raw[i]!)) raw.splice(i, 2);
   const headers = req.headers;
