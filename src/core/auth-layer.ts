@@ -1,41 +1,25 @@
 // AuthLayer.decide(RequestView) → Decision: the whole auth core (docs/architecture.md#the-decision).
 // Hosts (the Koa sidecar, the in-server module) only adapt requests to it
 // and apply what it decides.
-import { LRUCache } from 'lru-cache';
-
 import { createLogger, type Logger } from '../logging.js';
-import { NO_METRICS, type AuthMetrics } from './auth-metrics.js';
 import { layerAssertions, type LayerAssertions } from './assertion/assertion-keys.js';
-import type { AssertionKeyRing } from './assertion/key-ring.js';
 import type { AssertionHeader } from './assertion/signer.js';
 import type { Caller } from './authorization/access-facts.js';
-import { Authorizer } from './authorization/authorizer.js';
-import { OPEN_POLICY } from './authorization/policy.js';
 import { callerOf } from './authorization/record-caller.js';
 import type { AuthConfig } from './config/auth-config.js';
-import { aliasIgnoringCase } from './config/provider-settings.js';
-import { deriveKey } from './crypto/keys.js';
 import { matchExcludedPath } from './excluded-paths.js';
 import { isCorsPreflight } from './http/cors-preflight.js';
 import { forwardEdits, type HeaderPolicy } from './http/forward-edits.js';
-import type { HeaderNormalizer } from './http/identity-headers.js';
 import { behindTrustedProxy, requestOrigin, type Origin } from './http/origin.js';
 import type { Decision, RequestView, Verdict } from './http/request-view.js';
-import {
-  errorDecision,
-  escapeHtml,
-  fragmentPreservingRedirect,
-  jsonDecision,
-  pageDecision,
-  redirectDecision,
-  type PageLink,
-} from './http/responses.js';
+import { errorDecision, redirectDecision } from './http/responses.js';
 import { createProviders } from './providers/registry.js';
 import type { Identity } from './identity.js';
 import type { Provider } from './providers/provider.js';
 import { identityFromRecord } from './principal.js';
-import { challengeReturnUrl } from './return-url.js';
-import { loginDone, logout, logoutComplete, logoutDone, me, ready, refresh, version } from './routes/account-routes.js';
+import { authRoute } from './routes/auth-routes.js';
+import { challenge } from './routes/challenge.js';
+import { bearerIdentity, bearerToken, invalidTokenDecision } from './routes/client-directed.js';
 import {
   callerWantsJson,
   currentSession,
@@ -45,111 +29,18 @@ import {
   type NamedSession,
   type RouteRequest,
 } from './routes/context.js';
-import { assertionKeys } from './routes/assertion-keys.js';
-import { backChannelLogout } from './routes/back-channel-logout.js';
-import { frontChannelLogout } from './routes/front-channel-logout.js';
-import { clientKeys } from './routes/client-keys.js';
-import { bearerIdentity, bearerToken, exchangeToken, invalidTokenDecision } from './routes/client-directed.js';
-import { finishLogin, loginPath, returnUrlParameter, startLogin } from './routes/login-flow.js';
 import { refusalDecision } from './routes/refusal.js';
 import { LifecycleError, transition, type LifecycleTrigger, type Transition } from './session/lifecycle.js';
 import type { SessionRecord } from './session/record.js';
-import { SessionCookie } from './session/cookie.js';
-import { ExchangedSessions } from './session/exchanged-sessions.js';
-import { SessionActivity, type LastSeen } from './session/activity.js';
-import type { ProviderSignOut } from './session/provider-sign-outs.js';
-import { Sessions, type RefreshOutcome } from './session/sessions.js';
-import { MemoryTokenStore } from './token-store/memory.js';
-import { StoreUnavailableError, type TokenStore } from './token-store/token-store.js';
-import { AuthenticationTokens } from './tokens/authentication-token.js';
+import type { RefreshOutcome } from './session/sessions.js';
+import { StoreUnavailableError } from './token-store/token-store.js';
 import { InvalidTokenError } from './tokens/errors.js';
-import { ValidatedTokenCache } from './tokens/validated-token-cache.js';
+import { layerContext, type AuthLayerOptions } from './layer-context.js';
 
-export interface AuthLayerOptions {
-  readonly config: AuthConfig;
-  readonly store: TokenStore<SessionRecord>;
-  /** Where providers' back-channel sign-outs are kept (default: in memory, this process only); shared like `store`. */
-  readonly signOutStore?: TokenStore<ProviderSignOut>;
-  /** The provider sessions sign-ins were made in (front-channel logout); shared with signOutStore's instances. */
-  readonly knownSessionStore?: TokenStore<ProviderSignOut>;
-  /** 32-byte master key: cookies, login transactions. */
-  readonly masterKey: Buffer;
-  readonly logger?: Logger;
-  readonly now?: () => number;
-  readonly version?: string;
-  /** Session cache lifetime (default SESSION_CACHE_TTL_MS; 0 reads the store on every request). */
-  readonly sessionCacheTtlMs?: number;
-  /** How many validated bearer tokens are remembered (default VALIDATED_TOKEN_CACHE_MAX; 0 checks every time). */
-  readonly bearerCacheMax?: number;
-  /** The shared core's header normalization (the native addon, or its fallback) the header policy is built on. */
-  readonly headers: HeaderNormalizer;
-  /** Which token store runs and whether it can be reached now, as /.auth/version tells. */
-  readonly storeHealth?: StoreHealth;
-  /** Where sign-ins, refreshes and logouts are counted (default: nowhere). */
-  readonly metrics?: AuthMetrics;
-  /** Where the sessions token exchange made are found by every instance (Redis; default: this process only). */
-  readonly exchangeStore?: TokenStore<{ readonly id: string }>;
-  /** With an idle timeout: when sessions were last used, shared like `store` (default: this process only). */
-  readonly activityStore?: TokenStore<LastSeen>;
-  /** The keys identity assertions are signed with (startAssertionKeys; default: this process's own, in memory). */
-  readonly assertionKeys?: AssertionKeyRing;
-}
-
-export interface StoreHealth {
-  readonly kind: string;
-  readonly available: boolean;
-}
+export type { AuthLayerOptions, StoreHealth } from './layer-context.js';
 
 /** How soon a caller turned away while the token store is unavailable should try again (s). */
 const STORE_RETRY_AFTER_SECONDS = '5';
-
-const LOGIN_PATH = /^\/login\/([A-Za-z0-9][A-Za-z0-9_-]*)(\/callback)?$/;
-/** Where a provider posts its back-channel logout tokens (the URL registered with it, so the alias exactly). */
-const BACK_CHANNEL_LOGOUT_PATH = /^\/logout\/backchannel\/([A-Za-z0-9][A-Za-z0-9_-]*)$/;
-/** Where a provider's logout page frames its front-channel logout (the URL registered with it, so the alias exactly). */
-const FRONT_CHANNEL_LOGOUT_PATH = /^\/logout\/frontchannel\/([A-Za-z0-9][A-Za-z0-9_-]*)$/;
-/** Where a provider finds the public key gatehouse authenticates to it with (private_key_jwt). */
-const CLIENT_KEYS_PATH = /^\/client-keys\/([A-Za-z0-9][A-Za-z0-9_-]*)$/;
-
-/**
- * The methods each of gatehouse's own fixed routes answers; any other is a 405 naming these.
- * Pages and reads take GET and HEAD; the routes that act (refresh, logout) take GET, as Easy Auth
- * clients call them, and POST, never HEAD, which must not change anything.
- */
-const READ: readonly string[] = ['GET', 'HEAD'];
-const ACT: readonly string[] = ['GET', 'POST'];
-const OWN_ROUTE_METHODS: ReadonlyMap<string, readonly string[]> = new Map([
-  ['/me', READ],
-  ['/refresh', ACT],
-  ['/logout', ACT],
-  ['/logout/complete', READ],
-  ['/logout/done', READ],
-  ['/login/done', READ],
-  ['/version', READ],
-  ['/ready', READ],
-  ['/keys', READ],
-]);
-
-/**
- * Sign-in paths by a provider's other name, sent on to the configured one (unless a provider of that
- * name is configured): Twitter is X now, and a link to /.auth/login/x should not be a 404.
- */
-const OTHER_NAMES: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
-  x: 'twitter',
-});
-
-/** How many issuers some provider accepted are remembered (the least recently used forgotten first). */
-const MAX_REMEMBERED_ISSUERS = 1_000;
-
-/** The icons browsers fetch unasked (/favicon.ico, Safari's apple-touch-icon*.png). */
-const BROWSER_ICON = /^\/(?:favicon\.ico|apple-touch-icon[\w-]*\.png)$/;
-
-/** What keeps the idle timeout, when the configuration sets one. */
-function sessionActivity(options: AuthLayerOptions, logger: Logger, now: () => number): SessionActivity | undefined {
-  const idleTimeoutMs = options.config.cookieExpiration.idleTimeoutMs;
-  if (idleTimeoutMs === undefined) return undefined;
-  return new SessionActivity(idleTimeoutMs, options.activityStore ?? new MemoryTokenStore(now), logger, now);
-}
 
 export class AuthLayer {
   readonly #context: LayerContext;
@@ -170,45 +61,7 @@ export class AuthLayer {
       options: { prefix: options.config.headerPrefix, exposeTokens: options.config.tokenStore.enabled },
       behindTrustedProxy: behindTrustedProxy(options.config),
     };
-    this.#context = {
-      config: options.config,
-      providers,
-      sessions: new Sessions(
-        options.config,
-        options.store,
-        providers,
-        logger,
-        now,
-        options.sessionCacheTtlMs,
-        options.signOutStore,
-        options.metrics,
-        options.knownSessionStore,
-        sessionActivity(options, logger, now),
-      ),
-      sessionCookie: new SessionCookie(
-        options.config.sessionCookieName,
-        deriveKey(options.masterKey, 'session-cookie', options.config.app),
-        now,
-      ),
-      transactionKey: deriveKey(options.masterKey, 'login-transaction', options.config.app),
-      authTokens: new AuthenticationTokens(
-        deriveKey(options.masterKey, 'authentication-token', options.config.app),
-        options.config.app,
-        now,
-      ),
-      bearerCache: new ValidatedTokenCache(now, options.bearerCacheMax),
-      bearerIssuers: new LRUCache({ max: MAX_REMEMBERED_ISSUERS }),
-      exchangedSessions: new ExchangedSessions<SessionRecord>(
-        undefined,
-        options.exchangeStore ? { store: options.exchangeStore, expiresAt: (record) => record.expiresAt } : undefined,
-      ),
-      logger,
-      now,
-      version: options.version ?? '0.0.0',
-      metrics: options.metrics ?? NO_METRICS,
-      authorizer: new Authorizer(options.config.authorization ?? OPEN_POLICY),
-      ...(options.storeHealth !== undefined ? { storeHealth: options.storeHealth } : {}),
-    };
+    this.#context = layerContext(options, providers, logger, now);
   }
 
   get config(): AuthConfig {
@@ -264,7 +117,7 @@ export class AuthLayer {
 
     const prefix = config.apiPrefix;
     if (view.path === prefix || view.path.startsWith(`${prefix}/`))
-      return this.#authRoute(request, view.path.slice(prefix.length));
+      return authRoute(this.#context, this.#assertions?.ring, request, view.path.slice(prefix.length));
     if (matchExcludedPath(config.excludedPaths, view.path) !== undefined) {
       // Anonymous access allowed; a signed-in caller is still identified (a bad token just stays anonymous).
       const bearer = bearerToken(request);
@@ -312,111 +165,6 @@ export class AuthLayer {
       return errorDecision(403, 'HTTPS required', 'This site requires HTTPS.', request.json);
     }
     return redirectDecision(`https://${request.origin.host}${view.path}${view.query ? `?${view.query}` : ''}`);
-  }
-
-  async #authRoute(request: RouteRequest, route: string): Promise<Decision> {
-    const context = this.#context;
-    // gatehouse's own routes first: a provider alias can never shadow one (the config refuses "done").
-    const methods = OWN_ROUTE_METHODS.get(route);
-    if (methods !== undefined && !methods.includes(request.view.method))
-      return this.#methodNotAllowed(request, methods.join(', '));
-    switch (route) {
-      case '/me':
-        return me(context, request);
-      case '/refresh':
-        return refresh(context, request);
-      case '/logout':
-        return logout(context, request);
-      case '/logout/complete':
-        return logoutComplete(context, request);
-      case '/logout/done':
-        return logoutDone();
-      case '/login/done':
-        return loginDone(context, request);
-      case '/ready':
-        return ready(context);
-      case '/version':
-        return version(context);
-      case '/keys':
-        return assertionKeys(this.#assertions?.ring, request);
-    }
-    const backChannel = BACK_CHANNEL_LOGOUT_PATH.exec(route);
-    if (backChannel !== null) {
-      if (request.view.method !== 'POST') return this.#methodNotAllowed(request, 'POST');
-      return backChannelLogout(context, request, backChannel[1]!);
-    }
-    const keys = CLIENT_KEYS_PATH.exec(route);
-    if (keys !== null) {
-      if (!READ.includes(request.view.method)) return this.#methodNotAllowed(request, READ.join(', '));
-      return clientKeys(context.providers.get(keys[1]!), request);
-    }
-    const frontChannel = FRONT_CHANNEL_LOGOUT_PATH.exec(route);
-    if (frontChannel !== null) {
-      // GET only: a HEAD must change nothing.
-      if (request.view.method !== 'GET') return this.#methodNotAllowed(request, 'GET');
-      return frontChannelLogout(context, request, frontChannel[1]!);
-    }
-    const login = LOGIN_PATH.exec(route);
-    if (login === null) {
-      context.logger.info({ reason: 'no such endpoint', path: request.view.path }, 'request rejected');
-      return errorDecision(404, 'Not found', 'No such authentication endpoint.', request.json);
-    }
-    const alias = login[1]!;
-    const method = request.view.method;
-    const provider = this.#provider(alias, login[2] !== undefined);
-    if (provider === undefined) {
-      // The alias matched LOGIN_PATH: letters, digits, '-' and '_' only, safe to log.
-      context.logger.info({ reason: 'unknown provider', provider: alias, path: request.view.path }, 'request rejected');
-      // A mistyped or outdated sign-in link: the page offers the providers there are.
-      return errorDecision(
-        404,
-        'Unknown provider',
-        `No identity provider "${alias}" is configured.`,
-        request.json,
-        {},
-        this.#signInLinks(),
-      );
-    }
-    if (provider.alias !== alias && (method === 'GET' || method === 'HEAD')) {
-      // One address per sign-in start: its login cookie's path is the alias as configured.
-      const query = request.view.query;
-      return redirectDecision(`${loginPath(context.config.apiPrefix, provider.alias)}${query ? `?${query}` : ''}`);
-    }
-    if (login[2] !== undefined) {
-      if (method !== 'GET' && method !== 'POST') return this.#methodNotAllowed(request, 'GET, POST');
-      return finishLogin(context, request, provider);
-    }
-    if (method === 'POST') return exchangeToken(context, request, provider);
-    if (method !== 'GET' && method !== 'HEAD') return this.#methodNotAllowed(request, 'GET, HEAD, POST');
-    return startLogin(
-      context,
-      request,
-      provider,
-      returnUrlParameter(request.searchParams, ['post_login_redirect_uri', 'post_login_redirect_url']),
-    );
-  }
-
-  /**
-   * The provider a sign-in path names. Its alias is matched without regard to case: links are
-   * written by hand, and /.auth/login/AAD should not be a 404 beside /.auth/login/aad (the
-   * configuration refuses aliases that differ only in case), and by another name the provider goes
-   * by (OTHER_NAMES). A callback only at the exact path: that is the redirect URI the provider was given.
-   */
-  #provider(alias: string, callback: boolean): Provider | undefined {
-    const { providers } = this.#context;
-    const exact = providers.get(alias);
-    if (exact !== undefined || callback) return exact;
-    const folded =
-      aliasIgnoringCase(alias, providers) ?? aliasIgnoringCase(OTHER_NAMES[alias.toLowerCase()] ?? '', providers);
-    return folded === undefined ? undefined : providers.get(folded);
-  }
-
-  #methodNotAllowed(request: RouteRequest, allow: string): Decision {
-    this.#context.logger.info(
-      { reason: 'method not allowed', path: request.view.path, method: request.view.method },
-      'request rejected',
-    );
-    return jsonDecision(405, { error: 'Method not allowed.' }, { headers: { Allow: allow } });
   }
 
   /** A protected path: forward with identity, refresh, or challenge, as the lifecycle table says. */
@@ -502,7 +250,7 @@ export class AuthLayer {
         case 'redirectToProvider':
           // An authentication token's holder is an API client: told its session ended, not sent to sign in.
           if (named.id !== null && named.via === 'token') return invalidTokenDecision('session ended');
-          return this.#challenge(request, reason, clearCookie);
+          return challenge(this.#context, request, reason, clearCookie);
         case 'storeTokensAndSetCookie':
           throw new LifecycleError('a sign-in completes at its callback, never on a protected path');
       }
@@ -549,74 +297,5 @@ export class AuthLayer {
       this.#identities.set(record, identity);
     }
     return identity;
-  }
-
-  #challenge(request: RouteRequest, reason: string, clearCookie: boolean): Verdict {
-    const { config, logger, sessionCookie } = this.#context;
-    const { view } = request;
-    // Anonymous callers may come in unless a rule says who may open this path: then they sign in first.
-    if (!config.requireAuthentication && !this.#context.authorizer.restrictsPath(view.method, view.path))
-      return { kind: 'forward', identity: null };
-    const cookies = clearCookie ? [sessionCookie.clear(request.secure)] : [];
-    // A browser asks for its icons by itself on every new site: those challenges are not news.
-    const level = BROWSER_ICON.test(view.path) ? 'debug' : 'info';
-    logger[level](
-      { reason, path: view.path, method: view.method, action: config.unauthenticatedAction },
-      'request challenged',
-    );
-    switch (config.unauthenticatedAction) {
-      case 'Return403':
-        return errorDecision(403, 'Forbidden', 'You do not have access to this resource.', request.json, { cookies });
-      case 'Return404':
-        return errorDecision(404, 'Not found', 'Not found.', request.json, { cookies });
-      case 'Return401':
-      case 'AllowAnonymous':
-        return this.#unauthorized(request, cookies);
-      case 'RedirectToLoginPage':
-        break;
-    }
-    if (request.json || (view.method !== 'GET' && view.method !== 'HEAD')) return this.#unauthorized(request, cookies);
-    const returnTo = challengeReturnUrl(view.path, view.query, config.apiPrefix);
-    if (config.defaultProvider !== undefined) {
-      // The fragment is added in the browser: the page's script ends the URL with the return address.
-      if (config.preserveUrlFragmentsForLogins)
-        return fragmentPreservingRedirect(
-          `${loginPath(config.apiPrefix, config.defaultProvider)}?post_login_redirect_uri=`,
-          returnTo,
-          cookies,
-        );
-      return redirectDecision(loginPath(config.apiPrefix, config.defaultProvider, returnTo), { cookies });
-    }
-    const links = this.#signInLinks(returnTo).map(
-      (link) => `<li><a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a></li>`,
-    );
-    return pageDecision(401, 'Sign in', 'Choose how to sign in:', { cookies }, `<ul>${links.join('')}</ul>`);
-  }
-
-  /** A sign-in link per configured provider, coming back to `returnTo` when given. */
-  #signInLinks(returnTo?: string): PageLink[] {
-    const { config, providers } = this.#context;
-    return [...providers.values()].map((provider) => ({
-      href: loginPath(config.apiPrefix, provider.alias, returnTo),
-      text: `Sign in with ${provider.displayName}`,
-    }));
-  }
-
-  /**
-   * A 401. A person in a browser gets a page with a way to sign in and come back: a form POSTed
-   * after the session ended (challenges redirect GET and HEAD only) or a site set to Return401
-   * otherwise leaves them on "Authentication required" with nowhere to go. The links are only
-   * links: nothing is followed without them.
-   */
-  #unauthorized(request: RouteRequest, cookies: string[]): Decision {
-    const extra = { cookies, headers: { 'WWW-Authenticate': 'Bearer' } };
-    if (request.json) return errorDecision(401, 'Sign-in required', 'Authentication required.', true, extra);
-    const { config } = this.#context;
-    const returnTo = challengeReturnUrl(request.view.path, request.view.query, config.apiPrefix);
-    const links =
-      config.defaultProvider !== undefined
-        ? [{ href: loginPath(config.apiPrefix, config.defaultProvider, returnTo), text: 'Sign in' }]
-        : this.#signInLinks(returnTo);
-    return errorDecision(401, 'Sign-in required', 'Authentication required.', false, extra, links);
   }
 }
