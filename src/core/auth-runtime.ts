@@ -17,12 +17,8 @@ import { encryptionKeyFromEnv } from './crypto/keys.js';
 import type { LastSeen } from './session/activity.js';
 import type { ProviderSignOut } from './session/provider-sign-outs.js';
 import type { SessionRecord } from './session/record.js';
-import {
-  FileSystemTokenStore,
-  KEY_FILE_NAME,
-  loadOrCreateKeyFile,
-  recordsWithoutKeyFile,
-} from './token-store/filesystem.js';
+import { FileSystemTokenStore } from './token-store/filesystem.js';
+import { KEY_FILE_NAME, loadOrCreateKeyFile, recordsWithoutKeyFile } from './token-store/filesystem-key-file.js';
 import { openRedisLink, type RedisLink } from './token-store/redis-link.js';
 import { REDIS_URL_VARIABLE, redisKeyPrefix, redisSettings, RedisSettingsError } from './token-store/redis-settings.js';
 import type { RedisSettings } from './token-store/redis-topology.js';

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 
 import { startAuthRuntime, TokenStoreDirectoryError } from '../../src/core/auth-runtime.js';
 import { resolveAuthConfig } from '../../src/core/config/auth-config.js';
-import { KEY_FILE_NAME } from '../../src/core/token-store/filesystem.js';
+import { KEY_FILE_NAME } from '../../src/core/token-store/filesystem-key-file.js';
 import { fallbackCore } from '../../src/native/index.js';
 import { capturingLogger } from '../support/logs.js';
 

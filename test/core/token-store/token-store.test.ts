@@ -6,7 +6,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 import { expect } from 'chai';
 
-import { FileSystemTokenStore, KEY_FILE_NAME, STALE_LOCK_MS } from '../../../src/core/token-store/filesystem.js';
+import { FileSystemTokenStore } from '../../../src/core/token-store/filesystem.js';
+import { KEY_FILE_NAME } from '../../../src/core/token-store/filesystem-key-file.js';
+import { STALE_LOCK_MS } from '../../../src/core/token-store/filesystem-locks.js';
 import { MemoryTokenStore } from '../../../src/core/token-store/memory.js';
 import { capturingLogger } from '../../support/logs.js';
 import { tokenStoreConformance } from './conformance.js';
