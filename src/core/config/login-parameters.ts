@@ -5,8 +5,12 @@
 // broke sign-in (`response_mode=form_post` made the provider POST the callback cross-site, where
 // the login cookie, SameSite=Lax, did not come back).
 
-/** Set by gatehouse on every sign-in; a login parameter of the same name is ignored, with a warning. */
-const SET_BY_GATEHOUSE = [
+/**
+ * The authorization request parameters gatehouse sets on every sign-in (the authorization code flow
+ * with PKCE, the callback URL): a login parameter of the same name is ignored, with a warning. Not
+ * to be mistaken for the forwarding headers gatehouse sets (FORWARDING_HEADERS_SET_BY_GATEHOUSE).
+ */
+const AUTHORIZATION_PARAMETERS_SET_BY_GATEHOUSE = [
   'client_id',
   'redirect_uri',
   'response_type',
@@ -78,7 +82,7 @@ export function loginParameters(
         problems.push(
           `${where}: response_mode ${JSON.stringify(value)}: expected query or form_post (gatehouse cannot receive any other)`,
         );
-    } else if ((SET_BY_GATEHOUSE as readonly string[]).includes(name)) {
+    } else if ((AUTHORIZATION_PARAMETERS_SET_BY_GATEHOUSE as readonly string[]).includes(name)) {
       warnings.push(
         `${where}: ${name} is set by gatehouse on every sign-in (authorization code flow with PKCE, the callback URL from the request's origin); this one is ignored`,
       );

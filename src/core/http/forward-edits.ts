@@ -17,7 +17,11 @@ import type { AssertionHeader } from '../assertion/signer.js';
 import type { Identity, NormalizeOptions } from '../identity.js';
 import { identityHeaderPairs, inboundAliases, type HeaderNormalizer } from './identity-headers.js';
 import type { Origin } from './origin.js';
-import { isSpoofedForwarding, mayConcernForwarding, SET_BY_GATEHOUSE } from './spoofed-forwarding.js';
+import {
+  isSpoofedForwarding,
+  mayConcernForwarding,
+  FORWARDING_HEADERS_SET_BY_GATEHOUSE,
+} from './spoofed-forwarding.js';
 
 export interface ForwardedValues {
   readonly for: string;
@@ -137,7 +141,7 @@ class Edits implements ForwardEdits {
       if (lower === 'x-forwarded-for' && policy.behindTrustedProxy)
         chain = chain === undefined ? value : `${chain}, ${value}`;
       if (
-        (SET_BY_GATEHOUSE.has(lower) || isSpoofedForwarding(lower, policy.behindTrustedProxy)) &&
+        (FORWARDING_HEADERS_SET_BY_GATEHOUSE.has(lower) || isSpoofedForwarding(lower, policy.behindTrustedProxy)) &&
         !(remove ??= []).includes(lower)
       )
         remove.push(lower);

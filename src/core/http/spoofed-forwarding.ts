@@ -21,7 +21,7 @@ import { canonicalHeaderName } from './header-names.js';
  * The forwarding headers gatehouse sets itself (lower case): the client's own are always replaced
  * (forward-edits.ts), and their other spellings always dropped (below).
  */
-export const SET_BY_GATEHOUSE: ReadonlySet<string> = new Set([
+export const FORWARDING_HEADERS_SET_BY_GATEHOUSE: ReadonlySet<string> = new Set([
   'x-forwarded-for',
   'x-forwarded-proto',
   'x-forwarded-host',
@@ -66,7 +66,7 @@ export function isSpoofedForwarding(name: string, behindTrustedProxy: boolean): 
   const canonical = canonicalHeaderName(name);
   if (OVERRIDES.has(canonical)) return true;
   const lower = canonical.toLowerCase();
-  if (SET_BY_GATEHOUSE.has(lower)) return name !== lower;
+  if (FORWARDING_HEADERS_SET_BY_GATEHOUSE.has(lower)) return name !== lower;
   if (behindTrustedProxy) return false;
   return canonical.startsWith('X-FORWARDED-') || CLIENT_CLAIMS.has(canonical);
 }
