@@ -3,10 +3,9 @@
 import { LRUCache } from 'lru-cache';
 
 import type { Logger } from '../../logging.js';
-import { NO_METRICS, secondsSince, type AuthMetrics } from '../auth-metrics.js';
+import { NO_METRICS, type AuthMetrics } from '../auth-metrics.js';
 import type { AuthConfig } from '../config/auth-config.js';
 import { newSessionId } from '../crypto/session-id.js';
-import { unsendableHeaderValue } from '../identity.js';
 import type { LogoutNotice } from '../oidc/logout-token.js';
 import type { Provider, RefreshedTokens } from '../providers/provider.js';
 import { MemoryTokenStore } from '../token-store/memory.js';
@@ -15,6 +14,7 @@ import { turnsOf, type InTurn } from '../token-store/turns.js';
 import type { SessionActivity } from './activity.js';
 import { assessSession, type Assessment } from './assess.js';
 import { endedBy, ProviderSignOuts, signOutRetentionMs, type ProviderSignOut } from './provider-sign-outs.js';
+import { redeemAtProvider, refreshedSince } from './provider-refresh.js';
 import type { SessionRecord } from './record.js';
 
 interface CacheEntry {
@@ -347,41 +347,9 @@ export class Sessions {
     extendedUntil: number | undefined,
     keep: (renewed: SessionRecord) => void,
   ): Promise<RefreshOutcome> {
-    let tokens: RefreshedTokens;
-    const started = performance.now();
-    try {
-      tokens = await redeem();
-    } catch (error) {
-      const unavailable = (error as Error).name === 'ProviderUnavailableError';
-      this.logger.warn({ provider: record.provider, reason: (error as Error).message }, 'token refresh failed');
-      this.metrics.providerCall(record.provider, 'refresh', secondsSince(started));
-      this.metrics.refresh(record.provider, unavailable ? 'unavailable' : 'refused');
-      return { ok: false, reason: unavailable ? 'unavailable' : 'refused' };
-    }
-    this.metrics.providerCall(record.provider, 'refresh', secondsSince(started));
-    const unsendable = unsendableHeaderValue({ userId: record.userId, userName: record.userName, tokens });
-    if (unsendable !== undefined) {
-      // An answer that cannot be used, as one that does not parse: the session is not given tokens that would fail every request.
-      this.logger.warn(
-        { provider: record.provider, reason: `the provider's ${unsendable} holds a control character` },
-        'token refresh failed',
-      );
-      this.metrics.refresh(record.provider, 'refused');
-      return { ok: false, reason: 'refused' };
-    }
-    const refreshed: SessionRecord = {
-      ...record,
-      ...(extendedUntil !== undefined ? { expiresAt: extendedUntil } : {}),
-      // Groups and roles as the provider tells them now: a member removed loses access here.
-      ...(tokens.access !== undefined ? { access: tokens.access } : {}),
-      tokens: {
-        ...record.tokens,
-        ...(tokens.accessToken !== undefined ? { accessToken: tokens.accessToken } : {}),
-        ...(tokens.idToken !== undefined ? { idToken: tokens.idToken } : {}),
-        ...(tokens.refreshToken !== undefined ? { refreshToken: tokens.refreshToken } : {}),
-        ...(tokens.accessTokenExpiresAt !== undefined ? { accessTokenExpiresAt: tokens.accessTokenExpiresAt } : {}),
-      },
-    };
+    const answer = await redeemAtProvider(record, redeem, extendedUntil, this.logger, this.metrics);
+    if (!answer.ok) return answer;
+    const refreshed = answer.record;
     try {
       await this.store.put(id, refreshed, this.#keepUntil(refreshed));
       this.#unsaved.delete(id);
@@ -397,11 +365,4 @@ export class Sessions {
     this.metrics.refresh(record.provider, 'success');
     return { ok: true, record: refreshed };
   }
-}
-
-/** Whether the stored record carries other tokens than the one a refresh was asked for (another instance refreshed it). */
-function refreshedSince(cached: SessionRecord, stored: SessionRecord): boolean {
-  return (
-    stored.tokens.refreshToken !== cached.tokens.refreshToken || stored.tokens.accessToken !== cached.tokens.accessToken
-  );
 }
