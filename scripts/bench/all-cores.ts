@@ -20,8 +20,10 @@ import { fileURLToPath } from 'node:url';
 import { ensurePrograms } from '../test-requirements.mjs';
 import { apacheMissing, startApache, type RunningApache } from './apache.js';
 import { bearerFixture } from './bearer.js';
-import { cachedSite, forkApp, shippedSite, startForwardAuthCli, startNginx } from './forward-auth.js';
+import { forkApp, startForwardAuthCli, startNginx } from './forward-auth.js';
+import { judgedRequests } from './judged-requests.js';
 import { table } from './measure.js';
+import { cachedSite, shippedSite } from './nginx-examples.js';
 import { redisMissing, startBenchRedis, type BenchRedis } from './redis.js';
 import {
   benchDocument,
@@ -98,17 +100,6 @@ const median = (values: readonly number[]): number => [...values].sort((a, b) =>
  * and 2.5× Apache + mod_auth_openidc's; `--workers auto` at 0.6× Apache's CPU per request or less.
  */
 const TARGETS = { cachedVsBare: 0.7, cachedVsApache: 2.5, workersCpuVsApache: 0.6 } as const;
-
-/** The requests gatehouse has judged (`gatehouse_requests_total`, every outcome) at its metrics listener. */
-async function requestsJudged(metricsPort: number): Promise<number> {
-  const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
-  if (!response.ok) throw new Error(`gatehouse's metrics answered ${response.status}`);
-  let sum = 0;
-  for (const line of (await response.text()).split('\n'))
-    if (line.startsWith('gatehouse_requests_total{') || line.startsWith('gatehouse_requests_total '))
-      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  return sum;
-}
 
 /** Every process on every CPU: this one (wrk inherits it) and every one it started. */
 function unpinAll(pids: readonly number[]): void {
@@ -240,7 +231,7 @@ server { listen 127.0.0.1:${barePort}; location / { proxy_pass http://app; proxy
       port: cachedPorts.nginx,
       headers: { ...html, cookie: cachedSession.cookie },
       pids: [cachedNginx.pid!, cachedVerifier.pid!],
-      judged: () => requestsJudged(cachedPorts.metrics),
+      judged: () => judgedRequests(cachedPorts.metrics),
     });
 
     /** `gatehouse serve` from dist, signed in through a session in its store, bound to its address. */
