@@ -9,7 +9,7 @@ import path from 'node:path';
 
 import { resolveAuthConfig } from '../core/config/auth-config.js';
 import { isLoopbackHost } from '../core/http/origin.js';
-import { loginPath } from '../core/routes/login-flow.js';
+import { loginPath } from '../core/routes/login-paths.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';
 import { attach, createGateway } from '../sidecar/gateway.js';

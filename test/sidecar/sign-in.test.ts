@@ -4,7 +4,7 @@ import http from 'node:http';
 import { expect } from 'chai';
 
 import { MAX_RETURN_URL_LENGTH } from '../../src/core/return-url.js';
-import { MAX_PENDING_LOGINS } from '../../src/core/routes/login-flow.js';
+import { MAX_PENDING_LOGINS } from '../../src/core/routes/login-transaction.js';
 import { Browser } from '../support/browser.js';
 import { forwarded, principal } from '../support/principal.js';
 import { defaultDocument, pendingLogins, signIn, startDeployment, type Deployment } from '../support/sign-in.js';

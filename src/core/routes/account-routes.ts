@@ -7,7 +7,7 @@ import { jsonDecision, linksParagraph, pageDecision, redirectDecision } from '..
 import { validateReturnUrl } from '../return-url.js';
 import type { SessionRecord } from '../session/record.js';
 import { currentSession, namedSessionOrNone, type LayerContext, type RouteRequest } from './context.js';
-import { returnUrlParameter } from './login-flow.js';
+import { returnUrlParameter } from './login-paths.js';
 
 const LOGOUT_STATE_LIFETIME_MS = 10 * 60_000;
 

@@ -13,7 +13,9 @@ import { exchangeToken } from './client-directed.js';
 import { clientKeys } from './client-keys.js';
 import type { LayerContext, RouteRequest } from './context.js';
 import { frontChannelLogout } from './front-channel-logout.js';
-import { finishLogin, loginPath, returnUrlParameter, startLogin } from './login-flow.js';
+import { finishLogin } from './login-callback.js';
+import { startLogin } from './login-flow.js';
+import { loginPath, returnUrlParameter } from './login-paths.js';
 
 const LOGIN_PATH = /^\/login\/([A-Za-z0-9][A-Za-z0-9_-]*)(\/callback)?$/;
 /** Where a provider posts its back-channel logout tokens (the URL registered with it, so the alias exactly). */

@@ -11,7 +11,7 @@ import {
 } from '../http/responses.js';
 import { challengeReturnUrl } from '../return-url.js';
 import type { LayerContext, RouteRequest } from './context.js';
-import { loginPath } from './login-flow.js';
+import { loginPath } from './login-paths.js';
 
 /** The icons browsers fetch unasked (/favicon.ico, Safari's apple-touch-icon*.png). */
 const BROWSER_ICON = /^\/(?:favicon\.ico|apple-touch-icon[\w-]*\.png)$/;

@@ -8,7 +8,7 @@ import type { Decision } from '../http/request-view.js';
 import { errorDecision, jsonDecision, type PageLink } from '../http/responses.js';
 import { challengeReturnUrl } from '../return-url.js';
 import type { LayerContext, RouteRequest } from './context.js';
-import { loginPath } from './login-flow.js';
+import { loginPath } from './login-paths.js';
 
 /** How the caller proved who they are: a session (cookie or authentication token), or a provider's bearer token. */
 export type CallerCredential = 'session' | 'bearer';
