@@ -30,7 +30,11 @@ import type { Decision, RequestView, RespondDecision } from '../http/request-vie
 import { emptyDecision, jsonDecision } from '../http/responses.js';
 import { namesWebhookVerified } from '../http/webhook-verified.js';
 import { UPGRADE_REFUSED_MESSAGE, upgradeKindOf } from '../http/protocol-upgrade.js';
-import { isSpoofedForwarding, mayConcernForwarding } from '../http/spoofed-forwarding.js';
+import {
+  FORWARDING_HEADERS_SET_BY_GATEHOUSE,
+  isSpoofedForwarding,
+  mayConcernForwarding,
+} from '../http/spoofed-forwarding.js';
 import { keptSeconds } from './answer-lifetime.js';
 import type { VerifyCacheSettings } from './cache-settings.js';
 import { readOriginalRequest, type Convention } from './original-request.js';
@@ -174,7 +178,10 @@ export class ForwardAuth {
       // Both families start with "x", "f" or "t" (X-Gatehouse-Webhook-Verified with "x" in every
       // spelling): the other headers are passed over without a lower-cased copy of their name.
       if (!mayConcernForwarding(name)) continue;
-      if (isSpoofedForwarding(name.toLowerCase(), true)) return name;
+      const lower = name.toLowerCase();
+      // The web server's own X-Forwarded-For (and -Host, -Proto), as it always sends them.
+      if (FORWARDING_HEADERS_SET_BY_GATEHOUSE.has(lower)) continue;
+      if (isSpoofedForwarding(lower, true)) return name;
       if (namesWebhookVerified(name)) return name;
     }
     return undefined;
