@@ -19,8 +19,9 @@ import type { Provider } from './providers/provider.js';
 import { identityFromRecord } from './principal.js';
 import { authRoute } from './routes/auth-routes.js';
 import { challenge } from './routes/challenge.js';
-import { bearerIdentity, bearerToken, invalidTokenDecision } from './routes/client-directed.js';
+import { bearerIdentity, invalidTokenDecision } from './routes/client-directed.js';
 import {
+  bearerToken,
   callerWantsJson,
   currentSession,
   LayerRequest,
@@ -50,6 +51,8 @@ export class AuthLayer {
   readonly #assertions: LayerAssertions | undefined;
   /** One Caller per cached session record, so rules' verdicts are remembered per session (Authorizer). */
   readonly #callers = new WeakMap<SessionRecord, Caller>();
+  /** Whether any authorization rule is configured: known when the layer is made, as the rules do not change. */
+  readonly #rulesConfigured: boolean;
 
   constructor(options: AuthLayerOptions) {
     const logger = options.logger ?? createLogger();
@@ -62,6 +65,7 @@ export class AuthLayer {
       behindTrustedProxy: behindTrustedProxy(options.config),
     };
     this.#context = layerContext(options, providers, logger, now);
+    this.#rulesConfigured = this.#context.authorizer.restricts;
   }
 
   get config(): AuthConfig {
@@ -266,10 +270,9 @@ export class AuthLayer {
 
   /** A live session's request, let through unless an authorization rule refuses its caller. */
   #forwardSession(request: RouteRequest, record: SessionRecord): Verdict {
-    const { authorizer } = this.#context;
-    if (authorizer.restricts) {
+    if (this.#rulesConfigured) {
       const caller = this.#caller(record);
-      const refusal = authorizer.refusal(caller, request.view.method, request.view.path);
+      const refusal = this.#context.authorizer.refusal(caller, request.view.method, request.view.path);
       if (refusal !== undefined) return refusalDecision(this.#context, request, caller, refusal, 'session');
     }
     return { kind: 'forward', identity: this.#identity(record) };

@@ -3,14 +3,7 @@
 // answers an authentication token for X-ZUMO-AUTH.
 import { callerOf } from '../authorization/record-caller.js';
 import { lacksUserId, unsendableHeaderValue, type Identity } from '../identity.js';
-import {
-  asSentence,
-  headerValue,
-  MAX_AUTH_BODY_BYTES,
-  mediaType,
-  readBoundedBody,
-  type Decision,
-} from '../http/request-view.js';
+import { asSentence, MAX_AUTH_BODY_BYTES, mediaType, readBoundedBody, type Decision } from '../http/request-view.js';
 import { jsonDecision } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import type { Provider, SignIn, TokenExchange } from '../providers/provider.js';
@@ -32,21 +25,6 @@ export function invalidTokenDecision(description: string): Decision {
     { error: 'invalid_token', error_description: safe },
     { headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${safe}"` } },
   );
-}
-
-/**
- * The bearer token of `Authorization: Bearer <token>`, undefined when the header is absent or another scheme.
- * "Bearer" alone (servers trim the trailing space) is an empty token, not another scheme. The token itself is
- * not scanned here: whatever follows the scheme is the token, and anything that is not a signed JWT is refused
- * as one (401 invalid_token), so a malformed credential is never mistaken for no credential.
- */
-export function bearerToken(request: RouteRequest): string | undefined {
-  const header = headerValue(request.view, 'authorization');
-  if (header === undefined || header.length < 6 || header.slice(0, 6).toLowerCase() !== 'bearer') return undefined;
-  const rest = header.slice(6);
-  if (rest.trim() === '') return '';
-  // The scheme ends at a space ("Bearerish x" is another scheme).
-  return rest.charCodeAt(0) === 0x20 ? rest.trim() : undefined;
 }
 
 /** The identity a bearer token proves (and the caller rules judge), or the 401/403/503 to answer. */

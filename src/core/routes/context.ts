@@ -1,3 +1,6 @@
+// What the routes of the auth layer share: the layer's parts (LayerContext), one request as
+// they see it (LayerRequest), and the credentials it carries: a bearer token, or the session its
+// authentication token or session cookie names.
 import type { LRUCache } from 'lru-cache';
 
 import type { Logger } from '../../logging.js';
@@ -71,6 +74,21 @@ export async function namedSession(
   if (token !== undefined) return { id: await context.authTokens.sessionId(token, expiredGraceMs), via: 'token' };
   const cookie = context.sessionCookie.read(view);
   return cookie.state === 'valid' ? { id: cookie.id, via: 'cookie' } : { id: null, cookie: cookie.state };
+}
+
+/**
+ * The bearer token of `Authorization: Bearer <token>`, undefined when the header is absent or another scheme.
+ * "Bearer" alone (servers trim the trailing space) is an empty token, not another scheme. The token itself is
+ * not scanned here: whatever follows the scheme is the token, and anything that is not a signed JWT is refused
+ * as one (401 invalid_token), so a malformed credential is never mistaken for no credential.
+ */
+export function bearerToken(request: RouteRequest): string | undefined {
+  const header = headerValue(request.view, 'authorization');
+  if (header === undefined || header.length < 6 || header.slice(0, 6).toLowerCase() !== 'bearer') return undefined;
+  const rest = header.slice(6);
+  if (rest.trim() === '') return '';
+  // The scheme ends at a space ("Bearerish x" is another scheme).
+  return rest.charCodeAt(0) === 0x20 ? rest.trim() : undefined;
 }
 
 /** namedSession, with a forged or expired authentication token naming no session (where no reason is owed). */

@@ -12,7 +12,7 @@ import { MemoryTokenStore } from '../token-store/memory.js';
 import type { TokenStore } from '../token-store/token-store.js';
 import { turnsOf, type InTurn } from '../token-store/turns.js';
 import type { SessionActivity } from './activity.js';
-import { assessSession, type Assessment } from './assess.js';
+import { assessSession, type Assessment } from './lifecycle.js';
 import { endedBy, ProviderSignOuts, signOutRetentionMs, type ProviderSignOut } from './provider-sign-outs.js';
 import { redeemAtProvider, refreshedSince } from './provider-refresh.js';
 import type { SessionRecord } from './record.js';

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 
-import { assessSession, type AssessmentContext } from '../../../src/core/session/assess.js';
 import {
+  assessSession,
   LIFECYCLE,
   LifecycleError,
   SESSION_STATES,
   transition,
+  type AssessmentContext,
   type LifecycleTrigger,
   type SessionState,
 } from '../../../src/core/session/lifecycle.js';
