@@ -25,6 +25,7 @@ import { ClientKey, ClientKeyError } from './client-key.js';
 import { ClientSecretJwt } from './client-secret-jwt.js';
 import { dpopKeyPair, newDpopKey, type DpopKey } from './dpop-key.js';
 import { IdTokenAside } from './id-token-aside.js';
+import { checkIdTokenClaims } from './id-token-claims.js';
 import { providerFailure } from './provider-failure.js';
 import { providerMetadata } from './provider-metadata.js';
 import { fitsTenantTemplate, tenantIssuer } from './tenant-issuer.js';
@@ -293,6 +294,8 @@ export class OidcProviderClient {
       audiences: [this.config.clientId],
       ...(rule.nonce !== undefined ? { nonce: rule.nonce } : {}),
     });
+    // What openid-client requires of the ID tokens it reads (sub, iat, azp), of this one too.
+    checkIdTokenClaims(claims, this.config.clientId);
     return { ...tokens, idToken, claims };
   }
 
