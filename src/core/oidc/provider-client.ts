@@ -9,6 +9,7 @@ import * as oidc from 'openid-client';
 import type { JWTPayload } from 'jose';
 
 import type { OidcProviderConfig } from '../config/provider-settings.js';
+import { constantTimeEqual } from '../crypto/equal.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import {
   asymmetricAlgorithms,
@@ -129,10 +130,14 @@ export class OidcProviderClient {
     }
   }
 
-  /** Redeems the code in `callbackUrl`: state, PKCE, and the ID token's signature, iss, aud, exp and nonce are all checked. */
+  /**
+   * Redeems the code in `callbackUrl`: state, PKCE, and the ID token's signature, iss, aud, exp and
+   * nonce are all checked; the nonce not when `checks` has none (login.nonce.validateNonce: false),
+   * which openid-client cannot leave out (it then refuses any nonce): that ID token is taken aside.
+   */
   async redeem(callbackUrl: URL, checks: CallbackChecks): Promise<TokenSet> {
     try {
-      const request = await this.#tokenRequest();
+      const request = await this.#tokenRequest(checks.nonce === undefined);
       // DPoP: a new key for the new session, every proof of its token requests signed with it.
       const dpop = this.config.dpop === true ? await newDpopKey() : undefined;
       const options: oidc.DPoPOptions =
@@ -170,10 +175,10 @@ export class OidcProviderClient {
   }
 
   /**
-   * A multi-tenant directory's code redemption: openid-client's authorizationCodeGrant compares
-   * the callback's `iss` (RFC 9207) with the tenant template, so the callback is checked here
-   * (the state, and the `iss` against the ID token's tenant issuer) and the code redeemed by
-   * openid-client's genericGrantRequest.
+   * A code redemption whose ID token is taken aside: a multi-tenant directory's (openid-client's
+   * authorizationCodeGrant compares the callback's `iss`, RFC 9207, with the tenant template) or
+   * one whose nonce is not checked. The callback is checked here (the state, and the `iss` against
+   * the ID token's issuer) and the code redeemed by openid-client's genericGrantRequest.
    */
   async #templatedRedemption(
     request: TokenRequest,
@@ -182,7 +187,8 @@ export class OidcProviderClient {
     options: oidc.DPoPOptions,
   ): Promise<TokenSet> {
     const callback = callbackUrl.searchParams;
-    if (callback.get('state') !== checks.state) throw new ProviderRefusedError('code redemption: state mismatch');
+    if (!constantTimeEqual(callback.get('state') ?? '', checks.state))
+      throw new ProviderRefusedError('code redemption: state mismatch');
     const parameters = {
       code: callback.get('code') ?? '',
       redirect_uri: checks.redirectUri,
@@ -270,12 +276,13 @@ export class OidcProviderClient {
 
   /**
    * The configuration of a token request, with the client's credentials ready. A multi-tenant
-   * directory's is made for the one request, its ID token taken aside (id-token-aside.ts).
+   * directory's, or one `withIdTokenAside`, is made for the one request, its ID token taken aside
+   * (id-token-aside.ts) and checked by #checkedTokens.
    */
-  async #tokenRequest(): Promise<TokenRequest> {
+  async #tokenRequest(withIdTokenAside = false): Promise<TokenRequest> {
     const configuration = await this.configuration();
     await this.#clientSecretJwt?.renew();
-    if (!this.#multiTenant) return { configuration, aside: undefined };
+    if (!this.#multiTenant && !withIdTokenAside) return { configuration, aside: undefined };
     const { metadata, auth } = this.#made!;
     const aside = new IdTokenAside();
     return { configuration: clientConfiguration(metadata, this.config, auth, aside.fetch), aside };
