@@ -5,7 +5,7 @@
 // origin form, so an absolute target is turned into one first.
 
 /** The outcome for a request's target: ok (it is in origin form now, rewritten if it was absolute), or refused. */
-export type TargetCheck = { readonly kind: 'ok' } | { readonly kind: 'refused'; readonly reason: string };
+type TargetCheck = { readonly kind: 'ok' } | { readonly kind: 'refused'; readonly reason: string };
 
 const ABSOLUTE = /^https?:\/\/([^/?#]*)(.*)$/i;
 
@@ -15,7 +15,7 @@ const ABSOLUTE = /^https?:\/\/([^/?#]*)(.*)$/i;
  * the Host header, and there must be one Host header: a client that says two different things is
  * refused rather than believed either way.
  */
-export function toOriginForm(req: {
+function toOriginForm(req: {
   url?: string | undefined;
   headers: { host?: string | undefined };
   rawHeaders: readonly string[];
@@ -65,7 +65,7 @@ function hostHeaders(raw: readonly string[]): number {
   return count;
 }
 
-/** What a refused target gets, from the request listener and the upgrade handler alike. */
+/** What a refused target gets, from the front door and the WebSocket handshake route alike. */
 export const BAD_TARGET_MESSAGE = 'Bad request target.';
 
 /**
