@@ -29,6 +29,7 @@ import { IdTokenAside } from './id-token-aside.js';
 import { checkIdTokenClaims } from './id-token-claims.js';
 import { providerFailure } from './provider-failure.js';
 import { providerMetadata } from './provider-metadata.js';
+import { checkSameSignIn } from './refreshed-id-token.js';
 import { fitsTenantTemplate, tenantIssuer } from './tenant-issuer.js';
 import { tokenSetOf, type TokenAnswer, type TokenSet } from './token-set.js';
 
@@ -231,8 +232,11 @@ export class OidcProviderClient {
     }
   }
 
-  /** A refresh with the session's DPoP key, when it has one (the provider then requires a proof made with it). */
-  async refresh(refreshToken: string, dpopKey?: DpopKey): Promise<TokenSet> {
+  /**
+   * A refresh with the session's DPoP key, when it has one (the provider then requires a proof made
+   * with it). A new ID token must be of the sign-in of `previousIdToken`, the session's (its iss and sub).
+   */
+  async refresh(refreshToken: string, dpopKey?: DpopKey, previousIdToken?: string): Promise<TokenSet> {
     try {
       const request = await this.#tokenRequest();
       const answer = await oidc.refreshTokenGrant(
@@ -242,6 +246,7 @@ export class OidcProviderClient {
         await this.#dpop(request.configuration, dpopKey),
       );
       const tokens = await this.#checkedTokens(answer, request, { required: false, signatureChecked: false });
+      if (tokens.claims !== undefined && previousIdToken !== undefined) checkSameSignIn(tokens.claims, previousIdToken);
       // Providers that do not rotate refresh tokens omit them from the answer: keep the old one.
       return {
         ...tokens,

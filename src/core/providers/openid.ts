@@ -154,7 +154,7 @@ export class OpenIdProvider extends ConfiguredProvider<OidcProviderConfig> imple
    * configured) tells now, so a member removed from a group loses what the group gave at refresh.
    */
   async refresh(refreshToken: string, session?: SessionTokens): Promise<RefreshedTokens> {
-    const tokens = await this.client.refresh(refreshToken, session?.dpopKey);
+    const tokens = await this.client.refresh(refreshToken, session?.dpopKey, session?.idToken);
     const idClaims = tokens.claims;
     if (idClaims === undefined) return tokens;
     // An access token no header can carry cannot ask the userinfo endpoint either: the session

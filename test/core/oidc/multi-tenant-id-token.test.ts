@@ -261,6 +261,21 @@ describe('a multi-tenant directory: its ID tokens checked by gatehouse (a real o
       });
     }
 
+    it("refuses a new ID token of another tenant or subject than the session's sign-in", async () => {
+      const signedIn = await idToken(claims());
+      const same = await idToken(claims({ nonce: undefined }));
+      answering(same);
+      expect((await client().refresh('rt-old', undefined, signedIn)).claims?.sub).to.equal('alice-sub');
+      for (const [changes, reason] of [
+        [{ iss: issuerOf(OTHER_TENANT), tid: OTHER_TENANT }, /iss not the sign-in issuer/],
+        [{ sub: 'mallory-sub' }, /sub not the sign-in subject/],
+      ] as const) {
+        const token = await idToken(claims({ ...changes, nonce: undefined }));
+        answering(token);
+        expect(await refusal(client().refresh('rt-old', undefined, signedIn), token)).to.match(reason);
+      }
+    });
+
     it('refuses a new ID token of a tenant no longer allowed', async () => {
       const token = await idToken(claims({ iss: issuerOf(OTHER_TENANT), tid: OTHER_TENANT, nonce: undefined }));
       answering(token);
