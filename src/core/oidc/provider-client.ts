@@ -132,9 +132,11 @@ export class OidcProviderClient {
   }
 
   /**
-   * Redeems the code in `callbackUrl`: state, PKCE, and the ID token's signature, iss, aud, exp and
-   * nonce are all checked; the nonce not when `checks` has none (login.nonce.validateNonce: false),
-   * which openid-client cannot leave out (it then refuses any nonce): that ID token is taken aside.
+   * Redeems the code in `callbackUrl`: state, PKCE, and the ID token's iss, aud, exp, sub, iat and
+   * nonce are all checked; its signature where gatehouse reads it (openid-client takes an ID token
+   * straight from the token endpoint on the strength of TLS, OpenID Connect Core §3.1.3.7). The
+   * nonce is not checked when `checks` has none (login.nonce.validateNonce: false), which
+   * openid-client cannot leave out (it then refuses any nonce): that ID token is taken aside.
    */
   async redeem(callbackUrl: URL, checks: CallbackChecks): Promise<TokenSet> {
     try {
