@@ -79,8 +79,9 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   app.silent = true;
   app.use(targetOf(logger));
   const verifyAnswer = verify === undefined ? undefined : verifyEndpoint(verify, logger);
+  const verifyPath = verify?.path;
   app.use((ctx, next) => {
-    if (verifyAnswer !== undefined && verify!.isVerifyPath(ctx.state.target.path)) return verifyAnswer(ctx);
+    if (ctx.state.target.path === verifyPath) return verifyAnswer!(ctx);
     // A verify request keeps it: the header is the original request's, and verify refuses that request.
     stripVerifiedHeader(ctx.req);
     return next();
@@ -99,7 +100,7 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
         : (req, socket, head) => {
             const target = parseTarget(req);
             // Verify judges the handshake a web server asks about: answered as a request.
-            if (!('refused' in target) && verify?.isVerifyPath(target.path) === true) return false;
+            if (!('refused' in target) && target.path === verifyPath) return false;
             stripVerifiedHeader(req);
             websocket(req, socket, head, target);
             return true;

@@ -106,14 +106,15 @@ export class ForwardAuth {
         ? [proxy.hostHeader, proxy.protoHeader].flatMap((name) => (name ? [name.toLowerCase()] : []))
         : [];
     this.#now = options.now ?? Date.now;
+    this.path = `${options.layer.config.apiPrefix}${VERIFY_ROUTE}`;
   }
+
+  /** The verify endpoint's path: `/verify` under the API prefix. */
+  readonly path: string;
 
   /** Whether a request path is the verify endpoint's. */
   isVerifyPath(path: string): boolean {
-    return (
-      path.length === this.#layer.config.apiPrefix.length + VERIFY_ROUTE.length &&
-      path === `${this.#layer.config.apiPrefix}${VERIFY_ROUTE}`
-    );
+    return path === this.path;
   }
 
   /** The answer to one verify request (`view`: the request the web server sent gatehouse). */
