@@ -34,8 +34,7 @@ export {
 } from './core/config/auth-config.js';
 export { loadAuthConfig } from './core/config/load.js';
 export type { RequestView, Decision } from './core/http/request-view.js';
-export type { ForwardEdits } from './core/http/forward-edits.js';
-export type { HeaderNormalizer } from './core/http/identity-headers.js';
+export type { ForwardEdits, HeaderNormalizer } from './core/http/header-policy.js';
 export type { TokenStore } from './core/token-store/token-store.js';
 export { FileSystemTokenStore } from './core/token-store/filesystem.js';
 export { MemoryTokenStore } from './core/token-store/memory.js';

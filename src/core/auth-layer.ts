@@ -9,9 +9,19 @@ import { callerOf } from './authorization/record-caller.js';
 import type { AuthConfig } from './config/auth-config.js';
 import { matchExcludedPath } from './excluded-paths.js';
 import { isCorsPreflight } from './http/cors-preflight.js';
-import { forwardEdits, type HeaderPolicy } from './http/forward-edits.js';
-import { behindTrustedProxy, requestOrigin, type Origin } from './http/origin.js';
-import type { Decision, RequestView, Verdict } from './http/request-view.js';
+import { forwardEdits, type HeaderPolicy } from './http/header-policy.js';
+import {
+  bearerToken,
+  behindTrustedProxy,
+  callerWantsJson,
+  LayerRequest,
+  requestOrigin,
+  type Decision,
+  type Origin,
+  type RequestView,
+  type RouteRequest,
+  type Verdict,
+} from './http/request-view.js';
 import { errorDecision, redirectDecision } from './http/responses.js';
 import { createProviders } from './providers/registry.js';
 import type { Identity } from './identity.js';
@@ -20,17 +30,9 @@ import { identityFromRecord } from './principal.js';
 import { authRoute } from './routes/auth-routes.js';
 import { challenge } from './routes/challenge.js';
 import { bearerIdentity, invalidTokenDecision } from './routes/client-directed.js';
-import {
-  bearerToken,
-  callerWantsJson,
-  currentSession,
-  LayerRequest,
-  namedSession,
-  type LayerContext,
-  type NamedSession,
-  type RouteRequest,
-} from './routes/context.js';
+import { currentSession, type LayerContext } from './routes/context.js';
 import { refusalDecision } from './routes/refusal.js';
+import { namedSession, type NamedSession } from './session/cookie.js';
 import { LifecycleError, transition, type LifecycleTrigger, type Transition } from './session/lifecycle.js';
 import type { SessionRecord } from './session/record.js';
 import type { RefreshOutcome } from './session/sessions.js';
@@ -53,6 +55,8 @@ export class AuthLayer {
   readonly #callers = new WeakMap<SessionRecord, Caller>();
   /** Whether any authorization rule is configured: known when the layer is made, as the rules do not change. */
   readonly #rulesConfigured: boolean;
+  /** Whether any path is excluded from authentication: known when the layer is made, as the rules are. */
+  readonly #pathsExcluded: boolean;
 
   constructor(options: AuthLayerOptions) {
     const logger = options.logger ?? createLogger();
@@ -66,6 +70,7 @@ export class AuthLayer {
     };
     this.#context = layerContext(options, providers, logger, now);
     this.#rulesConfigured = this.#context.authorizer.restricts;
+    this.#pathsExcluded = options.config.excludedPaths.length > 0;
   }
 
   get config(): AuthConfig {
@@ -122,7 +127,7 @@ export class AuthLayer {
     const prefix = config.apiPrefix;
     if (view.path === prefix || view.path.startsWith(`${prefix}/`))
       return authRoute(this.#context, this.#assertions?.ring, request, view.path.slice(prefix.length));
-    if (matchExcludedPath(config.excludedPaths, view.path) !== undefined) {
+    if (this.#excluded(view.path)) {
       // Anonymous access allowed; a signed-in caller is still identified (a bad token just stays anonymous).
       const bearer = bearerToken(request);
       if (bearer !== undefined) {
@@ -150,8 +155,7 @@ export class AuthLayer {
     if (!(error instanceof StoreUnavailableError)) throw error;
     const { config, logger } = this.#context;
     const ownRoute = view.path === config.apiPrefix || view.path.startsWith(`${config.apiPrefix}/`);
-    if (!ownRoute && matchExcludedPath(config.excludedPaths, view.path) !== undefined)
-      return { kind: 'forward', identity: null };
+    if (!ownRoute && this.#excluded(view.path)) return { kind: 'forward', identity: null };
     logger.debug({ path: view.path, reason: error.message }, 'token store unavailable: request turned away');
     return errorDecision(
       503,
@@ -160,6 +164,11 @@ export class AuthLayer {
       callerWantsJson(view),
       { headers: { 'Retry-After': STORE_RETRY_AFTER_SECONDS } },
     );
+  }
+
+  /** Whether `path` is served without authentication (globalValidation.excludedPaths). */
+  #excluded(path: string): boolean {
+    return this.#pathsExcluded && matchExcludedPath(this.#context.config.excludedPaths, path) !== undefined;
   }
 
   #toHttps(request: RouteRequest): Decision {

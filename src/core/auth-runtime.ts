@@ -11,7 +11,7 @@ import { startAssertionKeys } from './assertion/assertion-keys.js';
 import type { StoredKeyRing } from './assertion/key-ring.js';
 import { checkProvidersAtStart } from './providers/startup-check.js';
 import type { AuthMetrics } from './auth-metrics.js';
-import type { HeaderNormalizer } from './http/identity-headers.js';
+import type { HeaderNormalizer } from './http/header-policy.js';
 import type { AuthConfig } from './config/auth-config.js';
 import { encryptionKeyFromEnv } from './crypto/keys.js';
 import type { LastSeen } from './session/activity.js';

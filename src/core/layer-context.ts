@@ -9,7 +9,7 @@ import { Authorizer } from './authorization/authorizer.js';
 import { OPEN_POLICY } from './authorization/policy.js';
 import type { AuthConfig } from './config/auth-config.js';
 import { deriveKey } from './crypto/keys.js';
-import type { HeaderNormalizer } from './http/identity-headers.js';
+import type { HeaderNormalizer } from './http/header-policy.js';
 import type { Provider } from './providers/provider.js';
 import type { LayerContext } from './routes/context.js';
 import { SessionActivity, type LastSeen } from './session/activity.js';

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { resolveAuthConfig } from '../core/config/auth-config.js';
-import { isLoopbackHost } from '../core/http/origin.js';
+import { isLoopbackHost } from '../core/http/request-view.js';
 import { loginPath } from '../core/routes/login-paths.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseCore } from '../native/types.js';

@@ -9,7 +9,7 @@ import {
   type NormalizeOptions,
   type NormalizedHeaders,
 } from '../core/identity.js';
-import { APP_SERVICE_PREFIX, canonicalHeaderName, namesIdentityUnder } from '../core/http/header-names.js';
+import { APP_SERVICE_PREFIX, canonicalHeaderName, namesIdentityUnder } from '../core/http/header-policy.js';
 import type { GatehouseCore, Secret, SignatureHeader, SignatureVerifier } from './types.js';
 
 const SIGNATURE_PREFIX = Buffer.from('sha256=', 'latin1');

@@ -2,11 +2,11 @@
 // fields (RFC 9110 §7.6.1) describe one hop, client to gatehouse or gatehouse to app, and are
 // never passed on to the other. The app's copy of a request gets the core's edit list applied
 // (identity aliases and spoofable forwarding headers removed, identity and X-Forwarded-* set:
-// core/http/forward-edits.ts), without the client's hop (hop-by-hop fields and what its Connection
+// core/http/header-policy.ts), without the client's hop (hop-by-hop fields and what its Connection
 // names, the framing, Expect). The app's answer reaches the client without the app's hop.
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 
-import type { ForwardEdits } from '../core/http/forward-edits.js';
+import type { ForwardEdits } from '../core/http/header-policy.js';
 
 /** The fields every hop has of its own, plus the legacy ones proxies drop (lower case, as node names them). */
 export const HOP_BY_HOP = new Set([

@@ -8,7 +8,7 @@ import { decisionOutcome } from '../core/decision-outcome.js';
 import { TRUSTED_PROXIES_VARIABLE, TrustedProxies } from '../core/forward-auth/trusted-proxies.js';
 import { ForwardAuth } from '../core/forward-auth/verify.js';
 import type { Decision } from '../core/http/request-view.js';
-import { behindTrustedProxy } from '../core/http/origin.js';
+import { behindTrustedProxy } from '../core/http/request-view.js';
 import type { PublishingChannel } from '../core/token-store/change-channel.js';
 import type { Logger } from '../logging.js';
 import type { GatehouseMetrics } from '../metrics/gatehouse-metrics.js';

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 import type { AuthLayer } from '../core/auth-layer.js';
-import { behindTrustedProxy } from '../core/http/origin.js';
+import { behindTrustedProxy } from '../core/http/request-view.js';
 import type { Logger } from '../logging.js';
 import { UpstreamWebhookApp } from '../webhook/app-forwarder.js';
 import { DeliveryHeadersForApp } from '../webhook/app-headers.js';

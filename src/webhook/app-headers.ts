@@ -8,9 +8,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 import type { AuthConfig } from '../core/config/auth-config.js';
-import { forwardEdits, type HeaderPolicy } from '../core/http/forward-edits.js';
-import { requestOrigin } from '../core/http/origin.js';
-import type { RequestView } from '../core/http/request-view.js';
+import { forwardEdits, type HeaderPolicy } from '../core/http/header-policy.js';
+import { requestOrigin, type RequestView } from '../core/http/request-view.js';
 import { namesWebhookVerified, WEBHOOK_VERIFIED_HEADER } from '../core/http/webhook-verified.js';
 import { forwardHeaders } from '../sidecar/forward-headers.js';
 import type { WebhookRequest } from './receiver.js';

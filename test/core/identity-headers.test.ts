@@ -6,8 +6,12 @@ import fc from 'fast-check';
 import { HeaderValueError, type Identity, type NormalizeOptions } from '../../src/core/identity.js';
 import { nativeDecision } from '../../src/inserver/policy.js';
 import { fallbackCore, loadAddonCore } from '../../src/native/index.js';
-import { forwardEdits } from '../../src/core/http/forward-edits.js';
-import { identityHeaderPairs, inboundAliases, mayCarryIdentityAliases } from '../../src/core/http/identity-headers.js';
+import {
+  forwardEdits,
+  identityHeaderPairs,
+  inboundAliases,
+  mayCarryIdentityAliases,
+} from '../../src/core/http/header-policy.js';
 import { coresUnderTest } from '../support/cores.js';
 
 interface HeaderVector {

@@ -1,7 +1,7 @@
 // Which client request headers are kept from the app as spoofed forwarding claims.
 import { expect } from 'chai';
 
-import { isSpoofedForwarding } from '../../src/core/http/spoofed-forwarding.js';
+import { isSpoofedForwarding } from '../../src/core/http/header-policy.js';
 
 describe('spoofed forwarding headers', () => {
   it('path and method overrides are dropped always, in any spelling', () => {

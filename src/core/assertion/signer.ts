@@ -5,8 +5,8 @@
 import { SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
 
-import { canonicalHeaderName } from '../http/header-names.js';
-import type { Origin } from '../http/origin.js';
+import { canonicalHeaderName } from '../http/header-policy.js';
+import type { Origin } from '../http/request-view.js';
 import type { Identity } from '../identity.js';
 import { assertedIdentity, type JudgedFacts } from './claims.js';
 import type { AssertionKeyRing } from './key-ring.js';

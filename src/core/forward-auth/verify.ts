@@ -25,16 +25,17 @@
 // says which and how long), and every other answer says it may not be kept (X-Accel-Expires: 0, which
 // nginx obeys whatever its own configuration says).
 import type { AuthLayer } from '../auth-layer.js';
-import { inboundAliases, type HeaderNormalizer } from '../http/identity-headers.js';
 import type { Decision, RequestView, RespondDecision } from '../http/request-view.js';
 import { emptyDecision, jsonDecision } from '../http/responses.js';
 import { namesWebhookVerified } from '../http/webhook-verified.js';
 import { UPGRADE_REFUSED_MESSAGE, upgradeKindOf } from '../http/protocol-upgrade.js';
 import {
   FORWARDING_HEADERS_SET_BY_GATEHOUSE,
+  inboundAliases,
   isSpoofedForwarding,
   mayConcernForwarding,
-} from '../http/spoofed-forwarding.js';
+  type HeaderNormalizer,
+} from '../http/header-policy.js';
 import { keptSeconds } from './answer-lifetime.js';
 import type { VerifyCacheSettings } from './cache-settings.js';
 import { readOriginalRequest, type Convention } from './original-request.js';

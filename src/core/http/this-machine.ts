@@ -4,7 +4,7 @@
 // named so that browsers on other machines can reach it too.
 import os from 'node:os';
 
-import { isLoopbackHost } from './origin.js';
+import { isLoopbackHost } from './request-view.js';
 
 type Interfaces = ReturnType<typeof os.networkInterfaces>;
 

@@ -3,7 +3,7 @@
 // app under that name must be gatehouse's: a client's copy, under any spelling an app's framework
 // could read as it, is removed by the sidecar and refused by the verify endpoint, behind which
 // gatehouse cannot strip it.
-import { canonicalHeaderName } from './header-names.js';
+import { canonicalHeaderName } from './header-policy.js';
 
 export const WEBHOOK_VERIFIED_HEADER = 'X-Gatehouse-Webhook-Verified';
 

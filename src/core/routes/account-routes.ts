@@ -1,12 +1,11 @@
 // /.auth/me, /.auth/refresh, /.auth/logout and the small pages.
 import { callerOf } from '../authorization/record-caller.js';
 import { seal, unseal } from '../crypto/sealed.js';
-import { originUrl } from '../http/origin.js';
-import { type Decision } from '../http/request-view.js';
+import { type Decision, originUrl, type RouteRequest } from '../http/request-view.js';
 import { jsonDecision, linksParagraph, pageDecision, redirectDecision } from '../http/responses.js';
 import { validateReturnUrl } from '../return-url.js';
 import type { SessionRecord } from '../session/record.js';
-import { currentSession, namedSessionOrNone, type LayerContext, type RouteRequest } from './context.js';
+import { currentSession, namedSessionOrNone, type LayerContext } from './context.js';
 import { returnUrlParameter } from './login-paths.js';
 
 const LOGOUT_STATE_LIFETIME_MS = 10 * 60_000;

@@ -3,9 +3,8 @@
 // are none, and the route is a 404 like any unknown endpoint.
 import { jwksDecision } from '../assertion/jwks-document.js';
 import type { AssertionKeyRing } from '../assertion/key-ring.js';
-import type { Decision } from '../http/request-view.js';
+import type { Decision, RouteRequest } from '../http/request-view.js';
 import { errorDecision } from '../http/responses.js';
-import type { RouteRequest } from './context.js';
 
 export async function assertionKeys(ring: AssertionKeyRing | undefined, request: RouteRequest): Promise<Decision> {
   if (ring === undefined)

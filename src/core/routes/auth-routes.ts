@@ -2,7 +2,7 @@
 // path and method (docs/endpoints.md).
 import type { AssertionKeyRing } from '../assertion/key-ring.js';
 import { aliasIgnoringCase } from '../config/provider-settings.js';
-import type { Decision } from '../http/request-view.js';
+import type { Decision, RouteRequest } from '../http/request-view.js';
 import { errorDecision, jsonDecision, redirectDecision } from '../http/responses.js';
 import type { Provider } from '../providers/provider.js';
 import { loginDone, logout, logoutComplete, logoutDone, me, ready, refresh, version } from './account-routes.js';
@@ -11,7 +11,7 @@ import { backChannelLogout } from './back-channel-logout.js';
 import { signInLinks } from './challenge.js';
 import { exchangeToken } from './client-directed.js';
 import { clientKeys } from './client-keys.js';
-import type { LayerContext, RouteRequest } from './context.js';
+import type { LayerContext } from './context.js';
 import { frontChannelLogout } from './front-channel-logout.js';
 import { finishLogin } from './login-callback.js';
 import { startLogin } from './login-flow.js';

@@ -4,11 +4,17 @@
 // signed; the sessions the token names end here too. The caller is the
 // provider, not a person: 200 without a body once the sign-out is kept, 400
 // with an OAuth error (§2.8) when the request or its token is not good.
-import { MAX_AUTH_BODY_BYTES, mediaType, readBoundedBody, type Decision } from '../http/request-view.js';
+import {
+  type Decision,
+  MAX_AUTH_BODY_BYTES,
+  mediaType,
+  readBoundedBody,
+  type RouteRequest,
+} from '../http/request-view.js';
 import { emptyDecision, jsonDecision } from '../http/responses.js';
 import { ProviderUnavailableError } from '../providers/errors.js';
 import { InvalidTokenError } from '../tokens/errors.js';
-import type { LayerContext, RouteRequest } from './context.js';
+import type { LayerContext } from './context.js';
 
 /** `alias`: as the path names it (letters, digits, '-' and '_'); matched exactly, since it is the URL registered with the provider. */
 export async function backChannelLogout(

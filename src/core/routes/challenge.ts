@@ -1,6 +1,6 @@
 // A challenge: what a protected request without a usable session gets, as
 // unauthenticatedAction says (a redirect to sign in, a page of sign-in links, 401, 403 or 404).
-import type { Decision, Verdict } from '../http/request-view.js';
+import type { Decision, RouteRequest, Verdict } from '../http/request-view.js';
 import {
   errorDecision,
   escapeHtml,
@@ -10,7 +10,7 @@ import {
   type PageLink,
 } from '../http/responses.js';
 import { challengeReturnUrl } from '../return-url.js';
-import type { LayerContext, RouteRequest } from './context.js';
+import type { LayerContext } from './context.js';
 import { loginPath } from './login-paths.js';
 
 /** The icons browsers fetch unasked (/favicon.ico, Safari's apple-touch-icon*.png). */

@@ -3,7 +3,14 @@
 // answers an authentication token for X-ZUMO-AUTH.
 import { callerOf } from '../authorization/record-caller.js';
 import { lacksUserId, unsendableHeaderValue, type Identity } from '../identity.js';
-import { asSentence, MAX_AUTH_BODY_BYTES, mediaType, readBoundedBody, type Decision } from '../http/request-view.js';
+import {
+  asSentence,
+  type Decision,
+  MAX_AUTH_BODY_BYTES,
+  mediaType,
+  readBoundedBody,
+  type RouteRequest,
+} from '../http/request-view.js';
 import { jsonDecision } from '../http/responses.js';
 import { ProviderRefusedError, ProviderUnavailableError } from '../providers/errors.js';
 import type { Provider, SignIn, TokenExchange } from '../providers/provider.js';
@@ -14,7 +21,7 @@ import { introspectingProviders } from '../tokens/introspecting-providers.js';
 import { isOpaqueToken } from '../tokens/introspection.js';
 import { MAX_TOKEN_LENGTH, peekToken, type PeekedToken } from '../tokens/jwt-validator.js';
 import { ValidatedTokenCache } from '../tokens/validated-token-cache.js';
-import type { BearerCaller, LayerContext, RouteRequest } from './context.js';
+import type { BearerCaller, LayerContext } from './context.js';
 import { sessionRecord } from './login-flow.js';
 
 /** 401 as RFC 6750 §3 describes it: the reason in WWW-Authenticate and in the JSON body. */

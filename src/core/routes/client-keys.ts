@@ -2,11 +2,10 @@
 // provider with (private_key_jwt), as a JWKS document: what the provider registers, by value or
 // as the client's jwks_uri (docs/configuration.md#client-authentication-by-key). Anonymous, like
 // every published key set; public keys only. A provider without a client key: 404.
-import type { Decision } from '../http/request-view.js';
+import type { Decision, RouteRequest } from '../http/request-view.js';
 import { errorDecision, jsonDecision } from '../http/responses.js';
 import { OpenIdProvider } from '../providers/openid.js';
 import type { Provider } from '../providers/provider.js';
-import type { RouteRequest } from './context.js';
 
 export async function clientKeys(provider: Provider | undefined, request: RouteRequest): Promise<Decision> {
   const key = provider instanceof OpenIdProvider ? provider.client.clientKey() : undefined;

@@ -1,13 +1,13 @@
-// What the routes of the auth layer share: the layer's parts (LayerContext), one request as
-// they see it (LayerRequest), and the credentials it carries: a bearer token, or the session its
-// authentication token or session cookie names.
+// What the routes of the auth layer share: the layer's parts (LayerContext), and the session a
+// request names as the /.auth routes and the excluded paths take it (a forged or expired
+// authentication token naming none). The protected path reads the request and its session itself
+// (http/request-view.ts, session/cookie.ts).
 import type { LRUCache } from 'lru-cache';
 
 import type { Logger } from '../../logging.js';
 import type { AuthMetrics } from '../auth-metrics.js';
 import type { AuthConfig } from '../config/auth-config.js';
-import type { Origin } from '../http/origin.js';
-import { headerValue, wantsJson, type RequestView } from '../http/request-view.js';
+import type { RequestView, RouteRequest } from '../http/request-view.js';
 import type { Caller } from '../authorization/access-facts.js';
 import type { Authorizer } from '../authorization/authorizer.js';
 import type { Identity } from '../identity.js';
@@ -15,7 +15,7 @@ import type { Provider } from '../providers/provider.js';
 import type { AuthenticationTokens } from '../tokens/authentication-token.js';
 import { InvalidTokenError } from '../tokens/errors.js';
 import type { ValidatedTokenCache } from '../tokens/validated-token-cache.js';
-import type { SessionCookie } from '../session/cookie.js';
+import { namedSession, type SessionCookie } from '../session/cookie.js';
 import type { ExchangedSessions } from '../session/exchanged-sessions.js';
 import type { SessionRecord } from '../session/record.js';
 import type { Sessions } from '../session/sessions.js';
@@ -47,48 +47,6 @@ export interface LayerContext {
   readonly storeHealth?: { readonly kind: string; readonly available: boolean };
   /** Who may get in (the configuration's authorization rules), with its verdicts per caller. */
   readonly authorizer: Authorizer;
-}
-
-/** The header an authentication token (the client-directed flow's session token) comes in. */
-const AUTHENTICATION_TOKEN_HEADER = 'x-zumo-auth';
-
-/**
- * The session a request names, or why it names none: no session credential at all, or only a
- * session cookie that does not verify (worth telling apart in the log, and cleared).
- */
-export type NamedSession =
-  | { readonly id: string; readonly via: 'token' | 'cookie' }
-  | { readonly id: null; readonly cookie: 'absent' | 'invalid' };
-
-/**
- * The session the request names: its X-ZUMO-AUTH authentication token if it sends one (then the
- * cookie is not looked at), else its session cookie. InvalidTokenError for a forged or expired
- * token (one expired less than `expiredGraceMs` ago still counts).
- */
-export async function namedSession(
-  context: Pick<LayerContext, 'authTokens' | 'sessionCookie'>,
-  view: RequestView,
-  expiredGraceMs = 0,
-): Promise<NamedSession> {
-  const token = headerValue(view, AUTHENTICATION_TOKEN_HEADER);
-  if (token !== undefined) return { id: await context.authTokens.sessionId(token, expiredGraceMs), via: 'token' };
-  const cookie = context.sessionCookie.read(view);
-  return cookie.state === 'valid' ? { id: cookie.id, via: 'cookie' } : { id: null, cookie: cookie.state };
-}
-
-/**
- * The bearer token of `Authorization: Bearer <token>`, undefined when the header is absent or another scheme.
- * "Bearer" alone (servers trim the trailing space) is an empty token, not another scheme. The token itself is
- * not scanned here: whatever follows the scheme is the token, and anything that is not a signed JWT is refused
- * as one (401 invalid_token), so a malformed credential is never mistaken for no credential.
- */
-export function bearerToken(request: RouteRequest): string | undefined {
-  const header = headerValue(request.view, 'authorization');
-  if (header === undefined || header.length < 6 || header.slice(0, 6).toLowerCase() !== 'bearer') return undefined;
-  const rest = header.slice(6);
-  if (rest.trim() === '') return '';
-  // The scheme ends at a space ("Bearerish x" is another scheme).
-  return rest.charCodeAt(0) === 0x20 ? rest.trim() : undefined;
 }
 
 /** namedSession, with a forged or expired authentication token naming no session (where no reason is owed). */
@@ -123,45 +81,4 @@ export async function currentSession(
 export interface BearerCaller {
   readonly identity: Identity;
   readonly caller: Caller;
-}
-
-/**
- * Whether a 401 serves the caller better than a redirect to a sign-in page:
- * an API call (wantsJson), or a WebSocket handshake, which cannot follow a redirect.
- */
-export function callerWantsJson(view: RequestView): boolean {
-  return wantsJson(view) || headerValue(view, 'upgrade') !== undefined;
-}
-
-/** One request as the routes see it: the view plus its validated origin. */
-export interface RouteRequest {
-  readonly view: RequestView;
-  readonly origin: Origin;
-  readonly secure: boolean;
-  readonly json: boolean;
-  readonly searchParams: URLSearchParams;
-}
-
-/** A RouteRequest made once per request: a class, so that the lazy query getter is shared, not a closure per request. */
-export class LayerRequest implements RouteRequest {
-  readonly secure: boolean;
-  #searchParams: URLSearchParams | undefined;
-  #json: boolean | undefined;
-
-  constructor(
-    readonly view: RequestView,
-    readonly origin: Origin,
-  ) {
-    this.secure = origin.scheme === 'https';
-  }
-
-  /** Read only when the answer is a challenge or an error page, not on every forwarded request. */
-  get json(): boolean {
-    return (this.#json ??= callerWantsJson(this.view));
-  }
-
-  /** Parsed only by the /.auth routes that read it, not on every proxied request. */
-  get searchParams(): URLSearchParams {
-    return (this.#searchParams ??= new URLSearchParams(this.view.query));
-  }
 }

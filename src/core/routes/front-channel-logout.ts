@@ -11,10 +11,10 @@
 // a provider session a sign-in here was made in (a flood of made-up sids writes
 // nothing). It is answered the same whether or not a session ended (nothing to
 // learn by probing), and only the provider's origin may frame the answer.
-import type { Decision } from '../http/request-view.js';
+import type { Decision, RouteRequest } from '../http/request-view.js';
 import { framedPageDecision, errorDecision } from '../http/responses.js';
 import { ProviderUnavailableError } from '../providers/errors.js';
-import type { LayerContext, RouteRequest } from './context.js';
+import type { LayerContext } from './context.js';
 
 /** Longest sid taken: providers' session ids are tens of characters. */
 const MAX_SID_LENGTH = 512;

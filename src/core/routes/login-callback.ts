@@ -1,13 +1,14 @@
 // The end of a server-directed sign-in: /.auth/login/<provider>/callback.
 import { unseal } from '../crypto/sealed.js';
-import { originUrl } from '../http/origin.js';
 import {
   asSentence,
+  type Decision,
   MAX_AUTH_BODY_BYTES,
   mediaType,
+  originUrl,
   readBoundedBody,
   requestCookie,
-  type Decision,
+  type RouteRequest,
 } from '../http/request-view.js';
 import { errorDecision, redirectDecision } from '../http/responses.js';
 import { lacksUserId, unsendableHeaderValue } from '../identity.js';
@@ -16,7 +17,7 @@ import { ProviderRefusedError, ProviderUnavailableError } from '../providers/err
 import { loggableErrorCode, shownErrorCode } from '../providers/oauth-error-code.js';
 import type { Provider, SignIn } from '../providers/provider.js';
 import { TokenForbiddenError } from '../tokens/errors.js';
-import type { LayerContext, RouteRequest } from './context.js';
+import type { LayerContext } from './context.js';
 import { providerUnavailable, sessionRecord } from './login-flow.js';
 import { callbackPath, loginPath, signInAgain } from './login-paths.js';
 import {

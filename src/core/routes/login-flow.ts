@@ -2,15 +2,14 @@
 import * as oidc from 'openid-client';
 
 import { seal } from '../crypto/sealed.js';
-import { isLoopbackHost, originUrl } from '../http/origin.js';
-import type { Decision } from '../http/request-view.js';
+import { type Decision, isLoopbackHost, originUrl, type RouteRequest } from '../http/request-view.js';
 import { errorDecision, redirectDecision } from '../http/responses.js';
 import { ProviderRefusedError } from '../providers/errors.js';
 import { ACCOUNT_PROMPTS, type AccountPrompt, type Provider, type SignIn } from '../providers/provider.js';
 import { validateReturnUrl } from '../return-url.js';
 import { sessionExpiresAt } from '../session/lifetime.js';
 import type { SessionRecord } from '../session/record.js';
-import type { LayerContext, RouteRequest } from './context.js';
+import type { LayerContext } from './context.js';
 import { callbackPath, loginDonePath, signInAgain } from './login-paths.js';
 import {
   displacedLogins,

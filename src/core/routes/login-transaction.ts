@@ -3,10 +3,10 @@
 import { createHash } from 'node:crypto';
 
 import { unseal } from '../crypto/sealed.js';
-import { requestCookiesByPrefix } from '../http/request-view.js';
+import { requestCookiesByPrefix, type RouteRequest } from '../http/request-view.js';
 import { nameRequiresSecure, setCookie } from '../http/responses.js';
 import type { Provider } from '../providers/provider.js';
-import type { LayerContext, RouteRequest } from './context.js';
+import type { LayerContext } from './context.js';
 import { loginPath } from './login-paths.js';
 
 /** The sealed login transaction: travels with the browser so any instance can finish the login. */

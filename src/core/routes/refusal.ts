@@ -4,10 +4,10 @@
 // user's id, counted by reason (docs/endpoints.md, "403 Not allowed").
 import type { Caller } from '../authorization/access-facts.js';
 import type { Refusal } from '../authorization/authorizer.js';
-import type { Decision } from '../http/request-view.js';
+import type { Decision, RouteRequest } from '../http/request-view.js';
 import { errorDecision, jsonDecision, type PageLink } from '../http/responses.js';
 import { challengeReturnUrl } from '../return-url.js';
-import type { LayerContext, RouteRequest } from './context.js';
+import type { LayerContext } from './context.js';
 import { loginPath } from './login-paths.js';
 
 /** How the caller proved who they are: a session (cookie or authentication token), or a provider's bearer token. */

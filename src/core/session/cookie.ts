@@ -1,11 +1,13 @@
 // The session cookie (docs/architecture.md#sessions-and-the-token-store): the one place that
 // finds it among a request's cookies, verifies the signed session id it carries, and writes the
-// Set-Cookie values that set and clear it. Nothing else reads or builds it.
+// Set-Cookie values that set and clear it. Nothing else reads or builds it. An API client's
+// authentication token (X-ZUMO-AUTH) stands in for it: namedSession reads the one a request sends.
 import { LRUCache } from 'lru-cache';
 
 import { signSessionId, verifySessionCookie } from '../crypto/session-id.js';
-import { scanCookies, type RequestView } from '../http/request-view.js';
+import { headerValue, scanCookies, type RequestView } from '../http/request-view.js';
 import { nameRequiresSecure, setCookie } from '../http/responses.js';
+import type { AuthenticationTokens } from '../tokens/authentication-token.js';
 
 /** What a request's session cookie says: the session id it carries, or that it carries none. */
 export type CookieReading =
@@ -86,4 +88,31 @@ export class SessionCookie {
   get requiresHttps(): boolean {
     return nameRequiresSecure(this.name);
   }
+}
+
+/** The header an authentication token (the client-directed flow's session token) comes in. */
+const AUTHENTICATION_TOKEN_HEADER = 'x-zumo-auth';
+
+/**
+ * The session a request names, or why it names none: no session credential at all, or only a
+ * session cookie that does not verify (worth telling apart in the log, and cleared).
+ */
+export type NamedSession =
+  | { readonly id: string; readonly via: 'token' | 'cookie' }
+  | { readonly id: null; readonly cookie: 'absent' | 'invalid' };
+
+/**
+ * The session the request names: its X-ZUMO-AUTH authentication token if it sends one (then the
+ * cookie is not looked at), else its session cookie. InvalidTokenError for a forged or expired
+ * token (one expired less than `expiredGraceMs` ago still counts).
+ */
+export async function namedSession(
+  credentials: { readonly authTokens: AuthenticationTokens; readonly sessionCookie: SessionCookie },
+  view: Pick<RequestView, 'headers'>,
+  expiredGraceMs = 0,
+): Promise<NamedSession> {
+  const token = headerValue(view, AUTHENTICATION_TOKEN_HEADER);
+  if (token !== undefined) return { id: await credentials.authTokens.sessionId(token, expiredGraceMs), via: 'token' };
+  const cookie = credentials.sessionCookie.read(view);
+  return cookie.state === 'valid' ? { id: cookie.id, via: 'cookie' } : { id: null, cookie: cookie.state };
 }

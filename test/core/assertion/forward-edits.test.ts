@@ -2,7 +2,7 @@
 // spoofed identity header (the prefix rule), by the native core and by its TypeScript fallback.
 import { expect } from 'chai';
 
-import { forwardEdits, type HeaderPolicy } from '../../../src/core/http/forward-edits.js';
+import { forwardEdits, type HeaderPolicy } from '../../../src/core/http/header-policy.js';
 import type { Identity } from '../../../src/core/identity.js';
 import { fallbackCore, loadAddonCore } from '../../../src/native/index.js';
 

@@ -4,8 +4,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 
 import type { AuthConfig } from '../../../src/core/config/auth-config.js';
-import { isLoopbackHost, originUrl, requestOrigin } from '../../../src/core/http/origin.js';
-import type { RequestView } from '../../../src/core/http/request-view.js';
+import { isLoopbackHost, originUrl, requestOrigin, type RequestView } from '../../../src/core/http/request-view.js';
 
 const view = (host: string, headers: Array<[string, string]> = [], scheme: 'http' | 'https' = 'http'): RequestView => ({
   method: 'GET',
