@@ -52,14 +52,14 @@ export interface AllCoresOptions {
   readonly rounds: number;
   /**
    * Each target's warm-up, before the rounds: a Node process needs seconds of load before its
-   * code is optimized (on a busy machine, a first second measured several times its settled CPU
-   * per request), and nginx and Apache fill their connection pools.
+   * code is optimized (with --workers auto, the CPU per request settles only after about 8 s of
+   * load), and nginx and Apache fill their connection pools.
    */
   readonly warmUpSeconds: number;
 }
 
 /** `npm run bench`'s lengths: the full run, and `--quick`. */
-export const FULL_RUN: AllCoresOptions = { seconds: 10, rounds: 5, warmUpSeconds: 5 };
+export const FULL_RUN: AllCoresOptions = { seconds: 10, rounds: 5, warmUpSeconds: 10 };
 export const QUICK_RUN: AllCoresOptions = { seconds: 3, rounds: 2, warmUpSeconds: 2 };
 /** Every target answers, nothing more: a few seconds each. */
 export const SMOKE_RUN: AllCoresOptions = { seconds: 2, rounds: 1, warmUpSeconds: 1 };
