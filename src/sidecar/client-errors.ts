@@ -56,34 +56,16 @@ function refusesHead(error: NodeJS.ErrnoException & { readonly rawPacket?: unkno
 }
 
 /**
+ * The response to the last request node handed over on a connection, while that request's body may
+ * still be arriving (serve-requests.ts keeps track of it): where a parse error of a body is answered.
+ */
+export type RequestInProgress = (socket: Duplex) => http.ServerResponse | undefined;
+
+/**
  * Sockets with a refusal waiting behind a response still in progress, or already answered: node's
  * parser, left in error, reports every further byte the client sends as another error.
  */
 const refused = new WeakSet<Duplex>();
-
-/**
- * The response to the last request node handed over on each connection, while that request's body
- * may still be arriving (requestSeen records it).
- */
-const latestResponse = new WeakMap<Duplex, http.ServerResponse>();
-
-/** For the server's request events, ahead of every other listener: which request each connection is on. */
-export function requestSeen(req: http.IncomingMessage, res: http.ServerResponse): void {
-  latestResponse.set(req.socket, res);
-  res.once('finish', forgetWhenComplete);
-}
-
-/**
- * Once a response is out and its request was received in full, no parse error can concern it:
- * its entry goes. Kept until the next request on a kept-alive connection, it held the whole
- * request (response, request, the exchange with the app) through every minor collection in
- * between (V8's scavenger treats a WeakMap's values as strong), and each request's objects were
- * promoted to the old generation: pauses that set the proxy's p99 (BENCHMARKS.md).
- */
-function forgetWhenComplete(this: http.ServerResponse): void {
-  const socket = this.req.socket;
-  if (this.req.complete && latestResponse.get(socket) === this) latestResponse.delete(socket);
-}
 
 /**
  * A body node's parser refused after the request's headers were accepted (a bad chunk size,
@@ -124,7 +106,10 @@ function refuseBodyInProgress(res: http.ServerResponse, socket: Duplex, refusal:
  * its 400 at once, ahead of an answer not yet begun, or cuts one under way). Every refusal closes
  * the connection gracefully (lingering-close.ts), so that a client still sending reads it.
  */
-export function answerClientError(logger: Logger): (error: NodeJS.ErrnoException, socket: Duplex) => void {
+export function answerClientError(
+  logger: Logger,
+  inProgress: RequestInProgress,
+): (error: NodeJS.ErrnoException, socket: Duplex) => void {
   return (error, socket) => {
     if (refused.has(socket)) return; // what a refused client still sends: discarded, the connection closing
     if (error.code === 'ECONNRESET' || error.code === 'EPIPE') {
@@ -134,7 +119,7 @@ export function answerClientError(logger: Logger): (error: NodeJS.ErrnoException
     const refusal = refusalFor(error.code);
     logger.info({ reason: refusal.reason, code: error.code }, 'request rejected');
     // The request node was parsing when it failed: the last one it handed over, if its body is still arriving.
-    const parsing = latestResponse.get(socket);
+    const parsing = inProgress(socket);
     if (parsing !== undefined && !parsing.req.complete) {
       refused.add(socket);
       refuseBodyInProgress(parsing, socket, refusal);

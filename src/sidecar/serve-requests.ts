@@ -1,13 +1,14 @@
 // The server events every gatehouse server answers, whatever it serves: requests (those that
 // expect a 100 Continue included), CONNECT, and requests node's parser refuses. One place, so
 // that the sidecar and the webhook-only server cannot drift apart when node adds another way
-// for a request to arrive outside 'request'.
+// for a request to arrive outside 'request'. Here too: which request each connection is on, for a
+// parse error of its body (client-errors.ts).
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 import { closeGracefullyAfter } from '../lingering-close.js';
 import type { Logger } from '../logging.js';
-import { answerClientError, requestSeen } from './client-errors.js';
+import { answerClientError } from './client-errors.js';
 import { deferContinue } from './expect-continue.js';
 import { startServing } from './listen.js';
 import { refuseConnect } from './refuse-connect.js';
@@ -70,6 +71,30 @@ const lastQueued = new WeakMap<Duplex, ServerResponse>();
 /** Connections whose queue overflowed: nothing more is served on them. */
 const overflowed = new WeakSet<Duplex>();
 
+/**
+ * The response to the last request node handed over on each connection, while that request's body
+ * may still be arriving: a parse error on the connection is that body's (client-errors.ts).
+ */
+const latestResponse = new WeakMap<Duplex, ServerResponse>();
+
+/** For the server's request events, ahead of every other listener: which request each connection is on. */
+function requestSeen(req: IncomingMessage, res: ServerResponse): void {
+  latestResponse.set(req.socket, res);
+  res.once('finish', forgetWhenComplete);
+}
+
+/**
+ * Once a response is out and its request was received in full, no parse error can concern it:
+ * its entry goes. Kept until the next request on a kept-alive connection, it held the whole
+ * request (response, request, the exchange with the app) through every minor collection in
+ * between (V8's scavenger treats a WeakMap's values as strong), and each request's objects were
+ * promoted to the old generation: pauses that set the proxy's p99 (BENCHMARKS.md).
+ */
+function forgetWhenComplete(this: ServerResponse): void {
+  const socket = this.req.socket;
+  if (this.req.complete && latestResponse.get(socket) === this) latestResponse.delete(socket);
+}
+
 export function serveRequests(
   server: Server,
   listener: (req: IncomingMessage, res: ServerResponse) => void,
@@ -85,5 +110,8 @@ export function serveRequests(
     continued(req, res);
   });
   server.on('connect', refuseConnect(logger));
-  server.on('clientError', answerClientError(logger));
+  server.on(
+    'clientError',
+    answerClientError(logger, (socket) => latestResponse.get(socket)),
+  );
 }
