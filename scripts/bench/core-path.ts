@@ -14,7 +14,7 @@ import type { SessionRecord } from '../../dist/core/session/record.js';
 import { FileSystemTokenStore } from '../../dist/core/token-store/filesystem.js';
 import { createLogger } from '../../dist/logging.js';
 import { loadAddonCore } from '../../dist/native/index.js';
-import { forwardHeaders } from '../../dist/sidecar/forward-headers.js';
+import { forwardHeaders } from '../../dist/sidecar/app.js';
 import { storeBenchSession } from './session.js';
 
 /** The host the bench session is bound to, and its requests name. */

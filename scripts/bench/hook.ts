@@ -9,7 +9,7 @@ import type { RequestView } from '../../dist/core/http/request-view.js';
 import { inServerPolicy, type NativeRequest } from '../../dist/inserver/policy.js';
 import { createInterceptor } from '../../dist/native/interceptor.js';
 import { loadModuleHost } from '../../dist/native/module-host.js';
-import { forwardHeaders } from '../../dist/sidecar/forward-headers.js';
+import { forwardHeaders } from '../../dist/sidecar/app.js';
 import { HOST, signedInLayer } from './core-path.js';
 import { formatRate, table, threadCpuNs } from './measure.js';
 

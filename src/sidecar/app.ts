@@ -1,24 +1,29 @@
 // The sidecar's protected path, the last of the front door's Koa middleware (front-door.ts):
 // every request goes through AuthLayer.decide; a forward is sent to the app (forward-to-app.ts,
-// on undici: framed, bounded, abortable) with the core's header edits applied, a respond
-// (gatehouse's /.auth routes, challenges, refusals) is written as is. WebSocket handshakes get
-// the same decision before they are proxied (websocket-proxy.ts).
-import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+// on undici: framed, bounded, abortable) with the core's header edits applied (forwardHeaders,
+// below), a respond (gatehouse's /.auth routes, challenges, refusals) is written as is. WebSocket
+// handshakes get the same decision before they are proxied (websocket-proxy.ts).
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 
 import type { Pool } from 'undici';
 
 import type { AuthLayer } from '../core/auth-layer.js';
+import type { ForwardEdits } from '../core/http/header-policy.js';
 import { wantsJson, type Decision, type RespondDecision } from '../core/http/request-view.js';
 import { jsonDecision } from '../core/http/responses.js';
 import type { Logger } from '../logging.js';
 import type { AccessLog } from './access-log.js';
 import { endUpgrade, gatewayError, sendGatewayError, writeAnswer } from './answers.js';
-import { forwardHeaders } from './forward-headers.js';
-import { AppForwarder, type DownloadRate } from './forward-to-app.js';
+import type { DownloadRate } from './download-rate.js';
+import { AppForwarder, HOP_BY_HOP, namedByConnection } from './forward-to-app.js';
 import { loggedPath } from './logged-path.js';
-import type { FrontDoorMiddleware, WebSocketRoute } from './front-door.js';
-import { BAD_TARGET_MESSAGE, type RequestTarget } from './request-target.js';
-import { toRequestView } from './request-view.js';
+import {
+  BAD_TARGET_MESSAGE,
+  toRequestView,
+  type FrontDoorMiddleware,
+  type RequestTarget,
+  type WebSocketRoute,
+} from './front-door.js';
 import { upstreamAgent } from './upstream-agent.js';
 import {
   DEFAULT_UPSTREAM_CONNECTIONS,
@@ -73,6 +78,68 @@ export interface Sidecar {
 /** wantsJson for a node request whose headers are all the host still has. */
 function nodeWantsJson(req: IncomingMessage): boolean {
   return wantsJson({ headers: Object.entries(req.headers).map(([name, value]) => [name, String(value)] as const) });
+}
+
+// The app's copy of a request: the core's edit list applied (identity aliases and spoofable
+// forwarding headers removed, identity and X-Forwarded-* set: core/http/header-policy.ts), without
+// the client's hop (hop-by-hop fields and what its Connection names, the framing, Expect:
+// forward-to-app.ts).
+
+/**
+ * Request fields of the client's hop that are not hop-by-hop by name. `Content-Length`: the body's
+ * framing toward the app is the forwarder's to write (undici writes the length of what it sends,
+ * or chunks it), from the framing node's parser read. `Expect`: gatehouse answers the client's
+ * `100-continue` itself when it starts reading the body (expect-continue.ts).
+ */
+const NOT_PASSED_ON = new Set(['content-length', 'expect']);
+
+const lowerCased = new WeakMap<ReadonlyArray<readonly [string, string]>, ReadonlyArray<readonly [string, string]>>();
+
+/** The identity headers with node's lower-case names, made once per set (the core shares one set per identity). */
+function lowerCaseNames(set: ReadonlyArray<readonly [string, string]>): ReadonlyArray<readonly [string, string]> {
+  let lower = lowerCased.get(set);
+  if (lower === undefined) {
+    lower = set.map(([name, value]) => [name.toLowerCase(), value] as const);
+    lowerCased.set(set, lower);
+  }
+  return lower;
+}
+
+/**
+ * The headers to forward, as a new object (node's lower-cased shape): hop-by-hop headers, every
+ * header the `Connection` header names and every header the edits remove are left out, then the
+ * edits' headers are added. A hostile `Connection` header naming identity or X-Forwarded-*
+ * headers therefore removes only client headers. (A fresh object, not deletes on node's:
+ * deleting turns an object into a slow dictionary for every later copy.) WebSocket handshakes
+ * keep `Connection: Upgrade` and `Upgrade`.
+ */
+export function forwardHeaders(
+  headers: IncomingHttpHeaders,
+  edits: ForwardEdits,
+  upgrade: boolean,
+): IncomingHttpHeaders {
+  // Browsers send `Connection: keep-alive`: a name dropped anyway needs no set.
+  const named = headers.connection === undefined ? undefined : namedByConnection(headers.connection);
+  const { remove } = edits;
+  const out: IncomingHttpHeaders = {};
+  for (const name of Object.keys(headers)) {
+    const drop =
+      HOP_BY_HOP.has(name) ||
+      NOT_PASSED_ON.has(name) ||
+      (named !== undefined && named.length > 0 && named.includes(name)) ||
+      (remove.length > 0 && remove.includes(name));
+    if (drop && !(upgrade && (name === 'upgrade' || name === 'connection'))) continue;
+    out[name] = headers[name];
+  }
+  if (upgrade) out.connection = 'Upgrade';
+  for (const [name, value] of lowerCaseNames(edits.set)) out[name] = value;
+  out['x-forwarded-for'] = edits.forwarded.for;
+  out['x-forwarded-proto'] = edits.forwarded.proto;
+  out['x-forwarded-host'] = edits.forwarded.host;
+  // A body of known length goes on with that length (undici checks it sends exactly that many bytes).
+  const length = headers['content-length'];
+  if (length !== undefined && headers['transfer-encoding'] === undefined && !upgrade) out['content-length'] = length;
+  return out;
 }
 
 export function createSidecar(options: SidecarOptions): Sidecar {

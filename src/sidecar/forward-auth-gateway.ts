@@ -13,9 +13,8 @@ import { jsonDecision } from '../core/http/responses.js';
 import type { Logger } from '../logging.js';
 import type { WebhookReceiver } from '../webhook/receiver.js';
 import { endUpgrade, sendGatewayError, writeAnswer } from './answers.js';
-import { createFrontDoor, type FrontDoorMiddleware } from './front-door.js';
+import { createFrontDoor, toRequestView, type FrontDoorMiddleware } from './front-door.js';
 import { resolveTrustedProxies, startGatewayRuntime, type GatewayBaseOptions } from './gateway-runtime.js';
-import { toRequestView } from './request-view.js';
 
 export type ForwardAuthGatewayOptions = GatewayBaseOptions;
 

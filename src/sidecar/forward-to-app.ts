@@ -5,26 +5,25 @@
 // - the client's departure (or a body gatehouse refused) aborts the app's request at once, so
 //   an abandoned request frees its connection instead of holding it until the upstream timeout;
 // - an upload that stalls or crawls is given up (upload-watch.ts);
-// - the app's answer is passed on with its connection-specific headers left on the app's hop;
+// - the app's answer is passed on with its connection-specific headers left on the app's hop
+//   (the hop's fields are named here, for the app's copy of the request too: app.ts);
+// - a client must read the answer at a minimum rate (download-rate.ts);
 // - one more try, on another connection, for a request without a body and without side
-//   effects whose connection failed before any answer (stale-connection.ts).
+//   effects whose connection failed before any answer (upstream-failure.ts).
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 
 import type { Dispatcher, Pool } from 'undici';
 
 import { closeGracefullyAfter } from '../lingering-close.js';
 import type { RespondDecision } from '../core/http/request-view.js';
 import type { Logger } from '../logging.js';
-import { MAX_TIMER_MS } from '../timer-limit.js';
-import { fullAnswer, sendGatewayError, writeAnswer } from './answers.js';
+import { fullAnswer, writeAnswer } from './answers.js';
 import { onBodyRefused } from './body-refusal.js';
-import { FailureSummary } from './failure-summary.js';
+import { awaitDrain, DEFAULT_DOWNLOAD_RATE, type DownloadRate } from './download-rate.js';
 import { loggedPath } from './logged-path.js';
-import { appAnswerHeaders } from './forward-headers.js';
-import { declaresBody } from './request-target.js';
-import { mayTryAgain } from './stale-connection.js';
+import { UpstreamFailures } from './upstream-failure.js';
 import { watchUpload } from './upload-watch.js';
 
 export interface AppForwarderOptions {
@@ -38,7 +37,7 @@ export interface AppForwarderOptions {
   readonly wantsJson: (req: IncomingMessage) => boolean;
   /** Called with each answer of the app's, before it is passed on. */
   readonly onAnswer?: (req: IncomingMessage, status: number) => void;
-  /** How fast clients must read answers (default MIN_DOWNLOAD_BYTES_PER_SECOND after DOWNLOAD_RATE_GRACE_MS). */
+  /** How fast clients must read answers (default DEFAULT_DOWNLOAD_RATE, download-rate.ts). */
   readonly downloadRate?: DownloadRate;
   /**
    * Told of each request the app did not answer: `timeout` (504), `error` (502: unreachable, reset,
@@ -47,27 +46,66 @@ export interface AppForwarderOptions {
   readonly onUpstreamFailure?: (kind: 'timeout' | 'error' | 'full') => void;
 }
 
-/**
- * The slowest a client may read an answer the app has ready (Kestrel's default minimum response
- * data rate), once a grace period is over: a client that reads a byte now and then would otherwise
- * hold a connection to the app for as long as the answer lasts.
- */
-export const MIN_DOWNLOAD_BYTES_PER_SECOND = 240;
-/** How long any wait for a client to read may last before the minimum applies. */
-export const DOWNLOAD_RATE_GRACE_MS = 5_000;
+// The hop each message crosses. Connection-specific fields (RFC 9110 §7.6.1) describe one hop,
+// client to gatehouse or gatehouse to app, and are never passed on to the other: the app's copy of
+// a request is made without the client's (app.ts, forwardHeaders), and the app's answer reaches the
+// client without the app's (appAnswerHeaders).
 
-/** How fast a client must read the app's answer while it is held back for it. */
-export interface DownloadRate {
-  readonly bytesPerSecond: number;
-  readonly graceMs: number;
+/** The fields every hop has of its own, plus the legacy ones proxies drop (lower case, as node names them). */
+export const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-authorization',
+  'proxy-authenticate',
+]);
+
+/**
+ * Fields a `Connection` header may name but never removes: the message's framing and its Host.
+ * A request whose `Connection` named its own Content-Length would otherwise go on with its body
+ * and nothing saying where the body ends, and the app would read the body as a next request.
+ */
+const NEVER_NAMED = new Set(['content-length', 'transfer-encoding', 'host']);
+
+/** The further fields a `Connection` header names (lower case, without the fixed ones). */
+export function namedByConnection(connection: string): readonly string[] {
+  // The everyday single values (keep-alive, close) name nothing further: answered without a split.
+  if (!connection.includes(',')) {
+    const only = connection.trim().toLowerCase();
+    return only === '' || HOP_BY_HOP.has(only) || NEVER_NAMED.has(only) ? NOTHING : [only];
+  }
+  const named: string[] = [];
+  for (const name of connection.split(',')) {
+    const trimmed = name.trim().toLowerCase();
+    if (trimmed !== '' && !HOP_BY_HOP.has(trimmed) && !NEVER_NAMED.has(trimmed)) named.push(trimmed);
+  }
+  return named;
 }
 
-const DEFAULT_DOWNLOAD_RATE: DownloadRate = {
-  bytesPerSecond: MIN_DOWNLOAD_BYTES_PER_SECOND,
-  graceMs: DOWNLOAD_RATE_GRACE_MS,
-};
+const NOTHING: readonly string[] = [];
 
-const UPSTREAM_TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+/**
+ * The app's answer headers (lower-case names, as undici gives them) as the client receives them:
+ * the app's connection-specific headers stay on the app's hop (its `Connection`, its idle-timeout
+ * hint `Keep-Alive`, which undici reads for its own pool, and whatever private field its
+ * `Connection` header names). The framing and the client's `Connection` are node's to choose for
+ * the client's hop.
+ */
+function appAnswerHeaders(source: Record<string, string | string[] | undefined>): OutgoingHttpHeaders {
+  const connection = source.connection;
+  const named = connection === undefined ? [] : namedByConnection(String(connection));
+  const kept: OutgoingHttpHeaders = {};
+  for (const name in source) {
+    const value = source[name];
+    if (value === undefined || HOP_BY_HOP.has(name) || (named.length > 0 && named.includes(name))) continue;
+    kept[name] = value;
+  }
+  return kept;
+}
 
 /**
  * What to do when a client connection closes, per connection: one listener however many requests
@@ -182,18 +220,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     // A client that reads slowly slows the app's answer down instead of filling memory.
     if (this.res.write(chunk)) return;
     controller.pause();
-    // ...but no slower than the minimum rate: what is waiting for it must be read within the grace
-    // period plus its size at that rate, else the connection is closed (and the app's request with it).
-    const { bytesPerSecond, graceMs } = this.downloadRate;
-    const limitMs = Math.min(graceMs + (this.res.writableLength * 1000) / bytesPerSecond, MAX_TIMER_MS);
-    const tooSlow = setTimeout(() => {
-      this.onSlowReader();
-      this.res.destroy();
-    }, limitMs);
-    this.res.once('drain', () => {
-      clearTimeout(tooSlow);
-      controller.resume();
-    });
+    // ...but no slower than the minimum rate (download-rate.ts).
+    awaitDrain(this.res, this.downloadRate, this.onSlowReader, () => controller.resume());
   }
 
   onResponseEnd(): void {
@@ -206,12 +234,27 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 }
 
+/**
+ * Whether a request has a body, by the framing node's parser read (it refuses any other framing):
+ * a Transfer-Encoding, or a Content-Length other than 0.
+ */
+export function declaresBody(headers: {
+  readonly 'transfer-encoding'?: string | undefined;
+  readonly 'content-length'?: string | undefined;
+}): boolean {
+  if (headers['transfer-encoding'] !== undefined) return true;
+  const length = headers['content-length'];
+  return length !== undefined && length !== '0';
+}
+
 export class AppForwarder {
   #inFlight = 0;
-  readonly #failures: FailureSummary;
+  readonly #failures: UpstreamFailures;
+  readonly #downloadRate: DownloadRate;
 
   constructor(private readonly options: AppForwarderOptions) {
-    this.#failures = new FailureSummary(options.logger);
+    this.#failures = new UpstreamFailures(options);
+    this.#downloadRate = options.downloadRate ?? DEFAULT_DOWNLOAD_RATE;
   }
 
   /** Requests forwarded and not yet done with (for tests and metrics). */
@@ -299,9 +342,9 @@ export class AppForwarder {
     const attempt = (retried: boolean): void => {
       current = new Exchange(
         res,
-        (error) => this.#failed(error as NodeJS.ErrnoException, req, res, body, retried, attempt),
+        (error) => this.#failures.failed(error as NodeJS.ErrnoException, req, res, body, retried, attempt),
         onAnswer && ((status) => onAnswer(req, status)),
-        this.options.downloadRate ?? DEFAULT_DOWNLOAD_RATE,
+        this.#downloadRate,
         () =>
           this.options.logger.info(
             { path: loggedPath(req), reason: 'the client reads the answer too slowly' },
@@ -320,7 +363,7 @@ export class AppForwarder {
         );
       } catch (error) {
         // undici refuses what it cannot send (it reports most such refusals to the handler instead).
-        this.#failed(error as NodeJS.ErrnoException, req, res, body, true, attempt);
+        this.#failures.failed(error as NodeJS.ErrnoException, req, res, body, true, attempt);
       }
     };
     // Admitted and sent to the app once there is something to send: a request whose body has not
@@ -342,37 +385,5 @@ export class AppForwarder {
       req.once('data', start);
       req.once('end', start);
     }
-  }
-
-  #failed(
-    error: NodeJS.ErrnoException,
-    req: IncomingMessage,
-    res: ServerResponse,
-    body: Readable | null,
-    retried: boolean,
-    again: (retried: boolean) => void,
-  ): void {
-    if (res.destroyed) return; // the client is gone: nobody to answer
-    const { logger } = this.options;
-    const path = loggedPath(req);
-    if (!retried && !res.headersSent && body === null && mayTryAgain(req.method ?? '', error)) {
-      logger.debug(
-        { path, reason: error.code },
-        'upstream connection closed by the app as it was reused; sending the request again',
-      );
-      again(true);
-      return;
-    }
-    const timedOut = error.code !== undefined && UPSTREAM_TIMEOUTS.has(error.code);
-    this.options.onUpstreamFailure?.(timedOut ? 'timeout' : 'error');
-    if (res.headersSent) {
-      logger.error({ path, reason: 'the app broke off its answer' }, 'upstream request failed');
-      res.destroy();
-      return;
-    }
-    const reason = timedOut ? 'upstream timeout' : (error.code ?? error.message);
-    // While the app is down every request fails alike: the first is logged, the rest counted.
-    this.#failures.error(reason, { path, reason }, 'upstream request failed');
-    sendGatewayError(res, timedOut ? 504 : 502, this.options.wantsJson(req));
   }
 }

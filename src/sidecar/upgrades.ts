@@ -16,7 +16,7 @@ import { jsonDecision } from '../core/http/responses.js';
 import type { Logger } from '../logging.js';
 import { lingeringClose } from '../lingering-close.js';
 import { endUpgrade } from './answers.js';
-import { declaresBody } from './request-target.js';
+import { declaresBody } from './forward-to-app.js';
 import { afterResponses, responseInProgress } from './responses-in-progress.js';
 
 export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;

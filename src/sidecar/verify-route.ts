@@ -6,18 +6,20 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
 import type { ForwardAuth } from '../core/forward-auth/verify.js';
-import type { RespondDecision } from '../core/http/request-view.js';
+import type { RequestView, RespondDecision } from '../core/http/request-view.js';
 import type { Logger } from '../logging.js';
 import { sendGatewayError, writeAnswer } from './answers.js';
 import type { FrontDoorContext } from './front-door.js';
-import { toRequestView } from './request-view.js';
 
-export function verifyEndpoint(forwardAuth: ForwardAuth, logger: Logger): (ctx: FrontDoorContext) => Promise<void> {
-  return async (ctx) => {
+/** The endpoint, given the front door's context and the core's view of the request (front-door.ts). */
+export function verifyEndpoint(
+  forwardAuth: ForwardAuth,
+  logger: Logger,
+): (ctx: FrontDoorContext, view: RequestView) => Promise<void> {
+  return async (ctx, view) => {
     ctx.respond = false;
     try {
-      // The scheme of the hop from the web server; the original's comes from X-Forwarded-Proto.
-      write(ctx.res, await forwardAuth.answer(toRequestView(ctx.req, ctx.state.target, 'http')));
+      write(ctx.res, await forwardAuth.answer(view));
     } catch (error) {
       logger.error({ err: (error as Error).message }, 'verify failed');
       sendGatewayError(ctx.res, 500, true);

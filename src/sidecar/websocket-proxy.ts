@@ -12,7 +12,7 @@ import type { Logger } from '../logging.js';
 import type { AccessLog } from './access-log.js';
 import { endUpgrade, fullAnswer, gatewayError } from './answers.js';
 import type { AppForwarder } from './forward-to-app.js';
-import { HOP_BY_HOP } from './forward-headers.js';
+import { HOP_BY_HOP } from './forward-to-app.js';
 import { loggedPath } from './logged-path.js';
 import { upstreamHost } from './upstream-agent.js';
 

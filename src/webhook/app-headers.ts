@@ -11,7 +11,7 @@ import type { AuthConfig } from '../core/config/auth-config.js';
 import { forwardEdits, type HeaderPolicy } from '../core/http/header-policy.js';
 import { requestOrigin, type RequestView } from '../core/http/request-view.js';
 import { namesWebhookVerified, WEBHOOK_VERIFIED_HEADER } from '../core/http/webhook-verified.js';
-import { forwardHeaders } from '../sidecar/forward-headers.js';
+import { forwardHeaders } from '../sidecar/app.js';
 import type { WebhookRequest } from './receiver.js';
 
 /** Set on every delivery gatehouse passes on, and only on those: its signature was verified. */

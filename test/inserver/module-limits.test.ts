@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 
 import { MAX_AUTH_BODY_BYTES } from '../../src/core/http/request-view.js';
-import { DEFAULT_AUTH_BODY_DEADLINE_MS } from '../../src/sidecar/request-view.js';
+import { DEFAULT_AUTH_BODY_DEADLINE_MS } from '../../src/sidecar/front-door.js';
 
 const source = readFileSync(new URL('../../binding/iis/gatehouse_module.cpp', import.meta.url), 'utf8');
 

@@ -23,11 +23,11 @@ import { listenEarly, type Listening } from '../../src/sidecar/listen.js';
 import { listen } from '../support/http.js';
 
 /**
- * The most files of gatehouse's own a signed-in GET may cross. The design aims at 10
- * (docs/architecture.md, "A signed-in GET"); the bound is the count measured, lowered as files
- * leave the path, so that none joins it unnoticed.
+ * The most files of gatehouse's own a signed-in GET may cross, as the design has it
+ * (docs/architecture.md, "A signed-in GET"). Run through tsx, a constant another file exports is
+ * read through a getter: a file whose constant the path reads counts as crossed too.
  */
-const MAX_FILES = 14;
+const MAX_FILES = 10;
 
 const SOURCE = pathToFileURL(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src')).href + '/';
 

@@ -11,7 +11,7 @@ import { startDevIdentityProvider, type RunningIdentityProvider } from '../../sr
 import type { GatehouseMetrics } from '../../src/metrics/gatehouse-metrics.js';
 import { createLogger, type Logger } from '../../src/logging.js';
 import { loadAddonCore } from '../../src/native/index.js';
-import type { DownloadRate } from '../../src/sidecar/forward-to-app.js';
+import type { DownloadRate } from '../../src/sidecar/download-rate.js';
 import { attach, createGateway, type Gateway } from '../../src/sidecar/gateway.js';
 import { listenEarly, type Listening } from '../../src/sidecar/listen.js';
 import { Browser, type Response } from './browser.js';
