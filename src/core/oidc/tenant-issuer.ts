@@ -35,7 +35,8 @@ export function checkTenantTemplate(metadata: Readonly<Record<string, unknown>>,
 
 /**
  * The issuer a token must carry: the template filled with the token's own tenant, or undefined
- * (no token of the template's) when the tenant is malformed or not among `allowedTenants`.
+ * (no token of the template's) when the tenant is malformed or not among `allowedTenants`. Tenant
+ * ids are GUIDs, the same in either case: a tenant configured in upper case is the token's too.
  */
 export function tenantIssuer(
   template: string,
@@ -44,7 +45,10 @@ export function tenantIssuer(
 ): string | undefined {
   const tid = unverified.tid;
   if (typeof tid !== 'string' || !TENANT_ID.test(tid)) return undefined;
-  if (allowedTenants.length > 0 && !allowedTenants.includes(tid)) return undefined;
+  if (allowedTenants.length > 0) {
+    const lower = tid.toLowerCase();
+    if (!allowedTenants.some((allowed) => allowed.toLowerCase() === lower)) return undefined;
+  }
   return template.replace(TENANT_PLACEHOLDER, tid);
 }
 

@@ -41,6 +41,14 @@ describe('the tenant template of a multi-tenant directory', () => {
     expect(tenantIssuer(TEMPLATE, { tid: TENANT }, [])).to.equal(`https://login.example/${TENANT}/v2.0`);
     expect(tenantIssuer(TEMPLATE, { tid: TENANT }, ['other', TENANT])).to.equal(`https://login.example/${TENANT}/v2.0`);
     expect(tenantIssuer(TEMPLATE, { tid: TENANT }, ['other'])).to.equal(undefined);
+    // A GUID in either case names one tenant; the issuer is filled with the token's own spelling.
+    expect(tenantIssuer(TEMPLATE, { tid: TENANT }, [TENANT.toUpperCase()])).to.equal(
+      `https://login.example/${TENANT}/v2.0`,
+    );
+    expect(tenantIssuer(TEMPLATE, { tid: TENANT.toUpperCase() }, [TENANT])).to.equal(
+      `https://login.example/${TENANT.toUpperCase()}/v2.0`,
+    );
+    expect(tenantIssuer(TEMPLATE, { tid: TENANT }, [TENANT.slice(1)])).to.equal(undefined);
     for (const tid of [undefined, 42, '', 'a/b', '../x', 'a'.repeat(65), 'tenant?x'])
       expect(tenantIssuer(TEMPLATE, { tid }, []), String(tid)).to.equal(undefined);
   });
