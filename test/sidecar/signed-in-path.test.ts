@@ -24,8 +24,10 @@ import { listen } from '../support/http.js';
 
 /**
  * The most files of gatehouse's own a signed-in GET may cross, as the design has it
- * (docs/architecture.md, "A signed-in GET"). Run through tsx, a constant another file exports is
- * read through a getter: a file whose constant the path reads counts as crossed too.
+ * (docs/architecture.md, "A signed-in GET"). As this suite loads the sources (tsx, under mocha),
+ * a file's exports can be read through getters: a file whose exported constant the path reads can
+ * count as crossed too: such a constant is read once, outside the request (as the forwarder reads
+ * its default download rate).
  */
 const MAX_FILES = 10;
 
