@@ -3,17 +3,15 @@
 // the directory: the ID token carries _claim_names/_claim_sources in place of
 // groups, and gatehouse asks Graph with the user's access token at sign-in and
 // at refresh. Graph refusing, down, throttled or paging too far fails closed.
-import { randomBytes } from 'node:crypto';
-
 import { expect } from 'chai';
 
-import { startDevIdentityProvider, type RunningIdentityProvider } from '../../src/dev/identity-provider.js';
+import type { RunningIdentityProvider } from '../../src/dev/identity-provider.js';
 import { Browser } from '../support/browser.js';
+import { startDirectory, TENANT } from '../support/directory-provider.js';
 import { capturingLogger, type CapturedLogs } from '../support/logs.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
 import { startGraph, type GraphStandIn } from '../stand-ins/graph.js';
 
-const TENANT = '72f988bf-86f1-41af-91ab-2d7cd011db47';
 const STAFF = '0b1f1d5e-0000-4000-8000-00000000staff';
 
 const overage = (login: string) => ({
@@ -35,20 +33,11 @@ describe('the directory group overage looked up in Microsoft Graph', function ()
   let logs: CapturedLogs;
 
   const start = async (claimSource: Record<string, unknown> | undefined) => {
-    const clientSecret = randomBytes(12).toString('hex');
     deployment = await startGatewayDeployment({
       logger: logs.logger,
       prepare: async (front) => {
-        idp = await startDevIdentityProvider({
-          issuerPath: `/${TENANT}/v2.0`,
-          clients: [
-            {
-              clientId: 'aad-app',
-              clientSecret,
-              redirectUris: [`${front}/.auth/login/aad/callback`],
-              postLogoutRedirectUris: [],
-            },
-          ],
+        const directory = await startDirectory({
+          front,
           users: {
             alice: overage('alice'),
             bob: overage('bob'),
@@ -63,11 +52,12 @@ describe('the directory group overage looked up in Microsoft Graph', function ()
             profile: ['preferred_username'],
           },
         });
+        idp = directory.idp;
         return {
           document: {
             identityProviders: {
               azureActiveDirectory: {
-                registration: { openIdIssuer: idp.issuer, clientId: 'aad-app', clientSecretSettingName: 'AAD_SECRET' },
+                registration: directory.registration,
                 login: { loginParameters: ['scope=openid profile offline_access'] },
               },
             },
@@ -78,7 +68,7 @@ describe('the directory group overage looked up in Microsoft Graph', function ()
               },
             },
           },
-          env: { AAD_SECRET: clientSecret },
+          env: directory.env,
         };
       },
     });

@@ -13,21 +13,22 @@ import { base64url, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JW
 import { resolveAuthConfig } from '../../../src/core/config/auth-config.js';
 import type { OidcProviderConfig } from '../../../src/core/config/provider-settings.js';
 import { OidcProviderClient, ProviderRefusedError } from '../../../src/core/oidc/provider-client.js';
-import { startDevIdentityProvider, type RunningIdentityProvider } from '../../../src/dev/identity-provider.js';
+import type { RunningIdentityProvider } from '../../../src/dev/identity-provider.js';
+import { DIRECTORY_CLIENT_ID, startDirectory, TENANT, type Directory } from '../../support/directory-provider.js';
 
-const TENANT = '72f988bf-86f1-41af-91ab-2d7cd011db47';
 const OTHER_TENANT = '9188040d-6c67-4c5b-b112-36a304b66dad';
-const CLIENT = 'aad-app';
-const SECRET = randomBytes(12).toString('hex');
+const CLIENT = DIRECTORY_CLIENT_ID;
 const NONCE = 'n-0123456789';
 const STATE = 's-0123456789';
-const REDIRECT = 'https://app.example/.auth/login/aad/callback';
+const APP = 'https://app.example';
+const REDIRECT = `${APP}/.auth/login/aad/callback`;
 const ACCESS_TOKEN = `at-${randomBytes(12).toString('hex')}`;
 
 type Signing = 'published' | 'unpublished' | 'none' | 'hs256-public-key';
 
 describe('a multi-tenant directory: its ID tokens checked by gatehouse (a real oidc-provider)', function () {
   this.timeout(30_000);
+  let aad: Directory;
   let idp: RunningIdentityProvider;
   let published: CryptoKey;
   let unpublished: CryptoKey;
@@ -41,23 +42,15 @@ describe('a multi-tenant directory: its ID tokens checked by gatehouse (a real o
     published = keys.privateKey;
     publicJwk = { ...(await exportJWK(keys.publicKey)), kid: 'published', alg: 'RS256', use: 'sig' };
     unpublished = (await generateKeyPair('RS256')).privateKey;
-    idp = await startDevIdentityProvider({
-      issuerPath: `/${TENANT}/v2.0`,
-      clients: [{ clientId: CLIENT, clientSecret: SECRET, redirectUris: [REDIRECT], postLogoutRedirectUris: [] }],
-      intercept: (req, res, issuer) => directory(req, res, issuer),
-    });
+    aad = await startDirectory({ front: APP, multiTenant: true, intercept: (req, res) => tokenAnswers(req, res) });
+    idp = aad.idp;
   });
   after(() => idp.close());
 
-  function directory(req: IncomingMessage, res: ServerResponse, issuer: string): boolean {
+  /** The directory's keys and token endpoint answer as the test says. */
+  function tokenAnswers(req: IncomingMessage, res: ServerResponse): boolean {
     const json = (body: unknown) =>
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (req.url === '/common/v2.0/.well-known/openid-configuration') {
-      void fetch(`${issuer}/.well-known/openid-configuration`)
-        .then((r) => r.json() as Promise<Record<string, unknown>>)
-        .then((metadata) => json({ ...metadata, issuer: issuer.replace(TENANT, '{tenantid}') }));
-      return true;
-    }
     if (req.url === `/${TENANT}/v2.0/jwks`) {
       json({ keys: [publicJwk] });
       return true;
@@ -80,16 +73,12 @@ describe('a multi-tenant directory: its ID tokens checked by gatehouse (a real o
     const document = {
       identityProviders: {
         azureActiveDirectory: {
-          registration: {
-            openIdIssuer: `${new URL(idp.issuer).origin}/common/v2.0`,
-            clientId: CLIENT,
-            clientSecretSettingName: 'AAD_SECRET',
-          },
+          registration: aad.registration,
           validation: { allowedTenants },
         },
       },
     };
-    const { config } = resolveAuthConfig(document, { AAD_SECRET: SECRET });
+    const { config } = resolveAuthConfig(document, aad.env);
     return new OidcProviderClient(config.providers.get('aad') as OidcProviderConfig);
   }
 
@@ -151,7 +140,7 @@ describe('a multi-tenant directory: its ID tokens checked by gatehouse (a real o
       (caught: unknown) => caught as Error,
     );
     expect(error, error.stack).to.be.instanceOf(ProviderRefusedError);
-    for (const secret of [token, ACCESS_TOKEN, SECRET, 'rt-new']) {
+    for (const secret of [token, ACCESS_TOKEN, aad.clientSecret, 'rt-new']) {
       if (secret !== undefined) expect(error.message).not.to.include(secret);
     }
     return error.message;

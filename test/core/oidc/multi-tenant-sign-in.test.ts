@@ -2,17 +2,16 @@
 // template) against a real oidc-provider: the ID token of a sign-in is checked
 // with the issuer of its own tenant, among the allowed ones, and the
 // callback's `iss` must be that issuer.
-import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 
 import { expect } from 'chai';
 
-import { startDevIdentityProvider, type RunningIdentityProvider } from '../../../src/dev/identity-provider.js';
+import type { RunningIdentityProvider } from '../../../src/dev/identity-provider.js';
 import { Browser, type Response } from '../../support/browser.js';
+import { startDirectory as startDirectoryProvider, TENANT } from '../../support/directory-provider.js';
 import { forwarded } from '../../support/principal.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../../support/sign-in.js';
 
-const TENANT = '72f988bf-86f1-41af-91ab-2d7cd011db47';
 const OTHER_TENANT = '9188040d-6c67-4c5b-b112-36a304b66dad';
 const DEMO = { username: 'demo', password: 'demo' };
 
@@ -47,58 +46,32 @@ describe('a multi-tenant directory sign-in (a real oidc-provider)', function () 
   });
 
   async function startDirectory(options: DirectoryOptions = {}): Promise<GatewayDeployment> {
-    const clientSecret = randomBytes(12).toString('hex');
     deployment = await startGatewayDeployment({
       prepare: async (front) => {
-        idp = await startDevIdentityProvider({
-          issuerPath: `/${TENANT}/v2.0`,
-          clients: [
-            {
-              clientId: 'aad-app',
-              clientSecret,
-              redirectUris: [`${front}/.auth/login/aad/callback`],
-              postLogoutRedirectUris: [],
-            },
-          ],
+        const rewrite = options.callback;
+        const directory = await startDirectoryProvider({
+          front,
+          multiTenant: true,
           users: {
             demo: {
               password: 'demo',
               claims: { oid: '00000000-0000-0000-0000-0000000000aa', tid: TENANT, preferred_username: 'alice' },
             },
           },
-          claims: { openid: ['sub', 'oid', 'tid'], profile: ['preferred_username'] },
-          intercept: (req: IncomingMessage, res: ServerResponse, issuer: string) => {
-            if (req.url === '/common/v2.0/.well-known/openid-configuration') {
-              // The tenant-independent document publishes the template issuer, as the directory's does.
-              void fetch(`${issuer}/.well-known/openid-configuration`)
-                .then((r) => r.json() as Promise<Record<string, unknown>>)
-                .then((metadata) =>
-                  res
-                    .writeHead(200, { 'content-type': 'application/json' })
-                    .end(JSON.stringify({ ...metadata, issuer: issuer.replace(TENANT, '{tenantid}') })),
-                );
-              return true;
-            }
-            const rewrite = options.callback;
+          intercept: (_req, res, issuer) => {
             if (rewrite !== undefined) rewritingCallback(res, (location) => rewrite(location, issuer));
             return false;
           },
         });
+        idp = directory.idp;
         const validation = options.allowedTenants ? { validation: { allowedTenants: options.allowedTenants } } : {};
         return {
           document: {
             identityProviders: {
-              azureActiveDirectory: {
-                registration: {
-                  openIdIssuer: `${new URL(idp.issuer).origin}/common/v2.0`,
-                  clientId: 'aad-app',
-                  clientSecretSettingName: 'AAD_SECRET',
-                },
-                ...validation,
-              },
+              azureActiveDirectory: { registration: directory.registration, ...validation },
             },
           },
-          env: { AAD_SECRET: clientSecret },
+          env: directory.env,
         };
       },
     });

@@ -11,10 +11,10 @@ import { jwtVerify, decodeProtectedHeader } from 'jose';
 import { startDevIdentityProvider, type RunningIdentityProvider } from '../../../src/dev/identity-provider.js';
 import { Browser, type Response } from '../../support/browser.js';
 import { expectClaimMapping } from '../../support/claim-mapping.js';
+import { startDirectory, TENANT } from '../../support/directory-provider.js';
 import { forwarded, principal } from '../../support/principal.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../../support/sign-in.js';
 
-const TENANT = '72f988bf-86f1-41af-91ab-2d7cd011db47';
 const DEMO = { username: 'demo', password: 'demo' };
 
 async function readAll(req: IncomingMessage): Promise<string> {
@@ -42,21 +42,13 @@ describe('OpenID Connect provider kinds', function () {
   });
 
   describe('aad (enterprise directory), multi-tenant', () => {
-    const clientSecret = randomBytes(12).toString('hex');
     beforeEach(async () => {
       deployment = await startGatewayDeployment({
         prepare: async (front) => {
-          idp = await startDevIdentityProvider({
-            issuerPath: `/${TENANT}/v2.0`,
-            clients: [
-              {
-                clientId: 'aad-app',
-                clientSecret,
-                redirectUris: [`${front}/.auth/login/aad/callback`],
-                postLogoutRedirectUris: [],
-                tokenEndpointAuthMethod: 'client_secret_post',
-              },
-            ],
+          const directory = await startDirectory({
+            front,
+            multiTenant: true,
+            client: { tokenEndpointAuthMethod: 'client_secret_post' },
             users: {
               demo: {
                 password: 'demo',
@@ -69,34 +61,18 @@ describe('OpenID Connect provider kinds', function () {
               },
             },
             claims: { openid: ['sub', 'oid', 'tid'], profile: ['name', 'preferred_username'] },
-            // The tenant-independent document publishes the template issuer, as the directory's does.
-            intercept: (req, res, issuer) => {
-              if (req.url !== '/common/v2.0/.well-known/openid-configuration') return false;
-              void fetch(`${issuer}/.well-known/openid-configuration`)
-                .then((r) => r.json() as Promise<Record<string, unknown>>)
-                .then((metadata) =>
-                  res
-                    .writeHead(200, { 'content-type': 'application/json' })
-                    .end(JSON.stringify({ ...metadata, issuer: issuer.replace(TENANT, '{tenantid}') })),
-                );
-              return true;
-            },
           });
-          const origin = new URL(idp.issuer).origin;
+          idp = directory.idp;
           return {
             document: {
               identityProviders: {
                 azureActiveDirectory: {
-                  registration: {
-                    openIdIssuer: `${origin}/common/v2.0`,
-                    clientId: 'aad-app',
-                    clientSecretSettingName: 'AAD_SECRET',
-                  },
+                  registration: directory.registration,
                   login: { loginParameters: ['domain_hint=contoso.example', 'scope=openid profile offline_access'] },
                 },
               },
             },
-            env: { AAD_SECRET: clientSecret },
+            env: directory.env,
           };
         },
       });
@@ -133,21 +109,12 @@ describe('OpenID Connect provider kinds', function () {
   });
 
   describe('aad, an account its authorization policy refuses', () => {
-    const clientSecret = randomBytes(12).toString('hex');
     const ALLOWED = '00000000-0000-0000-0000-0000000000bb';
     beforeEach(async () => {
       deployment = await startGatewayDeployment({
         prepare: async (front) => {
-          idp = await startDevIdentityProvider({
-            issuerPath: `/${TENANT}/v2.0`,
-            clients: [
-              {
-                clientId: 'aad-app',
-                clientSecret,
-                redirectUris: [`${front}/.auth/login/aad/callback`],
-                postLogoutRedirectUris: [],
-              },
-            ],
+          const directory = await startDirectory({
+            front,
             users: {
               demo: {
                 password: 'demo',
@@ -162,23 +129,19 @@ describe('OpenID Connect provider kinds', function () {
                 claims: { oid: ALLOWED, tid: TENANT, preferred_username: 'bob@contoso.example' },
               },
             },
-            claims: { openid: ['sub', 'oid', 'tid'], profile: ['preferred_username'] },
           });
+          idp = directory.idp;
           return {
             document: {
               identityProviders: {
                 azureActiveDirectory: {
-                  registration: {
-                    openIdIssuer: idp.issuer,
-                    clientId: 'aad-app',
-                    clientSecretSettingName: 'AAD_SECRET',
-                  },
+                  registration: directory.registration,
                   login: { loginParameters: ['prompt=consent'] },
                   validation: { defaultAuthorizationPolicy: { allowedPrincipals: { identities: [ALLOWED] } } },
                 },
               },
             },
-            env: { AAD_SECRET: clientSecret },
+            env: directory.env,
           };
         },
       });
