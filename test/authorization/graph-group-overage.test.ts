@@ -7,23 +7,19 @@ import { expect } from 'chai';
 
 import type { RunningIdentityProvider } from '../../src/dev/identity-provider.js';
 import { Browser } from '../support/browser.js';
-import { startDirectory, TENANT } from '../support/directory-provider.js';
+import { member, startDirectory, TENANT } from '../support/directory-provider.js';
 import { capturingLogger, type CapturedLogs } from '../support/logs.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../support/sign-in.js';
 import { startGraph, type GraphStandIn } from '../stand-ins/graph.js';
 
 const STAFF = '0b1f1d5e-0000-4000-8000-00000000staff';
 
-const overage = (login: string) => ({
-  password: login,
-  claims: {
-    oid: `oid-${login}`,
-    tid: TENANT,
+const overage = (login: string) =>
+  member(login, `oid-${login}`, {
     preferred_username: `${login}@contoso.example`,
     _claim_names: { groups: 'src1' },
     _claim_sources: { src1: { endpoint: `https://graph.windows.net/${TENANT}/users/oid-${login}/getMemberObjects` } },
-  },
-});
+  });
 
 describe('the directory group overage looked up in Microsoft Graph', function () {
   this.timeout(60_000);
@@ -42,9 +38,9 @@ describe('the directory group overage looked up in Microsoft Graph', function ()
             alice: overage('alice'),
             bob: overage('bob'),
             // The overage as a token of the implicit flow says it: no reference, only that there are groups.
-            carol: { password: 'carol', claims: { oid: 'oid-carol', tid: TENANT, hasgroups: true } },
+            carol: member('carol', 'oid-carol', { hasgroups: true }),
             // Groups in the token, no overage: Graph is not asked.
-            dave: { password: 'dave', claims: { oid: 'oid-dave', tid: TENANT, groups: [STAFF] } },
+            dave: member('dave', 'oid-dave', { groups: [STAFF] }),
           },
           claims: {
             // oidc-provider sends _claim_names/_claim_sources for the claims they name that a scope asks for.
@@ -55,12 +51,9 @@ describe('the directory group overage looked up in Microsoft Graph', function ()
         idp = directory.idp;
         return {
           document: {
-            identityProviders: {
-              azureActiveDirectory: {
-                registration: directory.registration,
-                login: { loginParameters: ['scope=openid profile offline_access'] },
-              },
-            },
+            identityProviders: directory.identityProviders({
+              login: { loginParameters: ['scope=openid profile offline_access'] },
+            }),
             gatehouse: {
               authorization: {
                 paths: [{ path: '/staff/*', allow: [{ groups: [STAFF] }] }],

@@ -11,6 +11,7 @@ import {
   startDevIdentityProvider,
   type DevClient,
   type DevIdentityProviderOptions,
+  type DevUser,
   type RunningIdentityProvider,
 } from '../../src/dev/identity-provider.js';
 
@@ -40,13 +41,18 @@ export interface DirectoryOptions {
 export interface Directory {
   readonly idp: RunningIdentityProvider;
   readonly clientSecret: string;
-  /** The authsettings `registration` of `azureActiveDirectory`, its secret in the setting of `env`. */
-  readonly registration: {
-    readonly openIdIssuer: string;
-    readonly clientId: string;
-    readonly clientSecretSettingName: string;
-  };
+  /** The settings gatehouse reads the client secret from. */
   readonly env: Record<string, string>;
+  /**
+   * The authsettings `identityProviders` naming this directory: its registration (the template or tenant
+   * issuer, `aad-app`, the secret's setting in `env`) and beside it `settings` (login, validation).
+   */
+  identityProviders(settings?: Record<string, unknown>): { azureActiveDirectory: Record<string, unknown> };
+}
+
+/** An account of the directory's tenant: its object id `oid`, its `tid`, and `claims`. */
+export function member(password: string, oid: string, claims: Record<string, unknown> = {}): DevUser {
+  return { password, claims: { oid, tid: TENANT, ...claims } };
 }
 
 /** The tenant-independent discovery document: the tenant's, with the tenant in its issuer a template. */
@@ -83,10 +89,11 @@ export async function startDirectory(options: DirectoryOptions): Promise<Directo
       (options.multiTenant === true && templateDocument(req, res, issuer)) || (own?.(req, res, issuer) ?? false),
   });
   const openIdIssuer = options.multiTenant ? `${new URL(idp.issuer).origin}/common/v2.0` : idp.issuer;
+  const registration = { openIdIssuer, clientId: DIRECTORY_CLIENT_ID, clientSecretSettingName: SECRET_SETTING };
   return {
     idp,
     clientSecret,
-    registration: { openIdIssuer, clientId: DIRECTORY_CLIENT_ID, clientSecretSettingName: SECRET_SETTING },
     env: { [SECRET_SETTING]: clientSecret },
+    identityProviders: (settings = {}) => ({ azureActiveDirectory: { registration, ...settings } }),
   };
 }

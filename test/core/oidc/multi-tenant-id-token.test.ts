@@ -70,14 +70,7 @@ describe('a multi-tenant directory: its ID tokens checked by gatehouse (a real o
   const issuerOf = (tenant: string) => idp.issuer.replace(TENANT, tenant);
 
   function client(allowedTenants: readonly string[] = [TENANT, OTHER_TENANT]): OidcProviderClient {
-    const document = {
-      identityProviders: {
-        azureActiveDirectory: {
-          registration: aad.registration,
-          validation: { allowedTenants },
-        },
-      },
-    };
+    const document = { identityProviders: aad.identityProviders({ validation: { allowedTenants } }) };
     const { config } = resolveAuthConfig(document, aad.env);
     return new OidcProviderClient(config.providers.get('aad') as OidcProviderConfig);
   }

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 
 import type { RunningIdentityProvider } from '../../../src/dev/identity-provider.js';
 import { Browser, type Response } from '../../support/browser.js';
-import { startDirectory as startDirectoryProvider, TENANT } from '../../support/directory-provider.js';
+import { member, startDirectory as startDirectoryProvider, TENANT } from '../../support/directory-provider.js';
 import { forwarded } from '../../support/principal.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../../support/sign-in.js';
 
@@ -53,10 +53,7 @@ describe('a multi-tenant directory sign-in (a real oidc-provider)', function () 
           front,
           multiTenant: true,
           users: {
-            demo: {
-              password: 'demo',
-              claims: { oid: '00000000-0000-0000-0000-0000000000aa', tid: TENANT, preferred_username: 'alice' },
-            },
+            demo: member('demo', '00000000-0000-0000-0000-0000000000aa', { preferred_username: 'alice' }),
           },
           intercept: (_req, res, issuer) => {
             if (rewrite !== undefined) rewritingCallback(res, (location) => rewrite(location, issuer));
@@ -67,9 +64,7 @@ describe('a multi-tenant directory sign-in (a real oidc-provider)', function () 
         const validation = options.allowedTenants ? { validation: { allowedTenants: options.allowedTenants } } : {};
         return {
           document: {
-            identityProviders: {
-              azureActiveDirectory: { registration: directory.registration, ...validation },
-            },
+            identityProviders: directory.identityProviders(validation),
           },
           env: directory.env,
         };

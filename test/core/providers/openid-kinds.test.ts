@@ -11,7 +11,7 @@ import { jwtVerify, decodeProtectedHeader } from 'jose';
 import { startDevIdentityProvider, type RunningIdentityProvider } from '../../../src/dev/identity-provider.js';
 import { Browser, type Response } from '../../support/browser.js';
 import { expectClaimMapping } from '../../support/claim-mapping.js';
-import { startDirectory, TENANT } from '../../support/directory-provider.js';
+import { member, startDirectory, TENANT } from '../../support/directory-provider.js';
 import { forwarded, principal } from '../../support/principal.js';
 import { startGatewayDeployment, type GatewayDeployment } from '../../support/sign-in.js';
 
@@ -50,27 +50,19 @@ describe('OpenID Connect provider kinds', function () {
             multiTenant: true,
             client: { tokenEndpointAuthMethod: 'client_secret_post' },
             users: {
-              demo: {
-                password: 'demo',
-                claims: {
-                  oid: '00000000-0000-0000-0000-0000000000aa',
-                  tid: TENANT,
-                  preferred_username: 'alice@contoso.example',
-                  name: 'Alice',
-                },
-              },
+              demo: member('demo', '00000000-0000-0000-0000-0000000000aa', {
+                preferred_username: 'alice@contoso.example',
+                name: 'Alice',
+              }),
             },
             claims: { openid: ['sub', 'oid', 'tid'], profile: ['name', 'preferred_username'] },
           });
           idp = directory.idp;
           return {
             document: {
-              identityProviders: {
-                azureActiveDirectory: {
-                  registration: directory.registration,
-                  login: { loginParameters: ['domain_hint=contoso.example', 'scope=openid profile offline_access'] },
-                },
-              },
+              identityProviders: directory.identityProviders({
+                login: { loginParameters: ['domain_hint=contoso.example', 'scope=openid profile offline_access'] },
+              }),
             },
             env: directory.env,
           };
@@ -116,30 +108,19 @@ describe('OpenID Connect provider kinds', function () {
           const directory = await startDirectory({
             front,
             users: {
-              demo: {
-                password: 'demo',
-                claims: {
-                  oid: '00000000-0000-0000-0000-0000000000aa',
-                  tid: TENANT,
-                  preferred_username: 'alice@contoso.example',
-                },
-              },
-              bob: {
-                password: 'bob',
-                claims: { oid: ALLOWED, tid: TENANT, preferred_username: 'bob@contoso.example' },
-              },
+              demo: member('demo', '00000000-0000-0000-0000-0000000000aa', {
+                preferred_username: 'alice@contoso.example',
+              }),
+              bob: member('bob', ALLOWED, { preferred_username: 'bob@contoso.example' }),
             },
           });
           idp = directory.idp;
           return {
             document: {
-              identityProviders: {
-                azureActiveDirectory: {
-                  registration: directory.registration,
-                  login: { loginParameters: ['prompt=consent'] },
-                  validation: { defaultAuthorizationPolicy: { allowedPrincipals: { identities: [ALLOWED] } } },
-                },
-              },
+              identityProviders: directory.identityProviders({
+                login: { loginParameters: ['prompt=consent'] },
+                validation: { defaultAuthorizationPolicy: { allowedPrincipals: { identities: [ALLOWED] } } },
+              }),
             },
             env: directory.env,
           };
