@@ -55,8 +55,6 @@ export class AuthLayer {
   readonly #callers = new WeakMap<SessionRecord, Caller>();
   /** Whether any authorization rule is configured: known when the layer is made, as the rules do not change. */
   readonly #rulesConfigured: boolean;
-  /** Whether any path is excluded from authentication: known when the layer is made, as the rules are. */
-  readonly #pathsExcluded: boolean;
 
   constructor(options: AuthLayerOptions) {
     const logger = options.logger ?? createLogger();
@@ -70,7 +68,6 @@ export class AuthLayer {
     };
     this.#context = layerContext(options, providers, logger, now);
     this.#rulesConfigured = this.#context.authorizer.restricts;
-    this.#pathsExcluded = options.config.excludedPaths.length > 0;
   }
 
   get config(): AuthConfig {
@@ -166,9 +163,14 @@ export class AuthLayer {
     );
   }
 
-  /** Whether `path` is served without authentication (globalValidation.excludedPaths). */
+  /**
+   * Whether `path` is served without authentication (globalValidation.excludedPaths). With none
+   * configured, excluded-paths.ts is not called at all: a signed-in request never crosses it
+   * (docs/architecture.md, "A signed-in GET").
+   */
   #excluded(path: string): boolean {
-    return this.#pathsExcluded && matchExcludedPath(this.#context.config.excludedPaths, path) !== undefined;
+    const rules = this.#context.config.excludedPaths;
+    return rules.length > 0 && matchExcludedPath(rules, path) !== undefined;
   }
 
   #toHttps(request: RouteRequest): Decision {

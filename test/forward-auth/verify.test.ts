@@ -264,15 +264,32 @@ describe('forward auth: the verify endpoint', function () {
       expect(trusted.status).to.equal(200);
     });
 
-    it('the endpoint is found at the configured prefix only', () => {
+    it('the endpoint is found at the configured prefix only, its path matched exactly', async () => {
       const forwardAuth = new ForwardAuth({
         layer: deployment.gateway.layer,
         trustedProxies: TrustedProxies.parse(),
         headers: loadAddonCore(),
       });
-      expect(forwardAuth.isVerifyPath('/.auth/verify')).to.equal(true);
+      expect(forwardAuth.path).to.equal('/.auth/verify');
+      // A signed-in question, with a session signed in here: the endpoint answers it with the
+      // identity headers; any other path is routed elsewhere (gatehouse's routes, or the app),
+      // whose answers carry none.
+      const browser = new Browser();
+      await signIn(browser, deployment);
+      const cookie = `PlatformAuthSession=${browser.cookie(deployment.url, 'PlatformAuthSession')!.value}`;
+      const ask = (path: string): Promise<Response> =>
+        new Browser().request(`${deployment.url}${path}`, {
+          headers: {
+            'x-forwarded-host': host,
+            'x-forwarded-proto': 'http',
+            'x-original-uri': '/reports',
+            'x-original-method': 'GET',
+            cookie,
+          },
+        });
+      expect((await ask('/.auth/verify')).headers['x-platform-client-principal-id']).to.equal('demo');
       for (const path of ['/.auth/verify/', '/.auth/verifyx', '/.AUTH/verify', '/x/.auth/verify', '/.auth/Verify'])
-        expect(forwardAuth.isVerifyPath(path), path).to.equal(false);
+        expect((await ask(path)).headers['x-platform-client-principal-id'], path).to.equal(undefined);
     });
   });
 });

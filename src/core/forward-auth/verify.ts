@@ -110,13 +110,8 @@ export class ForwardAuth {
     this.path = `${options.layer.config.apiPrefix}${VERIFY_ROUTE}`;
   }
 
-  /** The verify endpoint's path: `/verify` under the API prefix. */
+  /** The verify endpoint's path: `/verify` under the API prefix, matched exactly (front door). */
   readonly path: string;
-
-  /** Whether a request path is the verify endpoint's. */
-  isVerifyPath(path: string): boolean {
-    return path === this.path;
-  }
 
   /** The answer to one verify request (`view`: the request the web server sent gatehouse). */
   async answer(view: RequestView): Promise<RespondDecision> {
