@@ -172,7 +172,7 @@ function canonicalPrefixOf(prefix: string): string {
   return lastPrefix.canonical;
 }
 
-const NOTHING_TO_REMOVE: readonly string[] = Object.freeze([]);
+const NOTHING: readonly string[] = Object.freeze([]);
 
 /** The inbound header names the core strips (identity aliases, values that could split a header), as the core spells them. */
 export function inboundAliases(
@@ -180,7 +180,7 @@ export function inboundAliases(
   rawPairs: ReadonlyArray<readonly [string, string]>,
   options: NormalizeOptions,
 ): readonly string[] {
-  if (!mayCarryIdentityAliases(rawPairs, options.prefix ?? DEFAULT_HEADER_PREFIX)) return NOTHING_TO_REMOVE;
+  if (!mayCarryIdentityAliases(rawPairs, options.prefix ?? DEFAULT_HEADER_PREFIX)) return NOTHING;
   return core.normalizeHeaders(rawPairs, null, options).remove;
 }
 
@@ -235,7 +235,6 @@ export interface HeaderPolicy {
   readonly behindTrustedProxy: boolean;
 }
 
-const NOTHING: readonly string[] = Object.freeze([]);
 const NO_IDENTITY: ReadonlyArray<readonly [string, string]> = Object.freeze([]);
 
 /** The identity headers with an assertion, per assertion header: the same array for each request it rides on. */
